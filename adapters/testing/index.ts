@@ -1,0 +1,2 @@
+// flowctl/testing: conformance suites for third-party adapters.
+export {};

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The package's bin: a thin launcher over the built CLI (examples/flowctl, built by `npm install`'s prepare step).
+import { main } from '../dist/cli.js';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`[flowctl] internal error: ${err && err.stack ? err.stack : String(err)}\n`);
+    process.exitCode = 70;
+  },
+);

@@ -1,0 +1,54 @@
+import { parseArgs, UsageError } from './args.js';
+import { HELP_TEXT } from './help.js';
+import { EXIT, type CliIO, type CommandFn } from './io.js';
+
+/** One file per command, loaded lazily so `flowctl --help` starts fast. */
+const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
+  init: () => import('./commands/init.js'),
+  compile: () => import('./commands/compile.js'),
+  emit: () => import('./commands/emit.js'),
+  lint: () => import('./commands/lint.js'),
+};
+
+export const ALL_COMMANDS = [
+  'init', 'compile', 'emit', 'run', 'lint', 'record', 'replay', 'inspect', 'runs',
+  'pack', 'install', 'registry', 'serve', 'mcp', 'schedule', 'help',
+] as const;
+
+export function defaultIO(): CliIO {
+  return { cwd: process.cwd(), env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+}
+
+export async function main(argv: readonly string[], io: CliIO = defaultIO()): Promise<number> {
+  let command = argv[0];
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    io.stdout.write(HELP_TEXT);
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const rest = argv.slice(1);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(HELP_TEXT);
+    return EXIT.ok;
+  }
+  const load = COMMANDS[command];
+  if (!load) {
+    const known = (ALL_COMMANDS as readonly string[]).includes(command);
+    io.stderr.write(
+      known
+        ? `flowctl: "${command}" is not available in this build\n`
+        : `flowctl: unknown command "${command}". Run "flowctl help" for the list of commands.\n`,
+    );
+    return EXIT.usage;
+  }
+  try {
+    const args = parseArgs(rest);
+    const mod = await load();
+    return await mod.default(args, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`flowctl ${command}: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,19 @@
+// `npm test`: build, check the public API report and the exports map, type-check, then vitest.
+import { spawnSync } from 'node:child_process';
+
+const steps = [
+  ['build', ['node_modules/tsup/dist/cli-default.js']],
+  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
+  ['api report', ['node_modules/@microsoft/api-extractor/bin/api-extractor', 'run']],
+  ['publint', ['node_modules/publint/src/cli.js', '--strict']],
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]],
+];
+
+for (const [name, args] of steps) {
+  process.stderr.write(`\n[test] ${name}\n`);
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, CI: process.env.CI ?? '' } });
+  if (r.status !== 0) {
+    process.stderr.write(`[test] ${name} failed (exit ${r.status})\n`);
+    process.exit(r.status ?? 1);
+  }
+}

@@ -1,0 +1,93 @@
+import type { Digest } from '../canonical.js';
+import type { FlowSpec } from '../flow/types.js';
+import type { JournalEntry, RunStatus, StepError } from '../run/types.js';
+
+/**
+ * Storage ports, split by aggregate. An adapter implements all four and declares its `flags`.
+ * Every method may throw FlowError; codes used by the core: `journal_conflict` (append at a seq that
+ * is not the next one), `run_exists` (createRun with a used id), `not_found`.
+ */
+
+/** FlowSpecs by digest. Immutable: putting the same digest twice is a no-op. */
+export interface SpecStore {
+  put(digest: Digest, spec: FlowSpec): Promise<void>;
+  get(digest: Digest): Promise<FlowSpec | undefined>;
+}
+
+/** name -> digest per front (e.g. `rest`, `mcp`). Redeploying moves the pointer; it never rebuilds. */
+export interface DeployStore {
+  set(front: string, name: string, digest: Digest): Promise<void>;
+  get(front: string, name: string): Promise<Digest | undefined>;
+  list(front: string): Promise<{ name: string; digest: Digest }[]>;
+}
+
+/** The stored header of a run; the Run object is this plus its journal. */
+export interface RunRecord {
+  id: string;
+  flow_digest: Digest;
+  flow_name: string;
+  status: RunStatus;
+  started_at: string;
+  finished_at?: string;
+  output?: unknown;
+  error?: StepError & { step?: string };
+  /** The run this one replays, if any. */
+  replay_of?: string;
+}
+
+export interface RunListQuery {
+  limit?: number;
+  /** Only runs that started strictly before this run (cursor for the next page). */
+  before?: string;
+  flow_name?: string;
+}
+
+export interface RunStore {
+  create(run: RunRecord): Promise<void>;
+  get(id: string): Promise<RunRecord | undefined>;
+  /** Newest first (by started_at, then id, descending). */
+  list(query?: RunListQuery): Promise<RunRecord[]>;
+  update(id: string, patch: Partial<Pick<RunRecord, 'status' | 'finished_at' | 'output' | 'error'>>): Promise<void>;
+}
+
+export interface JournalStore {
+  /**
+   * Append `entry` at `entry.seq`, which must equal the current length of the run's journal.
+   * Otherwise throw FlowError `journal_conflict`: a second writer fails instead of forking.
+   */
+  append(runId: string, entry: JournalEntry): Promise<void>;
+  /** Entries with seq >= fromSeq, in order. */
+  read(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
+  /**
+   * Entries with seq >= fromSeq as they are appended, in order and without gaps, starting with those
+   * already stored. Ends after `run_finished`, or when `signal` aborts.
+   */
+  watch(runId: string, options?: { fromSeq?: number; signal?: AbortSignal }): AsyncIterable<JournalEntry>;
+}
+
+/** Binary run artifacts (screenshots) by digest. */
+export interface ArtifactStore {
+  put(digest: Digest, bytes: Uint8Array, mediaType: string): Promise<void>;
+  get(digest: Digest): Promise<{ bytes: Uint8Array; mediaType: string } | undefined>;
+}
+
+export interface StorageFlags {
+  /** Watch sees appends made by other processes. */
+  crossProcessWatch?: boolean;
+  /** Data survives a process restart. */
+  durable?: boolean;
+}
+
+export interface Storage {
+  readonly name: string;
+  readonly flags: StorageFlags;
+  specs: SpecStore;
+  deploys: DeployStore;
+  runs: RunStore;
+  journal: JournalStore;
+  artifacts?: ArtifactStore;
+  /** Called once before first use (migrations, directories). */
+  init?(): Promise<void>;
+  /** Called once; releases pools, handles, watchers. */
+  dispose?(): Promise<void>;
+}

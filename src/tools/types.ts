@@ -1,0 +1,92 @@
+import type { Digest } from '../canonical.js';
+
+/**
+ * Capability words from spec/engine.md. A step is outward-facing when its resolved contract declares
+ * `net`, `fs`, `browser` or `spawn`. `secrets` means the tool may receive resolved secret values.
+ */
+export type Capability = 'net' | 'fs' | 'browser' | 'spawn' | 'secrets';
+export const CAPABILITIES: readonly Capability[] = ['net', 'fs', 'browser', 'spawn', 'secrets'];
+export const OUTWARD_CAPABILITIES: readonly Capability[] = ['net', 'fs', 'browser', 'spawn'];
+
+/** A JSON Schema (draft 2020-12 subset); validated with ajv where validation is needed. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A tool contract. `contract_digest` = digestOf(contract) over exactly these fields (canonical JSON).
+ * `version` is a full semver `MAJOR.MINOR.PATCH`; flows reference `ref@1`, `ref@1.2` or `ref@1.2.3`.
+ */
+export interface ToolContract {
+  ref: string;
+  version: string;
+  description: string;
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+  capabilities: Capability[];
+}
+
+/** An outward effect a tool reports; journaled as `effect_recorded`. */
+export interface Effect {
+  kind: 'net' | 'fs' | 'spawn' | 'browser';
+  /** host for net, path (relative to the project or sandbox root) for fs, command for spawn, page origin for browser. */
+  target: string;
+  /** Stable across replays of the same run and step: the runner derives it when the tool gives none. */
+  idempotency_key?: string;
+}
+
+/** A non-fatal finding journaled with the step (e.g. locator `drift`). */
+export interface StepWarning {
+  code: string;
+  message: string;
+  data?: unknown;
+}
+
+/** Per-run resources a tool can share across steps (e.g. one browser context per run), disposed at run end. */
+export interface RunScope {
+  /** Get or create the resource under `key`; `dispose` runs once when the run ends (success, failure or timeout). */
+  get<T>(key: string, create: () => Promise<T>, dispose?: (value: T) => Promise<void> | void): Promise<T>;
+}
+
+export interface ArtifactSink {
+  /** Store bytes as a run artifact; returns their digest, which the journal references. */
+  put(bytes: Uint8Array, mediaType: string): Promise<Digest>;
+}
+
+export interface ToolLogger {
+  debug(message: string, data?: unknown): void;
+  info(message: string, data?: unknown): void;
+  warn(message: string, data?: unknown): void;
+}
+
+export interface ToolContext {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  /** Aborted on the step's timeout and on run cancellation. */
+  signal: AbortSignal;
+  /** Deadline for this attempt in ms (the step's timeout). */
+  timeoutMs: number;
+  /** The directory relative paths resolve against (the project root, or the sandbox root). */
+  cwd: string;
+  effect(effect: Effect): void;
+  warn(warning: StepWarning): void;
+  scope: RunScope;
+  artifacts?: ArtifactSink;
+  logger: ToolLogger;
+  /** Options passed by the host for this tool family (e.g. screenshots on). */
+  options?: Record<string, unknown>;
+}
+
+/** A tool implementation: a contract plus the code that honours it. */
+export interface Tool {
+  contract: ToolContract;
+  run(input: any, ctx: ToolContext): Promise<unknown>;
+}
+
+/** Resolves `ref@range` to a concrete contract and implementation. */
+export interface ToolRegistry {
+  /** Highest version of `ref` matching `range` (`1`, `1.2`, `1.2.3`), or undefined. */
+  resolve(ref: string, range: string): Tool | undefined;
+  /** Exact lookup by ref and full version. */
+  get(ref: string, version: string): Tool | undefined;
+  list(): Tool[];
+}

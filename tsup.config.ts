@@ -1,0 +1,37 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { defineConfig } from 'tsup';
+
+// Every folder in adapters/ with an index.ts is a subpath export: flowctl/adapters/<name>.
+const adapterEntries = Object.fromEntries(
+  readdirSync('adapters', { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== 'testing' && existsSync(`adapters/${d.name}/index.ts`))
+    .map((d) => [`adapters/${d.name}`, `adapters/${d.name}/index.ts`]),
+);
+
+const external = [/^[^./]/];
+
+export default defineConfig([
+  {
+    entry: { index: 'src/index.ts', testing: 'adapters/testing/index.ts', ...adapterEntries },
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: false,
+    clean: true,
+    target: 'node22',
+    platform: 'node',
+    splitting: true,
+    treeshake: true,
+    external,
+  },
+  {
+    // The CLI: ESM only, commands split into lazily loaded chunks so `flowctl --help` starts fast.
+    entry: { cli: 'examples/flowctl/main.ts' },
+    format: ['esm'],
+    dts: false,
+    clean: false,
+    target: 'node22',
+    platform: 'node',
+    splitting: true,
+    external,
+  },
+]);
