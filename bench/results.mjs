@@ -1,0 +1,32 @@
+// Shared by every benchmark: machine description, medians, and writing one section of RESULTS.md.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+
+export function machine() {
+  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export function percentile(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** Replace (or append) the section `name` of bench/RESULTS.md with `body` (markdown). */
+export function writeSection(name, title, body) {
+  const file = new URL('./RESULTS.md', import.meta.url);
+  const head = '# Benchmark results\n\nWritten by `npm run bench`; each section names its machine and date.\n';
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : head;
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const section = `${start}\n## ${title}\n\n_${new Date().toISOString().slice(0, 10)} on ${machine()}_\n\n${body.trim()}\n${end}`;
+  const re = new RegExp(`${start}[\\s\\S]*?${end}`);
+  text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`;
+  writeFileSync(file, text);
+}
