@@ -20,5 +20,7 @@ export default function setup(): void {
   const sources = Math.max(...['src', 'adapters', 'examples'].map((d) => newestMtime(join(root, d))));
   if (existsSync(cli) && statSync(cli).mtimeMs >= sources) return;
   const r = spawnSync(process.execPath, [join(root, 'node_modules/tsup/dist/cli-default.js')], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('[test] build failed');
+  // A broken build fails the tests that spawn the CLI, with the build's own errors printed above;
+  // unit tests still run.
+  if (r.status !== 0) process.stderr.write('[test] build failed: tests that spawn the CLI will fail\n');
 }
