@@ -12,7 +12,13 @@ const external = [/^[^./]/];
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', testing: 'adapters/testing/index.ts', ...adapterEntries },
+    entry: {
+      index: 'src/index.ts',
+      testing: 'adapters/testing/index.ts',
+      ...adapterEntries,
+      // The subprocess sandbox forks this script (adapters/sandbox-subprocess/worker-process.ts finds it).
+      'adapters/sandbox-subprocess-worker': 'adapters/sandbox-subprocess/worker.ts',
+    },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: false,

@@ -9,3 +9,92 @@ export type * from './run/types.js';
 export { TERMINAL_STATUSES } from './run/types.js';
 export type * from './ports/index.js';
 export { SECRET_REF_PATTERN, MASK } from './ports/index.js';
+
+// Engine, runs, journal, replay (docs/journal.md)
+export { createEngine } from './engine/engine.js';
+export type * from './engine/types.js';
+export { systemClock, cryptoIds, silentLogger } from './engine/defaults.js';
+export { createFixedClock, createSequentialIds, type FixedClockOptions } from './engine/deterministic.js';
+export { createStorageRuntime, type StorageRuntime } from './engine/storage-runtime.js';
+export { RunSchema, JournalEntrySchema, parseRun, parseJournal } from './run/run-schema.js';
+export { entryDigest, sealEntry, checkJournalChain, checkJournalFlowDigest } from './run/journal.js';
+export { resolveInputs, type InputIssue, type ResolvedInputs } from './run/inputs.js';
+export { summarizeEffects, isOutward } from './run/effects.js';
+export { compareRunsNewestFirst, filterRunList } from './run/run-list.js';
+export {
+  JOURNAL_FIXTURE_FORMAT,
+  toJournalFixture,
+  writeJournalFixture,
+  readJournalFixture,
+  verifyJournal,
+  type JournalFixture,
+} from './run/fixture.js';
+export { SecretMask, isSecretRef, defaultSecretRef, secretRefName } from './secrets/index.js';
+
+// Tool contracts, the built-in tools and sandbox providers (docs/tools.md, docs/sandbox.md)
+export {
+  defineTool,
+  contractDigest,
+  checkContract,
+  validateAgainstSchema,
+  formatIssues,
+  toolError,
+  isRetryableError,
+  abortError,
+  type SchemaIssue,
+  type SchemaValidation,
+} from './tools/contract.js';
+export { builtinTools } from './tools/builtins/index.js';
+export { createRunScope, type DisposableRunScope } from './tools/run-scope.js';
+export { createSandbox, listSandboxProviders, type SandboxOptions } from './tools/sandbox.js';
+
+// The Flow language and the lock file (docs/flow-language.md)
+export * from './flow/index.js';
+export { emptyLock, parseLock, serializeLock, sortLock, resolvePin, addPins, LOCK_FILE_NAME } from './tools/lock.js';
+export type { LockEntry, LockFile, PinResolution } from './tools/lock.js';
+
+// Packs and registries (docs/packs.md)
+export {
+  openRegistry,
+  listRegistry,
+  buildPack,
+  compileDraftFlow,
+  newDraft,
+  parseDraft,
+  readDraft,
+  writeDraft,
+  toExport,
+  fromExport,
+  publishPack,
+  readPack,
+  checkBuiltPack,
+  verifyRegistry,
+  mirrorRegistries,
+  installPacks,
+  parsePacksLock,
+  readPacksLock,
+  loadRegistryFlows,
+  loadRegistryTools,
+  loadRegistryPacks,
+  compositeTool,
+  flowRunnerFromEngine,
+  DRAFT_FILE,
+} from './packs/index.js';
+export type {
+  PackManifest,
+  PackDraft,
+  PacksLock,
+  BuiltPack,
+  LoadedPack,
+  PublishResult,
+  VerifyReport,
+  MirrorMode,
+  MirrorOptions,
+  MirrorReport,
+  InstallOptions,
+  InstallReport,
+  RegistryFlow,
+  RegistryDir,
+  FlowRunner,
+  LoadRegistryToolsOptions,
+} from './packs/index.js';

@@ -8,6 +8,14 @@ const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
   compile: () => import('./commands/compile.js'),
   emit: () => import('./commands/emit.js'),
   lint: () => import('./commands/lint.js'),
+  run: () => import('./commands/run.js'),
+  replay: () => import('./commands/replay.js'),
+  inspect: () => import('./commands/inspect.js'),
+  runs: () => import('./commands/runs.js'),
+  record: () => import('./commands/record.js'),
+  pack: () => import('./commands/pack.js'),
+  install: () => import('./commands/install.js'),
+  registry: () => import('./commands/registry.js'),
 };
 
 export const ALL_COMMANDS = [
@@ -42,6 +50,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
   }
   try {
     const args = parseArgs(rest);
+    await import('./recordings.js'); // Recording loader, browser tool contracts, brittle-locator lint
     const mod = await load();
     return await mod.default(args, io);
   } catch (err) {

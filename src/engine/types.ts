@@ -50,7 +50,11 @@ export interface RunOptions {
 
 export type ReplayMode = 'hermetic' | 'verify' | 'rerun';
 
-export type ReplaySource = { run_id: string } | { journal: JournalEntry[] };
+/**
+ * A stored run by id, or a recorded journal (e.g. from a fixture file). With a journal, `run_id`
+ * names the recorded run for the replay's `replay_of` (default: the digest of its run_started entry).
+ */
+export type ReplaySource = { run_id: string } | { journal: JournalEntry[]; run_id?: string };
 
 export interface Engine {
   /** Store a FlowSpec and point `name` at it on `front` (default `rest`). Returns its digest. */

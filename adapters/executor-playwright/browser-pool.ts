@@ -1,0 +1,155 @@
+import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
+import { FlowError } from '../../src/errors.js';
+import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
+
+/**
+ * One warm browser per executor (launched lazily on the first browser step, or connected over CDP), and
+ * one fresh, isolated BrowserContext per run: no cookies, storage or cache cross between runs.
+ */
+
+/** Chromium flags for every launch (NOTES.md: verified on these machines). */
+export const LAUNCH_FLAGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** The browser state of one run. */
+export interface RunSession {
+  runId: string;
+  context: BrowserContext;
+  page: Page;
+  /** Fields filled with masked (secret) values: blacked out in every later screenshot of the run. */
+  masks: PwLocator[];
+}
+
+export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
+  cdpEndpoint?: string;
+  headless?: boolean;
+  launchArgs?: readonly string[];
+}
+
+export interface PoolStats {
+  /** Browsers launched by this executor. */
+  launches: number;
+  /** CDP connections made by this executor. */
+  connections: number;
+  /** Run contexts open now. */
+  openContexts: number;
+  /** Run contexts opened so far. */
+  contextsCreated: number;
+}
+
+export class BrowserPool {
+  private browser: Promise<Browser> | undefined;
+  private readonly sessions = new Map<string, Set<RunSession>>();
+  private readonly stats_ = { launches: 0, connections: 0, contextsCreated: 0 };
+  private disposed = false;
+  /** Called after a run's session opens and before it closes (the screencast hooks in here). */
+  onOpen: (session: RunSession) => Promise<void> | void = () => {};
+  onClose: (session: RunSession) => Promise<void> | void = () => {};
+
+  constructor(private readonly options: BrowserPoolOptions) {}
+
+  stats(): PoolStats {
+    let open = 0;
+    for (const set of this.sessions.values()) open += set.size;
+    return { ...this.stats_, openContexts: open };
+  }
+
+  /** Open sessions of a run (normally one). */
+  sessionsOf(runId: string): RunSession[] {
+    return [...(this.sessions.get(runId) ?? [])];
+  }
+
+  /** The warm browser, launched or connected on first use; relaunched if it went away. */
+  getBrowser(): Promise<Browser> {
+    if (this.disposed) return Promise.reject(new FlowError('executor_disposed', '[flowctl] [executor-playwright] the executor was disposed'));
+    this.browser ??= this.start().catch((err) => {
+      this.browser = undefined;
+      throw err;
+    });
+    return this.browser;
+  }
+
+  private async start(): Promise<Browser> {
+    const { chromium } = await import('playwright-core');
+    let browser: Browser;
+    if (this.options.cdpEndpoint) {
+      try {
+        browser = await chromium.connectOverCDP(this.options.cdpEndpoint);
+      } catch (err) {
+        throw new FlowError('browser_connect_failed', `[flowctl] [executor-playwright] cannot connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`, {
+          data: { retryable: true },
+          cause: err,
+        });
+      }
+      this.stats_.connections++;
+    } else {
+      const { executablePath } = await resolveBrowser(this.options);
+      try {
+        browser = await chromium.launch({
+          executablePath,
+          headless: this.options.headless ?? true,
+          args: [...LAUNCH_FLAGS, ...(this.options.launchArgs ?? [])],
+        });
+      } catch (err) {
+        throw new FlowError('browser_launch_failed', `[flowctl] [executor-playwright] cannot launch ${executablePath}: ${firstLine(err)}`, {
+          data: { retryable: true },
+          cause: err,
+        });
+      }
+      this.stats_.launches++;
+    }
+    browser.on('disconnected', () => {
+      this.browser = undefined;
+    });
+    return browser;
+  }
+
+  /** A fresh context and page for a run. Close it with closeSession (the run scope does). */
+  async openSession(runId: string): Promise<RunSession> {
+    const browser = await this.getBrowser();
+    const context = await browser.newContext({ acceptDownloads: false, serviceWorkers: 'block' });
+    this.stats_.contextsCreated++;
+    const session: RunSession = { runId, context, page: await context.newPage(), masks: [] };
+    let set = this.sessions.get(runId);
+    if (!set) this.sessions.set(runId, (set = new Set()));
+    set.add(session);
+    try {
+      await this.onOpen(session);
+    } catch {
+      // A failing live view must never fail the run.
+    }
+    return session;
+  }
+
+  async closeSession(session: RunSession): Promise<void> {
+    const set = this.sessions.get(session.runId);
+    if (!set?.delete(session)) return;
+    if (set.size === 0) this.sessions.delete(session.runId);
+    try {
+      await this.onClose(session);
+    } catch {
+      // as above
+    }
+    await session.context.close().catch(() => {});
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
+    const browser = await this.browser?.catch(() => undefined);
+    this.browser = undefined;
+    await browser?.close().catch(() => {});
+  }
+}
+
+/** First line of an error message: Playwright appends call logs that can be long. */
+export function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0]!;
+}

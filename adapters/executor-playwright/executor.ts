@@ -1,0 +1,68 @@
+import type { Tool } from '../../src/tools/types.js';
+import { BrowserPool, type PoolStats } from './browser-pool.js';
+import { createScreencast, type Screencast, type ScreencastOptions } from './screencast.js';
+import { createBrowserTools } from './tools.js';
+
+export interface PlaywrightExecutorOptions {
+  /**
+   * Chromium to launch. Default: the `CHROMIUM_PATH` environment variable, else `/usr/bin/chromium` or
+   * `/usr/bin/chromium-browser`, else the optional dependency `@sparticuz/chromium`.
+   */
+  executablePath?: string;
+  /** Connect to a running Chromium over CDP (`http://host:9222` or `ws://...`) instead of launching one. Default: launch. */
+  cdpEndpoint?: string;
+  /** Default true. */
+  headless?: boolean;
+  /** Extra Chromium flags, after the fixed ones (`--no-sandbox --disable-gpu ...`). Default none. */
+  launchArgs?: string[];
+  /** A PNG screenshot after every successful browser step, stored as a run artifact. Default false. Per run: `toolOptions.browser.screenshots`. */
+  screenshots?: boolean;
+  /** Step budget when a step carries no timeout (the engine always sends one). Default 30000 ms. */
+  defaultTimeoutMs?: number;
+  /**
+   * How long the primary locator may take before fallbacks are counted. Default: half the step's budget.
+   * Lower it to fail over faster on pages known to render quickly.
+   */
+  primaryTimeoutMs?: number;
+  /** Environment read for `CHROMIUM_PATH`. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Live frames. Default quality 60, every frame. */
+  screencast?: ScreencastOptions;
+}
+
+export interface PlaywrightExecutor {
+  /** browser/navigate, click, fill, select, drag, upload, extract, all @1.0.0. Register them in the engine's tool registry. */
+  tools: Tool[];
+  /** Live frames of a run's page, captured only while someone subscribes. */
+  screencast: Screencast;
+  /** Counters: browsers launched, CDP connections, contexts open and created. */
+  stats(): PoolStats;
+  /** Close every run context and the browser (or the CDP connection). Idempotent. */
+  dispose(): Promise<void>;
+}
+
+let instances = 0;
+
+/**
+ * The Playwright executor: browser tools over one warm browser per executor (create one per process),
+ * launched on the first browser step, with a fresh isolated context per run (closed when the run ends,
+ * also on failure and timeout, through the run's scope). Creating it launches nothing.
+ */
+export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}): PlaywrightExecutor {
+  const pool = new BrowserPool(options);
+  const screencast = createScreencast(pool, options.screencast);
+  screencast.attach();
+  const tools = createBrowserTools({
+    pool,
+    scopeKey: `executor-playwright:${++instances}`,
+    screenshots: options.screenshots ?? false,
+    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+    primaryTimeoutMs: options.primaryTimeoutMs,
+  });
+  return {
+    tools,
+    screencast: { subscribe: screencast.subscribe, active: screencast.active },
+    stats: () => pool.stats(),
+    dispose: () => pool.dispose(),
+  };
+}

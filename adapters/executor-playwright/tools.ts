@@ -1,0 +1,282 @@
+import { readFile, realpath } from 'node:fs/promises';
+import { extname, isAbsolute, posix, relative, resolve, sep } from 'node:path';
+import type { Locator as PwLocator, Page } from 'playwright-core';
+import { digestBytes } from '../../src/canonical.js';
+import { defineTool, toolError } from '../../src/tools/contract.js';
+import type { Tool, ToolContext } from '../../src/tools/types.js';
+import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
+import type { BrowserPool, RunSession } from './browser-pool.js';
+import { BROWSER_CONTRACTS } from './contracts.js';
+import { actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
+
+/** The seven browser tools over one BrowserPool (see docs/browser.md). */
+
+export interface BrowserToolsConfig {
+  pool: BrowserPool;
+  /** Scope key of this executor's run session (unique per executor instance). */
+  scopeKey: string;
+  /** Screenshots after each successful step unless `ctx.options.screenshots` says otherwise. */
+  screenshots: boolean;
+  /** Used when a step carries no positive timeout. */
+  defaultTimeoutMs: number;
+  primaryTimeoutMs?: number;
+}
+
+const COMPONENT = 'executor-playwright';
+
+function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession> {
+  return ctx.scope.get(
+    cfg.scopeKey,
+    () => cfg.pool.openSession(ctx.runId),
+    (s) => cfg.pool.closeSession(s),
+  );
+}
+
+function parseTarget(value: unknown, field: string): Locator {
+  const parsed = targetSchema.safeParse(value);
+  if (!parsed.success) {
+    const msg = parsed.error.issues.map((i) => [field, ...i.path].join('.') + ` ${i.message}`).join('; ');
+    throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] ${msg}`, { retryable: false });
+  }
+  return normalizeTarget(parsed.data as TargetInput);
+}
+
+/** `http://host:port` of the page, or `about:blank` before any navigation. */
+export function pageOrigin(page: Page): string {
+  const url = new URL(page.url());
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : `${url.protocol}${url.pathname}`;
+}
+
+function budgetOf(ctx: ToolContext, cfg: BrowserToolsConfig): Budget {
+  const timeout = Number.isFinite(ctx.timeoutMs) && ctx.timeoutMs > 0 ? ctx.timeoutMs : cfg.defaultTimeoutMs;
+  return splitBudget(timeout, cfg.primaryTimeoutMs);
+}
+
+async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
+  const enabled = typeof ctx.options?.screenshots === 'boolean' ? ctx.options.screenshots : cfg.screenshots;
+  if (!enabled || !ctx.artifacts) return;
+  // Password inputs are always blacked out; so is every field a masked (secret) value went into.
+  const mask = [s.page.locator('input[type=password]'), ...s.masks];
+  let png: Buffer;
+  try {
+    png = await guard(s.page.screenshot({ type: 'png', mask, maskColor: '#000000', animations: 'disabled', caret: 'hide' }), ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.logger.warn(`[${COMPONENT}] screenshot failed: ${(err as Error).message.split('\n')[0]}`);
+    return;
+  }
+  await ctx.artifacts.put(new Uint8Array(png), 'image/png');
+}
+
+/** A browser step: open the run's page, report the browser effect, act, then screenshot if enabled. */
+function browserTool<I, O>(
+  name: keyof typeof BROWSER_CONTRACTS,
+  cfg: BrowserToolsConfig,
+  body: (input: I, s: RunSession, ctx: ToolContext, budget: Budget) => Promise<O>,
+): Tool {
+  return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
+    const s = await session(ctx, cfg);
+    const out = await body(input, s, ctx, budgetOf(ctx, cfg));
+    await screenshot(s, ctx, cfg);
+    return out;
+  });
+}
+
+/** Text (whitespace collapsed, trimmed) or an attribute of every element a locator matches, in one round trip. */
+function readValues(loc: PwLocator, attribute: string | undefined): Promise<(string | null)[]> {
+  return loc.evaluateAll(
+    (els, attr) =>
+      els.map((el) => {
+        if (attr === undefined) return (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+        // `value` reads the live value of form fields, not the attribute the page was served with.
+        if (attr === 'value' && 'value' in el) return String((el as HTMLInputElement).value);
+        return el.getAttribute(attr);
+      }),
+    attribute,
+  );
+}
+
+const MEDIA_TYPES: Record<string, string> = {
+  '.txt': 'text/plain',
+  '.csv': 'text/csv',
+  '.json': 'application/json',
+  '.html': 'text/html',
+  '.pdf': 'application/pdf',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.zip': 'application/zip',
+};
+
+type FileArg = string | { path: string; digest?: string; name?: string };
+
+async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: string; mimeType: string; buffer: Buffer; digest: string }> {
+  const spec = typeof file === 'string' ? { path: file } : file;
+  const root = resolve(ctx.cwd);
+  const full = resolve(root, spec.path);
+  const outside = (p: string, base: string) => {
+    const rel = relative(base, p);
+    return rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  };
+  if (isAbsolute(spec.path) || outside(full, root)) {
+    throw toolError('upload_path_outside_root', `[flowctl] [${COMPONENT}] upload: "${spec.path}" is not inside the project folder`, {
+      retryable: false,
+      data: { path: spec.path },
+    });
+  }
+  let buffer: Buffer;
+  try {
+    const real = await realpath(full);
+    if (outside(real, await realpath(root))) {
+      throw toolError('upload_path_outside_root', `[flowctl] [${COMPONENT}] upload: "${spec.path}" resolves outside the project folder`, {
+        retryable: false,
+        data: { path: spec.path },
+      });
+    }
+    buffer = await readFile(real);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'upload_path_outside_root') throw err;
+    throw toolError('upload_file_missing', `[flowctl] [${COMPONENT}] upload: cannot read "${spec.path}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      retryable: false,
+      data: { path: spec.path },
+    });
+  }
+  const digest = digestBytes(buffer);
+  if (spec.digest !== undefined && spec.digest !== digest) {
+    throw toolError('upload_digest_mismatch', `[flowctl] [${COMPONENT}] upload: "${spec.path}" changed since it was recorded`, {
+      retryable: false,
+      data: { path: spec.path, expected: spec.digest, actual: digest },
+    });
+  }
+  const name = spec.name ?? posix.basename(spec.path.replaceAll('\\', '/'));
+  return { name, mimeType: MEDIA_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream', buffer, digest };
+}
+
+export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
+  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>('navigate', cfg, async (input, s, ctx, budget) => {
+    let url: URL;
+    try {
+      url = new URL(input.url);
+    } catch {
+      url = new URL('invalid:');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] navigate: url must be an absolute http(s) URL`, { retryable: false });
+    }
+    ctx.effect({ kind: 'browser', target: url.origin });
+    try {
+      const response = await guard(s.page.goto(url.href, { waitUntil: 'load', timeout: budget.primaryMs + budget.restMs }), ctx.signal);
+      return { url: s.page.url(), status: response?.status() ?? null };
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      throw browserError(err, `navigate ${url.origin}${url.pathname}`);
+    }
+  });
+
+  const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, budget) => {
+    const target = parseTarget(input.target, 'target');
+    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    const r = await actOnTarget(s.page, target, ctx, { need: 'one', budget, what: 'click', act: (loc, t) => loc.click({ timeout: t }) });
+    return { matched: r.matched };
+  });
+
+  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>('fill', cfg, async (input, s, ctx, budget) => {
+    const target = parseTarget(input.target, 'target');
+    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    const r = await actOnTarget(s.page, target, ctx, {
+      need: 'one',
+      budget,
+      what: 'fill',
+      act: async (loc, t) => {
+        await loc.fill(input.value, { timeout: t });
+        return loc;
+      },
+    });
+    if (input.mask) s.masks.push(r.value);
+    return { matched: r.matched };
+  });
+
+  const select = browserTool<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
+    'select',
+    cfg,
+    async (input, s, ctx, budget) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const r = await actOnTarget(s.page, target, ctx, {
+        need: 'one',
+        budget,
+        what: 'select',
+        act: async (loc, t) => ({ loc, selected: await loc.selectOption(input.value, { timeout: t }) }),
+      });
+      if (input.mask) {
+        s.masks.push(r.value.loc);
+        return { matched: r.matched };
+      }
+      return { matched: r.matched, selected: r.value.selected };
+    },
+  );
+
+  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>('drag', cfg, async (input, s, ctx, budget) => {
+    const source = parseTarget(input.source, 'source');
+    const target = parseTarget(input.target, 'target');
+    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    // Both ends are located first (each with the drift rules), then dragged with what is left.
+    const half: Budget = { primaryMs: Math.max(1, Math.floor(budget.primaryMs / 2)), restMs: Math.max(1, Math.floor(budget.restMs / 2)) };
+    const visible = async (loc: PwLocator, t: number) => {
+      await loc.waitFor({ state: 'visible', timeout: t });
+      return loc;
+    };
+    const from = await actOnTarget(s.page, source, ctx, { need: 'one', budget: half, what: 'drag source', act: visible });
+    const to = await actOnTarget(s.page, target, ctx, { need: 'one', budget: half, what: 'drag target', act: visible });
+    try {
+      await guard(from.value.dragTo(to.value, { timeout: half.restMs }), ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      throw browserError(err, `drag ${from.matched} to ${to.matched}`);
+    }
+    return { source: from.matched, target: to.matched };
+  });
+
+  const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
+    'upload',
+    cfg,
+    async (input, s, ctx, budget) => {
+      const target = parseTarget(input.target, 'target');
+      const files = [];
+      for (const f of input.files) files.push(await loadUpload(f, ctx));
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const payload = files.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer }));
+      const r = await actOnTarget(s.page, target, ctx, {
+        need: 'one',
+        budget,
+        what: 'upload',
+        act: (loc, t) => loc.setInputFiles(payload, { timeout: t }),
+      });
+      return { matched: r.matched, files: files.map((f) => ({ name: f.name, digest: f.digest, size: f.buffer.length })) };
+    },
+  );
+
+  const extract = browserTool<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
+    'extract',
+    cfg,
+    async (input, s, ctx, budget) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const r = await actOnTarget(s.page, target, ctx, {
+        need: input.all ? 'some' : 'one',
+        budget,
+        what: 'extract',
+        act: async (loc, t) => {
+          // Single: waitFor is strict, so it also proves there is exactly one match.
+          await (input.all ? loc.first() : loc).waitFor({ state: 'attached', timeout: t });
+          const values = await readValues(loc, input.attribute);
+          return input.all ? values : (values[0] ?? null);
+        },
+      });
+      return { matched: r.matched, value: r.value };
+    },
+  );
+
+  return [navigate, click, fill, select, drag, upload, extract];
+}

@@ -1,0 +1,1 @@
+export { createSubprocessSandbox, type SubprocessSandboxOptions } from './subprocess-sandbox.js';

@@ -1,0 +1,1 @@
+export { createEnvSecrets, secretEnvName, type EnvSecretsOptions } from './env-secrets.js';

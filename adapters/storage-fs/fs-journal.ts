@@ -1,0 +1,129 @@
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlowError } from '../../src/errors.js';
+import type { JournalStore } from '../../src/ports/storage.js';
+import type { JournalEntry } from '../../src/run/types.js';
+import { COMPONENT, fsError, fsyncDir, isCode, waitForChange } from './fs-util.js';
+
+/**
+ * The journal of a run as append-only JSON lines: runs/<id>/journal.jsonl.
+ *
+ * Appending at seq N is exclusive across processes: the writer first checks that the file holds
+ * exactly N complete entries, then claims N by creating runs/<id>/claims/<N> with flag `wx`; a second
+ * writer at the same seq gets `journal_conflict` instead of forking the journal. Claims are never
+ * removed, so a writer killed after claiming leaves the run closed to further appends rather than
+ * gapped. Each line is written with one write() and fdatasync'd. A reader ignores a torn trailing
+ * line (no newline yet), so a process killed at any moment leaves the journal readable.
+ */
+export interface FsJournalOptions {
+  runDir(runId: string): string;
+  /** Poll interval of watch() when fs.watch stays silent. */
+  pollMs: number;
+}
+
+export function createFsJournal(options: FsJournalOptions): JournalStore {
+  // Entries this instance knows are in each file (after its own appends); other processes may add more.
+  const known = new Map<string, number>();
+  const wakers = new Map<string, Set<() => void>>();
+
+  const file = (runId: string) => join(options.runDir(runId), 'journal.jsonl');
+
+  async function readLines(runId: string): Promise<JournalEntry[] | undefined> {
+    let text: string;
+    try {
+      text = await readFile(file(runId), 'utf8');
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return undefined;
+      throw fsError(`cannot read the journal of run ${runId}`, err);
+    }
+    const lines = text.split('\n');
+    lines.pop(); // '' after the last newline, or a torn line still being written: not an entry yet
+    return lines.map((line, i) => {
+      try {
+        return JSON.parse(line) as JournalEntry;
+      } catch (err) {
+        throw fsError(`journal of run ${runId}: line ${i + 1} is not valid JSON`, err, 'storage_corrupt');
+      }
+    });
+  }
+
+  async function runExists(runId: string): Promise<boolean> {
+    try {
+      await stat(join(options.runDir(runId), 'run.json'));
+      return true;
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return false;
+      throw fsError(`cannot open run ${runId}`, err);
+    }
+  }
+
+  const conflict = (runId: string, seq: number, next: number) =>
+    new FlowError('journal_conflict', `[flowctl] [${COMPONENT}] run ${runId}: append at seq ${seq}, but the next seq is ${next}`, {
+      data: { run_id: runId, seq, next_seq: next },
+    });
+
+  return {
+    async append(runId, entry) {
+      const seq = entry.seq;
+      if (!Number.isInteger(seq) || seq < 0) throw conflict(runId, seq, known.get(runId) ?? 0);
+      let count = known.get(runId);
+      if (count === undefined) {
+        const lines = await readLines(runId);
+        if (lines === undefined && !(await runExists(runId))) {
+          throw new FlowError('not_found', `[flowctl] [${COMPONENT}] run ${runId} not found`);
+        }
+        count = lines?.length ?? 0;
+      }
+      if (seq !== count) throw conflict(runId, seq, count);
+      const claims = join(options.runDir(runId), 'claims');
+      try {
+        await mkdir(claims, { recursive: true });
+        await (await open(join(claims, String(seq)), 'wx')).close();
+      } catch (err) {
+        if (isCode(err, 'EEXIST')) throw conflict(runId, seq, seq + 1);
+        throw fsError(`cannot claim seq ${seq} of run ${runId}`, err);
+      }
+      try {
+        const fh = await open(file(runId), 'a');
+        try {
+          await fh.write(`${JSON.stringify(entry)}\n`);
+          await fh.datasync();
+        } finally {
+          await fh.close();
+        }
+        if (seq === 0) await fsyncDir(options.runDir(runId));
+      } catch (err) {
+        throw fsError(`cannot append seq ${seq} to run ${runId}`, err);
+      }
+      known.set(runId, seq + 1);
+      for (const wake of wakers.get(runId) ?? []) wake();
+    },
+
+    async read(runId, fromSeq = 0) {
+      const lines = (await readLines(runId)) ?? [];
+      return lines.slice(Math.max(0, fromSeq));
+    },
+
+    async *watch(runId, watchOptions = {}) {
+      let next = Math.max(0, watchOptions.fromSeq ?? 0);
+      const signal = watchOptions.signal;
+      const subscribe = (wake: () => void) => {
+        let set = wakers.get(runId);
+        if (!set) wakers.set(runId, (set = new Set()));
+        set.add(wake);
+        return () => set.delete(wake);
+      };
+      for (;;) {
+        if (signal?.aborted) return;
+        const lines = (await readLines(runId)) ?? [];
+        while (next < lines.length) {
+          const entry = lines[next++]!;
+          yield entry;
+          if (entry.event === 'run_finished' || signal?.aborted) return;
+        }
+        if (lines.some((e) => e.event === 'run_finished')) return;
+        await waitForChange(options.runDir(runId), options.pollMs, signal, subscribe);
+      }
+    },
+  };
+}

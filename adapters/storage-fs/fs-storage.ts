@@ -1,0 +1,163 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { canonicalJson, isDigest, type Digest } from '../../src/canonical.js';
+import { FlowError } from '../../src/errors.js';
+import type { FlowSpec } from '../../src/flow/types.js';
+import type { RunRecord, Storage } from '../../src/ports/storage.js';
+import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js';
+import { createFsJournal } from './fs-journal.js';
+import { COMPONENT, fsError, isCode, readJson, writeFileAtomic } from './fs-util.js';
+
+export interface FsStorageOptions {
+  /** The store directory (the CLI uses `<project>/.flowctl`). Created on init. */
+  dir: string;
+  /** watch() poll interval in ms when fs.watch reports nothing (default 100). */
+  pollMs?: number;
+}
+
+/**
+ * Durable storage in a directory:
+ *
+ *   specs/<hex>.json              FlowSpecs by digest (canonical JSON, written once)
+ *   deploys/<front>/<name>.json   {name, digest}, one file per deployed name (name URI-encoded)
+ *   runs/<id>/run.json            the run header, replaced atomically (temp + fsync + rename)
+ *   runs/<id>/journal.jsonl       append-only JSON lines (see fs-journal.ts)
+ *   runs/<id>/claims/<seq>        per-seq claim files that make appends exclusive across processes
+ *   artifacts/<hex>.bin|.json     artifact bytes and their media type
+ *
+ * A process killed at any moment leaves every run readable: run.json is always whole, and a torn
+ * trailing journal line is ignored.
+ */
+export function createFsStorage(options: FsStorageOptions): Storage {
+  const root = resolve(options.dir);
+  const dirs = {
+    specs: join(root, 'specs'),
+    deploys: join(root, 'deploys'),
+    runs: join(root, 'runs'),
+    artifacts: join(root, 'artifacts'),
+  };
+  const runDir = (id: string) => {
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+      throw new FlowError('invalid_id', `[flowctl] [${COMPONENT}] run id "${id}" may hold only letters, digits, _ and -`);
+    }
+    return join(dirs.runs, id);
+  };
+  const hexOf = (digest: Digest) => {
+    if (!isDigest(digest)) throw new FlowError('invalid_digest', `[flowctl] [${COMPONENT}] "${String(digest)}" is not a sha256:<hex> digest`);
+    return digest.slice('sha256:'.length);
+  };
+  const frontDir = (front: string) => join(dirs.deploys, encodeURIComponent(front));
+
+  async function readRun(id: string): Promise<RunRecord | undefined> {
+    return readJson<RunRecord>(join(runDir(id), 'run.json'));
+  }
+
+  return {
+    name: COMPONENT,
+    flags: { crossProcessWatch: true, durable: true },
+
+    async init() {
+      try {
+        for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true });
+      } catch (err) {
+        throw fsError(`cannot create the store at ${root}`, err);
+      }
+    },
+
+    specs: {
+      async put(digest, spec) {
+        const path = join(dirs.specs, `${hexOf(digest)}.json`);
+        if ((await readJson(path)) !== undefined) return;
+        await writeFileAtomic(path, `${canonicalJson(spec)}\n`);
+      },
+      async get(digest) {
+        return readJson<FlowSpec>(join(dirs.specs, `${hexOf(digest)}.json`));
+      },
+    },
+
+    deploys: {
+      async set(front, name, digest) {
+        hexOf(digest);
+        await mkdir(frontDir(front), { recursive: true });
+        await writeFileAtomic(join(frontDir(front), `${encodeURIComponent(name)}.json`), `${canonicalJson({ name, digest })}\n`);
+      },
+      async get(front, name) {
+        return (await readJson<{ digest: Digest }>(join(frontDir(front), `${encodeURIComponent(name)}.json`)))?.digest;
+      },
+      async list(front) {
+        let files: string[];
+        try {
+          files = await readdir(frontDir(front));
+        } catch (err) {
+          if (isCode(err, 'ENOENT')) return [];
+          throw fsError(`cannot list deploys of ${front}`, err);
+        }
+        const out: { name: string; digest: Digest }[] = [];
+        for (const f of files.filter((f) => f.endsWith('.json')).sort()) {
+          const d = await readJson<{ name: string; digest: Digest }>(join(frontDir(front), f));
+          if (d) out.push({ name: d.name, digest: d.digest });
+        }
+        return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      },
+    },
+
+    runs: {
+      async create(run) {
+        const dir = runDir(run.id);
+        try {
+          await mkdir(dir);
+        } catch (err) {
+          if (isCode(err, 'EEXIST')) throw new FlowError('run_exists', `[flowctl] [${COMPONENT}] run ${run.id} already exists`);
+          throw fsError(`cannot create run ${run.id}`, err);
+        }
+        await writeFileAtomic(join(dir, 'run.json'), `${JSON.stringify(run)}\n`);
+      },
+      get: readRun,
+      async list(query) {
+        let ids: string[];
+        try {
+          ids = await readdir(dirs.runs);
+        } catch (err) {
+          if (isCode(err, 'ENOENT')) return [];
+          throw fsError('cannot list runs', err);
+        }
+        const runs: RunRecord[] = [];
+        for (const id of ids) {
+          // A directory without run.json is a create that was killed before its first write: not a run.
+          if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) continue;
+          const run = await readRun(id);
+          if (run) runs.push(run);
+        }
+        return filterRunList(runs.sort(compareRunsNewestFirst), query, COMPONENT);
+      },
+      async update(id, patch) {
+        const run = await readRun(id);
+        if (!run) throw new FlowError('not_found', `[flowctl] [${COMPONENT}] run ${id} not found`);
+        const next: Record<string, unknown> = { ...run };
+        for (const [k, v] of Object.entries(patch)) if (v !== undefined) next[k] = v;
+        await writeFileAtomic(join(runDir(id), 'run.json'), `${JSON.stringify(next)}\n`);
+      },
+    },
+
+    journal: createFsJournal({ runDir, pollMs: options.pollMs ?? 100 }),
+
+    artifacts: {
+      async put(digest, bytes, mediaType) {
+        const base = join(dirs.artifacts, hexOf(digest));
+        if ((await readJson(`${base}.json`)) !== undefined) return;
+        await writeFileAtomic(`${base}.bin`, bytes);
+        await writeFileAtomic(`${base}.json`, `${JSON.stringify({ mediaType })}\n`);
+      },
+      async get(digest) {
+        const base = join(dirs.artifacts, hexOf(digest));
+        const meta = await readJson<{ mediaType: string }>(`${base}.json`);
+        if (!meta) return undefined;
+        try {
+          return { bytes: new Uint8Array(await readFile(`${base}.bin`)), mediaType: meta.mediaType };
+        } catch (err) {
+          throw fsError(`cannot read artifact ${digest}`, err);
+        }
+      },
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { FlowError } from '../../src/errors.js';
+
+export const COMPONENT = 'storage-fs';
+
+export function fsError(message: string, cause?: unknown, code = 'storage_error'): FlowError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new FlowError(code, `[flowctl] [${COMPONENT}] ${message}${detail}`, { cause });
+}
+
+export function isCode(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+// Temp names must be unique per process without randomness: pid plus a counter.
+let tempCounter = 0;
+
+/** fsync a directory so a rename or a new file in it survives a crash. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Write a file so a reader sees either the old content or the new, never a torn one: write a temp
+ * file beside it, fsync, rename over, fsync the directory.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.${process.pid}.${++tempCounter}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  await rename(tmp, path);
+  await fsyncDir(dirname(path));
+}
+
+/** Read and parse a JSON file; undefined when it does not exist. */
+export async function readJson<T>(path: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return undefined;
+    throw fsError(`cannot read ${path}`, err);
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (err) {
+    throw fsError(`${path} is not valid JSON`, err, 'storage_corrupt');
+  }
+}
+
+/**
+ * Resolve after a change under `path` (fs.watch), an in-process `wake`, `ms` milliseconds (a
+ * fallback poll: fs.watch can miss events, e.g. on network file systems), or abort.
+ */
+export function waitForChange(path: string, ms: number, signal: AbortSignal | undefined, onWake: (wake: () => void) => () => void): Promise<void> {
+  return new Promise((resolve) => {
+    let watcher: FSWatcher | undefined;
+    let settled = false;
+    const done = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      watcher?.close();
+      unsubscribe();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = onWake(done);
+    try {
+      watcher = watch(path, { persistent: false }, done);
+      watcher.on('error', done);
+    } catch {
+      // The directory may not exist yet; the poll timer still wakes us.
+    }
+    if (signal?.aborted) done();
+    else signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,1 @@
+export { createMemoryStorage } from './memory-storage.js';

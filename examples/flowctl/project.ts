@@ -1,0 +1,225 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { createFsStorage } from '../../adapters/storage-fs/index.js';
+import { createEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/types.js';
+import { FlowError } from '../../src/errors.js';
+import type { FlowSpec } from '../../src/flow/types.js';
+import type { Executor } from '../../src/ports/executor.js';
+import type { Storage } from '../../src/ports/storage.js';
+import type { Run } from '../../src/run/types.js';
+import { builtinTools } from '../../src/tools/builtins/index.js';
+import { createToolRegistry } from '../../src/tools/registry.js';
+import type { Tool, ToolRegistry } from '../../src/tools/types.js';
+import type { CliIO } from './io.js';
+import { findFlowFile, registerCliTools } from './resolve-flow.js';
+
+/**
+ * Shared pieces of the commands that touch a project: the run store, the tool registry, the sandbox,
+ * the engine. Everything heavy (Chromium's driver, packs, sandboxes) is imported only when a flow
+ * needs it, so a pure `flowctl run` starts fast.
+ */
+
+/** The project's run store, relative to the project folder (the cwd). */
+export const STORE_DIR = '.flowctl';
+/** Where `flowctl install` puts packs by default; their tools are available to `run`. */
+export const INSTALLED_REGISTRY_DIR = join(STORE_DIR, 'registry');
+
+/** The fs store `.flowctl/` of a project folder (created on first write). */
+export function openStore(cwd: string): Storage {
+  return createFsStorage({ dir: join(cwd, STORE_DIR) });
+}
+
+/** Whether a flow's steps use browser tools (`browser/*`), so the Playwright executor must be loaded. */
+export function usesBrowserTools(refs: Iterable<string>): boolean {
+  for (const ref of refs) if (ref.startsWith('browser/')) return true;
+  return false;
+}
+
+export function specToolRefs(spec: FlowSpec): string[] {
+  return spec.steps.map((s) => s.tool.ref);
+}
+
+export interface ProjectToolsOptions {
+  cwd: string;
+  /** Load the browser tools (lazily imports adapters/executor-playwright). Default false. */
+  browser?: boolean;
+  /**
+   * A pack registry whose composite tools join the registry. Default: `.flowctl/registry` when that
+   * folder exists (where `flowctl install` puts packs), else none. `''` means none.
+   */
+  registryDir?: string;
+  /** Runs a composite pack tool's flow; required when a registry has composite tools. */
+  runFlow?: (spec: FlowSpec, inputs: Record<string, unknown>) => Promise<unknown>;
+}
+
+export interface ProjectTools {
+  registry: ToolRegistry;
+  /** The tools beyond the builtins (browser, packs). */
+  extra: Tool[];
+  /** Closes the browser when one was launched. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** builtins + browser tools (only when asked) + the composite tools of installed packs. */
+export async function projectTools(options: ProjectToolsOptions): Promise<ProjectTools> {
+  const lists: Tool[][] = [builtinTools()];
+  const disposers: (() => Promise<void>)[] = [];
+  if (options.browser) {
+    const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
+    const executor = createPlaywrightExecutor();
+    lists.push(executor.tools);
+    disposers.push(() => executor.dispose());
+  }
+  const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
+  if (registryDir) {
+    const { loadRegistryTools } = await import('../../src/packs/index.js');
+    const runFlow = options.runFlow;
+    lists.push(
+      await loadRegistryTools(resolve(options.cwd, registryDir), {
+        runtimeTools: createToolRegistry(...lists),
+        runFlow: async (spec, inputs) => {
+          if (!runFlow) throw new FlowError('pack_tool_unavailable', `[flowctl] [cli] composite tools cannot run here (flow ${spec.name})`);
+          return runFlow(spec, inputs);
+        },
+      }),
+    );
+  }
+  let disposed = false;
+  return {
+    registry: createToolRegistry(...lists),
+    extra: lists.slice(1).flat(),
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      for (const d of disposers) await d();
+    },
+  };
+}
+
+/**
+ * The sandbox provider for shell and fs tools: `--sandbox` wins over `FLOWCTL_SANDBOX`; neither means
+ * in-process. An unknown name is FlowError `unknown_sandbox` listing the known providers (exit 2).
+ */
+export async function openSandbox(flag: string | undefined, env: Record<string, string | undefined>): Promise<Executor | undefined> {
+  const name = flag ?? (env.FLOWCTL_SANDBOX ? env.FLOWCTL_SANDBOX : undefined);
+  if (name === undefined) return undefined;
+  const { createSandbox } = await import('../../src/tools/sandbox.js');
+  return createSandbox(name);
+}
+
+export interface ProjectOptions {
+  /** Load the browser tools. Default false (see usesBrowserTools / flowUsesBrowser). */
+  browser?: boolean;
+  /** A sandbox provider for shell and fs tools. Default none (in-process). */
+  executor?: Executor;
+  /**
+   * Load the tools of installed packs (`.flowctl/registry`). Default true. Commands that only read
+   * runs (runs, inspect, hermetic replay) pass false: they run no tool, so a large or broken
+   * registry must not slow or fail them.
+   */
+  packs?: boolean;
+}
+
+export interface Project {
+  /** builtins + browser tools (when asked) + installed pack tools; also registered for compiling. */
+  tools: ToolRegistry;
+  /** The engine over `.flowctl/`, created on first use (so `--dry` never opens the store). */
+  engine(): Engine;
+  /** Disposes the engine (its storage and executor) and the browser. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * A project session: the tools (registered with resolve-flow so `<flow>` compiles against them) and
+ * an engine over the `.flowctl/` store with secrets from `FLOWCTL_SECRET_<NAME>` and relative fs
+ * paths resolved against the project folder.
+ */
+export async function openProject(io: CliIO, options: ProjectOptions = {}): Promise<Project> {
+  let engine: Engine | undefined;
+  const getEngine = (): Engine => {
+    engine ??= createEngine({
+      storage: openStore(io.cwd),
+      executor: options.executor,
+      secrets: createEnvSecrets({ env: io.env }),
+      tools: tools.registry,
+      cwd: io.cwd,
+    });
+    return engine;
+  };
+  const tools = await projectTools({
+    cwd: io.cwd,
+    browser: options.browser,
+    registryDir: options.packs === false ? '' : undefined,
+    // A composite pack tool runs its flow as a nested run of the same engine. Its outward steps are
+    // covered by the calling step's confirmation: the composite contract declares their capabilities.
+    runFlow: async (spec, inputs) => {
+      const run: Run = await getEngine().run({ spec }, inputs);
+      if (run.status !== 'succeeded') {
+        const finished = run.journal.find((e) => e.event === 'run_finished');
+        const error = finished?.event === 'run_finished' ? finished.error : undefined;
+        throw new FlowError(error?.code ?? 'composite_failed', `[flowctl] [cli] flow ${spec.name} (run ${run.id}) ${run.status}${error ? `: ${error.message}` : ''}`, {
+          data: { run_id: run.id, retryable: false },
+        });
+      }
+      return run.output;
+    },
+  });
+  registerCliTools(tools.extra);
+  let closed = false;
+  return {
+    tools: tools.registry,
+    engine: getEngine,
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (engine) await engine.dispose();
+        else await options.executor?.dispose?.();
+      } finally {
+        await tools.dispose();
+      }
+    },
+  };
+}
+
+/**
+ * Whether the flow a `<flow>` argument names uses browser tools, read from the loaded Flow before
+ * compiling (compiling needs the browser tools registered first). A flow that does not load says no:
+ * compiling it reports the real problem.
+ */
+export async function flowUsesBrowser(arg: string, io: CliIO): Promise<boolean> {
+  let found;
+  try {
+    found = findFlowFile(arg, io.cwd);
+  } catch {
+    return false;
+  }
+  const text = await readFile(found.path, 'utf8');
+  const loaded = await found.loader.load({ path: found.path, file: found.file, text });
+  const steps = (loaded.flow as { steps?: unknown } | undefined)?.steps;
+  if (!Array.isArray(steps)) return false;
+  return usesBrowserTools(steps.map((s) => (s && typeof s === 'object' && typeof (s as { tool?: unknown }).tool === 'string' ? (s as { tool: string }).tool : '')));
+}
+
+/**
+ * A `<run-id>` argument: a stored run's id, or `last` for the newest run (the id `flowctl runs last`
+ * prints). FlowError `run_not_found` (exit 2) otherwise.
+ */
+export async function resolveRunId(engine: Engine, arg: string): Promise<string> {
+  if (arg === 'last') {
+    const [newest] = await engine.listRuns({ limit: 1 });
+    if (!newest) throw new FlowError('run_not_found', '[flowctl] there are no runs in .flowctl/ yet');
+    return newest.id;
+  }
+  return arg;
+}
+
+/** The stored Run, or FlowError `run_not_found` naming the id. */
+export async function getRunOrThrow(engine: Engine, id: string): Promise<Run> {
+  const run = /^[A-Za-z0-9_-]{1,128}$/.test(id) ? await engine.getRun(id) : undefined;
+  if (!run) throw new FlowError('run_not_found', `[flowctl] run "${id}" not found in .flowctl/ (see "flowctl runs")`, { data: { run_id: id } });
+  return run;
+}

@@ -1,0 +1,166 @@
+import { Hono, type Context } from 'hono';
+import { FlowError } from '../errors.js';
+import { bearerMatches } from '../http/auth.js';
+import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
+import { errorResponse, httpErrorInfo, jsonResponse } from '../http/errors.js';
+import type { Logger } from '../ports/clock.js';
+import { createCatalog, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
+import { buildOpenApi } from './openapi.js';
+import { compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_ID_PATTERN } from './request-schemas.js';
+import type { Engine } from './types.js';
+
+export type { LauncherFlow, LauncherFlowSource, ServedFlow } from './launcher-catalog.js';
+
+export interface LauncherOptions {
+  engine: Engine;
+  /** The flows to serve, each deployed under its name on front `front`. A list, or a resolver called per request. */
+  flows: LauncherFlowSource;
+  /** When set, every request must carry `Authorization: Bearer <token>` (compared in constant time), else 401. Default: none. */
+  token?: string;
+  /** Request body limit in bytes. Default 1 MiB (1048576). */
+  maxBodyBytes?: number;
+  /** The deploy front the served flows are deployed on and run from. Default `rest`. */
+  front?: string;
+  /** Where unexpected (500) errors are logged. Default: silent. */
+  logger?: Logger;
+}
+
+/** A web-standard handler: mount it with adapters/node-http, adapters/express or adapters/hono. */
+export interface Launcher {
+  fetch(request: Request): Promise<Response>;
+  /** Resolve and deploy the served flows (sorted by name); rejects when a flow cannot be deployed. */
+  flows(): Promise<ServedFlow[]>;
+}
+
+const validateReplayBody = compileBodyValidator(REPLAY_BODY_SCHEMA);
+
+function methodNotAllowed(allow: string) {
+  return () =>
+    jsonResponse(405, { error: 'method_not_allowed', message: `[flowctl] [launcher] method not allowed; use ${allow}` }, { allow });
+}
+
+function runId(c: Context): string {
+  const id = c.req.param('id') ?? '';
+  if (!RUN_ID_PATTERN.test(id)) throw new FlowError('invalid_run_id', `[flowctl] [launcher] run id must be a uuid, got "${id.slice(0, 80)}"`);
+  return id;
+}
+
+/**
+ * The REST launcher of spec/engine.md as one web-standard handler, routed with Hono. Routes, bodies,
+ * statuses and error codes are documented in docs/rest.md.
+ */
+export function createLauncher(options: LauncherOptions): Launcher {
+  const { engine, token, logger } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const front = options.front ?? 'rest';
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 0) {
+    throw new FlowError('invalid_options', `[flowctl] [launcher] maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
+  }
+  if (token !== undefined && token.length === 0) throw new FlowError('invalid_options', '[flowctl] [launcher] token must not be empty');
+  const catalog = createCatalog(engine, options.flows, front);
+  const sorted = async () => [...(await catalog.all()).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  const app = new Hono();
+  app.onError((err) => {
+    if (httpErrorInfo(err).status >= 500) logger?.error('[flowctl] [launcher] request failed', { error: String((err as Error)?.stack ?? err) });
+    return errorResponse(err);
+  });
+  app.notFound(() => jsonResponse(404, { error: 'not_found', message: '[flowctl] [launcher] no such route' }));
+
+  if (token !== undefined) {
+    app.use('*', async (c, next) => {
+      if (!bearerMatches(c.req.header('authorization'), token)) {
+        return jsonResponse(
+          401,
+          { error: 'unauthorized', message: '[flowctl] [launcher] missing or wrong bearer token' },
+          { 'www-authenticate': 'Bearer realm="flowctl"' },
+        );
+      }
+      await next();
+    });
+  }
+
+  app.get('/flows', async () => {
+    const flows = (await sorted()).map((f) => ({
+      name: f.name,
+      digest: f.digest,
+      ...(f.spec.description === undefined ? {} : { description: f.spec.description }),
+      inputs: f.bodySchema,
+      secret_inputs: f.secretInputs,
+      runs_path: `/flows/${encodeURIComponent(f.name)}/runs`,
+    }));
+    return jsonResponse(200, { flows });
+  });
+  app.all('/flows', methodNotAllowed('GET, HEAD'));
+
+  app.post('/flows/:name/runs', async (c) => {
+    const name = c.req.param('name');
+    const flow = (await catalog.all()).get(name);
+    if (!flow) throw new FlowError('flow_not_found', `[flowctl] [launcher] no served flow named "${name}"`);
+    const mode = c.req.query('mode') ?? 'sync';
+    if (mode !== 'sync' && mode !== 'async') {
+      throw new FlowError('invalid_mode', `[flowctl] [launcher] mode must be sync or async, got "${mode.slice(0, 40)}"`);
+    }
+    const body = (await readJsonBody(c.req.raw, maxBodyBytes)) ?? {};
+    const issues = flow.validate(body);
+    if (issues.length > 0) {
+      return jsonResponse(422, {
+        error: 'invalid_inputs',
+        message: `[flowctl] [launcher] inputs of ${name} violate its contract (${issues.length} issue${issues.length === 1 ? '' : 's'}); no run started`,
+        issues,
+      });
+    }
+    const inputs = body as Record<string, unknown>;
+    // Pin the digest validated against, so a concurrent redeploy cannot run a spec the body was not checked for.
+    const target = { digest: flow.digest };
+    if (mode === 'async') {
+      const started = await engine.start(target, inputs);
+      return jsonResponse(202, started, { location: `/runs/${started.run_id}` });
+    }
+    return jsonResponse(200, await engine.run(target, inputs));
+  });
+  app.all('/flows/:name/runs', methodNotAllowed('POST'));
+
+  app.get('/runs/:id', async (c) => {
+    const id = runId(c);
+    const run = await engine.getRun(id);
+    if (!run) throw new FlowError('run_not_found', `[flowctl] [launcher] no run ${id}`);
+    return jsonResponse(200, run);
+  });
+  app.all('/runs/:id', methodNotAllowed('GET, HEAD'));
+
+  // Replay errors are `{code, message}` (spec/engine.md, "Errors"), unlike the other routes.
+  app.post('/runs/:id/replay', async (c) => {
+    try {
+      const id = runId(c);
+      const body = (await readJsonBody(c.req.raw, maxBodyBytes)) ?? {};
+      const issues = validateReplayBody(body);
+      if (issues.length > 0) {
+        const onMode = issues.every((i) => i.path === 'mode');
+        throw new FlowError(
+          onMode ? 'invalid_mode' : 'invalid_request',
+          `[flowctl] [launcher] replay body: ${issues.map((i) => `${i.path || '(body)'} ${i.message}`).join('; ')}`,
+          { data: { issues } },
+        );
+      }
+      const mode = ((body as { mode?: 'verify' | 'rerun' }).mode ?? 'verify');
+      if (!(await engine.getRun(id))) throw new FlowError('run_not_found', `[flowctl] [launcher] no run ${id}`);
+      // The HTTP request is the caller's consent: a rerun over REST does not ask before effects.
+      return jsonResponse(200, await engine.replay({ run_id: id }, { mode }));
+    } catch (err) {
+      if (httpErrorInfo(err).status >= 500) logger?.error('[flowctl] [launcher] replay failed', { error: String((err as Error)?.stack ?? err) });
+      return errorResponse(err, 'code');
+    }
+  });
+  app.all('/runs/:id/replay', methodNotAllowed('POST'));
+
+  app.get('/openapi.json', async () =>
+    jsonResponse(200, buildOpenApi(await sorted(), { bearer: token !== undefined, maxBodyBytes })),
+  );
+  app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
+
+  return {
+    fetch: async (request) => app.fetch(request),
+    flows: sorted,
+  };
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+
+/**
+ * Locators: how a browser op names its element. A target is a CSS selector string or a locator object
+ * with exactly one strategy (`css`, `testid`, `role` (+ optional `name`), `text`, `label`, `xpath`) and
+ * optional `fallbacks`, more strategy objects tried in order when the primary fails (locator drift).
+ * See docs/recordings.md ("Targets").
+ */
+
+/** One way to find an element. Exactly one strategy key is set (`name` goes with `role`). */
+export interface LocatorStrategy {
+  css?: string;
+  testid?: string;
+  role?: string;
+  /** Accessible name, with `role` only. */
+  name?: string;
+  text?: string;
+  label?: string;
+  xpath?: string;
+}
+
+/** A normalized target: a primary strategy plus its fallbacks (absent when there are none). */
+export interface Locator extends LocatorStrategy {
+  fallbacks?: LocatorStrategy[];
+}
+
+/** What an ops file or a tool input may give: a CSS string or a locator object. */
+export type TargetInput = string | Locator;
+
+export const STRATEGY_KEYS = ['css', 'testid', 'role', 'text', 'label', 'xpath'] as const;
+export type StrategyKey = (typeof STRATEGY_KEYS)[number];
+
+const nonEmpty = z.string().trim().min(1, 'must be a non-empty string');
+
+const strategyShape = {
+  css: nonEmpty.optional(),
+  testid: nonEmpty.optional(),
+  role: nonEmpty.optional(),
+  name: nonEmpty.optional(),
+  text: nonEmpty.optional(),
+  label: nonEmpty.optional(),
+  xpath: nonEmpty.optional(),
+};
+
+function checkOneStrategy(value: LocatorStrategy, ctx: z.RefinementCtx): void {
+  const keys = STRATEGY_KEYS.filter((k) => value[k] !== undefined);
+  if (keys.length === 0) {
+    ctx.addIssue({ code: 'custom', message: `needs one of ${STRATEGY_KEYS.join(', ')}` });
+  } else if (keys.length > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `has ${keys.join(' and ')}: one strategy per locator object (put alternatives in fallbacks)`,
+    });
+  }
+  if (value.name !== undefined && value.role === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['name'], message: 'goes with role (name is the accessible name of a role)' });
+  }
+}
+
+export const strategySchema = z.strictObject(strategyShape).superRefine(checkOneStrategy);
+
+export const locatorSchema = z
+  .strictObject({ ...strategyShape, fallbacks: z.array(strategySchema).optional() })
+  .superRefine(checkOneStrategy);
+
+export const targetSchema = z.union([nonEmpty, locatorSchema], {
+  error: (iss) => (iss.input === undefined ? 'is required' : 'must be a CSS selector string or a locator object'),
+});
+
+/** A CSS string becomes `{css}`; empty fallback lists are dropped. The result is canonical input for digests. */
+export function normalizeTarget(target: TargetInput): Locator {
+  if (typeof target === 'string') return { css: target.trim() };
+  const out: Locator = pickStrategy(target);
+  if (target.fallbacks && target.fallbacks.length > 0) out.fallbacks = target.fallbacks.map(pickStrategy);
+  return out;
+}
+
+function pickStrategy(s: LocatorStrategy): LocatorStrategy {
+  const out: LocatorStrategy = {};
+  for (const key of [...STRATEGY_KEYS, 'name'] as const) {
+    const v = s[key];
+    if (v !== undefined) out[key] = v.trim();
+  }
+  return out;
+}
+
+/** The strategies of a target in the order they are tried: primary first, then fallbacks. */
+export function strategiesOf(target: Locator): LocatorStrategy[] {
+  const { fallbacks, ...primary } = target;
+  return [primary, ...(fallbacks ?? [])];
+}
+
+/**
+ * A short, stable text for a strategy, used in warnings, errors and lint findings:
+ * `css=#user`, `testid=login`, `role=button[name="Log in"]`, `text="Search"`, `label="User"`, `xpath=//a`.
+ */
+export function describeStrategy(s: LocatorStrategy): string {
+  if (s.css !== undefined) return `css=${s.css}`;
+  if (s.testid !== undefined) return `testid=${s.testid}`;
+  if (s.role !== undefined) return s.name === undefined ? `role=${s.role}` : `role=${s.role}[name=${JSON.stringify(s.name)}]`;
+  if (s.text !== undefined) return `text=${JSON.stringify(s.text)}`;
+  if (s.label !== undefined) return `label=${JSON.stringify(s.label)}`;
+  if (s.xpath !== undefined) return `xpath=${s.xpath}`;
+  return '(empty locator)';
+}
+
+/** JSON Schema of a target, for browser tool contracts (kept by hand: contract digests must not move with zod). */
+export const STRATEGY_JSON_SCHEMA = {
+  type: 'object',
+  properties: {
+    css: { type: 'string', minLength: 1 },
+    testid: { type: 'string', minLength: 1 },
+    role: { type: 'string', minLength: 1 },
+    name: { type: 'string', minLength: 1 },
+    text: { type: 'string', minLength: 1 },
+    label: { type: 'string', minLength: 1 },
+    xpath: { type: 'string', minLength: 1 },
+  },
+  additionalProperties: false,
+  minProperties: 1,
+} as const;
+
+export const TARGET_JSON_SCHEMA = {
+  oneOf: [
+    { type: 'string', minLength: 1 },
+    {
+      type: 'object',
+      properties: {
+        ...STRATEGY_JSON_SCHEMA.properties,
+        fallbacks: { type: 'array', items: STRATEGY_JSON_SCHEMA },
+      },
+      additionalProperties: false,
+      minProperties: 1,
+    },
+  ],
+} as const;

@@ -1,0 +1,286 @@
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { digestBytes, digestOf, DIGEST_PATTERN, type Digest } from '../canonical.js';
+import { FlowError } from '../errors.js';
+import { locatorSchema, normalizeTarget, type Locator } from './locator.js';
+import { IDENTIFIER, parseOps, type OpInput } from './ops.js';
+
+/**
+ * A Recording: the content-addressed record of a browser task (docs/recordings.md).
+ * `source_digest` = digestOf(every other field). Secret slot values are never part of it.
+ */
+
+export const RECORDING_FORMAT = 'flowctl-recording/1';
+export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+
+/** An uploaded file, stored next to the recording at `<name>.files/<hex>/<name>`. */
+export interface RecordedFile {
+  /** The file's base name, as the page sees it. */
+  name: string;
+  digest: Digest;
+}
+
+export type RecordedOp =
+  | { kind: 'navigate'; url: string }
+  | { kind: 'click'; target: Locator }
+  | { kind: 'fill'; target: Locator; value?: string; slot?: string }
+  | { kind: 'select'; target: Locator; value?: string | string[]; slot?: string }
+  | { kind: 'drag'; source: Locator; target: Locator }
+  | { kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string }
+  | { kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true };
+
+/** A slot made into a flow input by `--input` (recorded value as default) or `--secret` (name only). */
+export interface RecordingInput {
+  type: 'string' | 'array';
+  secret: boolean;
+  /** The recorded value (never for a secret slot; absent for upload slots, whose files are in the op). */
+  default?: string | string[];
+}
+
+export interface Recording {
+  format: typeof RECORDING_FORMAT;
+  name: string;
+  task: string;
+  ops: RecordedOp[];
+  inputs: Record<string, RecordingInput>;
+  source_digest: Digest;
+}
+
+export interface RecordOptions {
+  name: string;
+  task: string;
+  /** The parsed ops file (a list). */
+  ops: unknown;
+  /** Slots that become typed inputs. */
+  inputs?: readonly string[];
+  /** Slots that become secret inputs; their recorded values are dropped. */
+  secrets?: readonly string[];
+  /**
+   * Reads an upload file by its path as written in the ops file (relative to the ops file's folder, already
+   * checked not to leave it lexically). The CLI's reader also refuses symlinks that leave the folder.
+   */
+  readFile(relativePath: string): Promise<Uint8Array>;
+}
+
+export interface BuiltRecording {
+  recording: Recording;
+  /** Upload file contents by digest, to store next to the recording. */
+  files: Map<Digest, { name: string; bytes: Uint8Array }>;
+}
+
+function fail(code: string, message: string, data?: Record<string, unknown>): never {
+  throw new FlowError(code, `[flowctl] [record] ${message}`, data === undefined ? {} : { data });
+}
+
+/** A path inside the ops file's folder: relative, and it never climbs above it. */
+export function checkInsideFolder(path: string, at: string): string {
+  const p = path.replaceAll('\\', '/');
+  const normal = posix.normalize(p);
+  if (posix.isAbsolute(p) || /^[A-Za-z]:/.test(p) || normal === '..' || normal.startsWith('../') || normal === '.') {
+    fail('upload_outside_folder', `${at}: "${path}" is outside the ops file's folder (use a path relative to it)`, {
+      path: at,
+      file: path,
+    });
+  }
+  return normal;
+}
+
+/**
+ * Validate ops and slots and build the Recording. Everything is checked (files read and digested)
+ * before anything is returned, so a caller that writes only on success writes nothing on bad input.
+ */
+export async function buildRecording(options: RecordOptions): Promise<BuiltRecording> {
+  const { name, task } = options;
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name) || name.length > 64) {
+    fail('invalid_name', `--name "${String(name)}" must match ${NAME_PATTERN.source} (1 to 64 characters)`);
+  }
+  if (typeof task !== 'string' || task.trim() === '') fail('invalid_task', '--task must be a non-empty text');
+  const inputSlots = new Set(options.inputs ?? []);
+  const secretSlots = new Set(options.secrets ?? []);
+  for (const slot of [...inputSlots, ...secretSlots]) {
+    if (!IDENTIFIER.test(slot)) fail('invalid_slot', `slot "${slot}" must be an identifier (letters, digits, _)`);
+  }
+  const both = [...inputSlots].filter((s) => secretSlots.has(s));
+  if (both.length > 0) {
+    fail('slot_conflict', `slot${both.length > 1 ? 's' : ''} ${both.join(', ')} named by both --input and --secret`, { slots: both });
+  }
+
+  const ops = parseOps(options.ops);
+  const used = new Map<string, { type: 'string' | 'array'; at: string; kind: string }>();
+  const inputs: Record<string, RecordingInput> = {};
+  const files = new Map<Digest, { name: string; bytes: Uint8Array }>();
+  const extractNames = new Set<string>();
+  const out: RecordedOp[] = [];
+
+  for (const [i, op] of ops.entries()) {
+    const at = `ops[${i}]`;
+    const slot = 'slot' in op ? op.slot : undefined;
+    const isInput = slot !== undefined && inputSlots.has(slot);
+    const isSecret = slot !== undefined && secretSlots.has(slot);
+    if (slot !== undefined) {
+      const type = op.kind === 'upload' || (op.kind === 'select' && Array.isArray(op.value)) ? 'array' : 'string';
+      const prev = used.get(slot);
+      if (prev && prev.type !== type) {
+        fail('slot_type_conflict', `${at}.slot "${slot}" is a ${type} here but a ${prev.type} at ${prev.at}`, { path: `${at}.slot` });
+      }
+      if (!prev) used.set(slot, { type, at, kind: op.kind });
+      if (isSecret && op.kind === 'upload') {
+        fail('invalid_slot', `${at}.slot "${slot}": an upload slot cannot be --secret (uploads take files, not secret values)`, {
+          path: `${at}.slot`,
+        });
+      }
+    }
+    if ((op.kind === 'fill' || op.kind === 'select') && op.value === undefined && !isInput && !isSecret) {
+      fail('invalid_ops', `${at}.value is required (or name its slot with --input or --secret)`, { path: `${at}.value` });
+    }
+    const recorded = await recordOp(op, at, { isSecret, readFile: options.readFile, files });
+    if (recorded.kind === 'extract') {
+      if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
+      extractNames.add(recorded.name);
+    }
+    if (slot !== undefined && (isInput || isSecret) && !(slot in inputs)) {
+      const type = used.get(slot)!.type;
+      const value = 'value' in op ? op.value : undefined;
+      inputs[slot] = isSecret || op.kind === 'upload' || value === undefined ? { type, secret: isSecret } : { type, secret: false, default: value };
+    }
+    out.push(recorded);
+  }
+
+  for (const [flag, slots] of [['--secret', secretSlots], ['--input', inputSlots]] as const) {
+    const unused = [...slots].filter((s) => !used.has(s));
+    if (unused.length > 0) {
+      fail('unknown_slot', `${flag} ${unused.join(', ')}: no op uses ${unused.length > 1 ? 'these slots' : 'this slot'}`, { slots: unused });
+    }
+  }
+
+  const body = { format: RECORDING_FORMAT, name, task, ops: out, inputs } as const;
+  return { recording: { ...body, source_digest: digestOf(body) }, files };
+}
+
+async function recordOp(
+  op: OpInput,
+  at: string,
+  ctx: { isSecret: boolean; readFile: RecordOptions['readFile']; files: BuiltRecording['files'] },
+): Promise<RecordedOp> {
+  switch (op.kind) {
+    case 'navigate':
+      return { kind: 'navigate', url: op.url };
+    case 'click':
+      return { kind: 'click', target: normalizeTarget(op.target) };
+    case 'drag':
+      return { kind: 'drag', source: normalizeTarget(op.source), target: normalizeTarget(op.target) };
+    case 'extract': {
+      const out: RecordedOp = { kind: 'extract', target: normalizeTarget(op.target), name: op.name };
+      if (op.attribute !== undefined) out.attribute = op.attribute;
+      if (op.all === true) out.all = true;
+      return out;
+    }
+    case 'fill':
+    case 'select': {
+      const out = { kind: op.kind, target: normalizeTarget(op.target) } as Extract<RecordedOp, { kind: 'fill' | 'select' }>;
+      // A secret slot keeps only its name: the recorded value is dropped here, before anything is written.
+      if (op.value !== undefined && !ctx.isSecret) out.value = op.value;
+      if (op.slot !== undefined) out.slot = op.slot;
+      return out;
+    }
+    case 'upload': {
+      const list = Array.isArray(op.files) ? op.files : [op.files];
+      const files: RecordedFile[] = [];
+      for (const [j, path] of list.entries()) {
+        const where = `${at}.files${Array.isArray(op.files) ? `[${j}]` : ''}`;
+        const rel = checkInsideFolder(path, where);
+        let bytes: Uint8Array;
+        try {
+          bytes = await ctx.readFile(rel);
+        } catch (err) {
+          if (err instanceof FlowError) throw err;
+          fail('upload_file_missing', `${where}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { path: where, file: path });
+        }
+        const digest = digestBytes(bytes);
+        const name = posix.basename(rel);
+        ctx.files.set(digest, { name, bytes });
+        files.push({ name, digest });
+      }
+      const out: RecordedOp = { kind: 'upload', target: normalizeTarget(op.target), files };
+      if (op.slot !== undefined) out.slot = op.slot;
+      return out;
+    }
+  }
+}
+
+const digest = z.string().regex(DIGEST_PATTERN, 'must be a sha256:<hex> digest');
+const fileSchema = z.strictObject({ name: z.string().min(1).refine((n) => !n.includes('/') && n !== '..' && n !== '.', 'must be a base name'), digest });
+const recordedOpSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('navigate'), url: z.string().min(1) }),
+  z.strictObject({ kind: z.literal('click'), target: locatorSchema }),
+  z.strictObject({ kind: z.literal('fill'), target: locatorSchema, value: z.string().optional(), slot: z.string().regex(IDENTIFIER).optional() }),
+  z.strictObject({
+    kind: z.literal('select'),
+    target: locatorSchema,
+    value: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
+    slot: z.string().regex(IDENTIFIER).optional(),
+  }),
+  z.strictObject({ kind: z.literal('drag'), source: locatorSchema, target: locatorSchema }),
+  z.strictObject({ kind: z.literal('upload'), target: locatorSchema, files: z.array(fileSchema).min(1), slot: z.string().regex(IDENTIFIER).optional() }),
+  z.strictObject({
+    kind: z.literal('extract'),
+    target: locatorSchema,
+    name: z.string().regex(IDENTIFIER),
+    attribute: z.string().min(1).optional(),
+    all: z.literal(true).optional(),
+  }),
+]);
+const recordingSchema = z.strictObject({
+  format: z.literal(RECORDING_FORMAT),
+  name: z.string().regex(NAME_PATTERN).max(64),
+  task: z.string().min(1),
+  ops: z.array(recordedOpSchema).min(1),
+  inputs: z.record(
+    z.string().regex(IDENTIFIER),
+    z.strictObject({ type: z.enum(['string', 'array']), secret: z.boolean(), default: z.union([z.string(), z.array(z.string())]).optional() }),
+  ),
+  source_digest: digest,
+});
+
+/** Is this parsed JSON meant to be a Recording (so loaders can tell it from other JSON)? */
+export function looksLikeRecording(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && (value as { format?: unknown }).format === RECORDING_FORMAT;
+}
+
+/**
+ * Validate a stored Recording: its shape (FlowError `invalid_recording` with `data.issues`), its
+ * `source_digest` (`recording_digest_mismatch`), and that no secret slot carries a value.
+ */
+export function parseRecording(value: unknown, file = 'recording'): Recording {
+  const parsed = recordingSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`)).join('').replace(/^\./, ''), message: i.message }));
+    throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: ${issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ')}`, {
+      data: { file, issues },
+    });
+  }
+  const recording = parsed.data as Recording;
+  const { source_digest, ...body } = recording;
+  const actual = digestOf(body);
+  if (actual !== source_digest) {
+    throw new FlowError('recording_digest_mismatch', `[flowctl] [record] ${file}: source_digest does not match its content (edited by hand? record it again)`, {
+      data: { file, expected: source_digest, actual },
+    });
+  }
+  for (const [slot, input] of Object.entries(recording.inputs)) {
+    if (input.secret && input.default !== undefined) {
+      throw new FlowError('invalid_recording', `[flowctl] [record] ${file}: secret input "${slot}" stores a default value`, {
+        data: { file, issues: [{ path: `inputs.${slot}.default`, message: 'a secret slot must not store a value' }] },
+      });
+    }
+  }
+  for (const [i, op] of recording.ops.entries()) {
+    const slot = 'slot' in op ? op.slot : undefined;
+    if (slot !== undefined && recording.inputs[slot]?.secret && 'value' in op && op.value !== undefined) {
+      throw new FlowError('invalid_recording', `[flowctl] [record] ${file}: ops[${i}] stores a value for secret slot "${slot}"`, {
+        data: { file, issues: [{ path: `ops[${i}].value`, message: 'a secret slot must not store a value' }] },
+      });
+    }
+  }
+  return recording;
+}

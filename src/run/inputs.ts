@@ -1,0 +1,72 @@
+import { digestOf, type Digest } from '../canonical.js';
+import { FlowError } from '../errors.js';
+import type { FlowSpec } from '../flow/types.js';
+import { defaultSecretRef, isSecretRef } from '../secrets/refs.js';
+import { validateAgainstSchema } from '../tools/contract.js';
+
+export interface InputIssue {
+  /** Dotted path: the input name, then the path inside its value (`user.email`, `tags[0]`). */
+  path: string;
+  message: string;
+}
+
+export interface ResolvedInputs {
+  /** Declared inputs with defaults applied; secret inputs as `secret:<name>` references. */
+  inputs: Record<string, unknown>;
+  /** digestOf(inputs): recorded as `inputs_digest` on every journal entry. */
+  inputs_digest: Digest;
+}
+
+/**
+ * Check caller inputs against a FlowSpec's inputs contract and apply defaults, before any run
+ * exists. Every issue is listed in FlowError `invalid_inputs` (`data.issues: [{path, message}]`).
+ *
+ * - Undeclared names are issues. A missing required input is an issue; a missing optional input
+ *   takes its `default` (when it has one) or stays absent.
+ * - A secret input takes only a reference `secret:<name>`; when omitted it defaults to
+ *   `secret:<input name>`. A plain value is an issue, and its text never enters the message.
+ */
+export function resolveInputs(spec: FlowSpec, given: unknown = {}): ResolvedInputs {
+  const issues: InputIssue[] = [];
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw invalid([{ path: '', message: 'inputs must be a JSON object of input names to values' }]);
+  }
+  const provided = given as Record<string, unknown>;
+  const inputs: Record<string, unknown> = {};
+  for (const name of Object.keys(provided).sort()) {
+    if (!Object.hasOwn(spec.inputs, name) && provided[name] !== undefined) {
+      issues.push({ path: name, message: `is not a declared input of flow "${spec.name}"` });
+    }
+  }
+  for (const [name, contract] of Object.entries(spec.inputs)) {
+    let value = provided[name];
+    if (contract.secret) {
+      if (value === undefined) value = defaultSecretRef(name);
+      if (!isSecretRef(value)) {
+        issues.push({ path: name, message: 'is a secret input: pass a reference secret:<name>, never the value itself' });
+        continue;
+      }
+      inputs[name] = value;
+      continue;
+    }
+    if (value === undefined) {
+      if (contract.default !== undefined) value = structuredClone(contract.default);
+      else if (contract.required) {
+        issues.push({ path: name, message: 'is required' });
+        continue;
+      } else continue;
+    }
+    const check = validateAgainstSchema(contract.schema, value);
+    for (const issue of check.issues) {
+      issues.push({ path: issue.path === '' ? name : issue.path.startsWith('[') ? `${name}${issue.path}` : `${name}.${issue.path}`, message: issue.message });
+    }
+    inputs[name] = value;
+  }
+  if (issues.length > 0) throw invalid(issues);
+  return { inputs, inputs_digest: digestOf(inputs) };
+}
+
+function invalid(issues: InputIssue[]): FlowError {
+  const text = issues.map((i) => (i.path ? `${i.path} ${i.message}` : i.message)).join('; ');
+  return new FlowError('invalid_inputs', `[flowctl] [inputs] inputs do not match the flow's inputs contract: ${text}`, { data: { issues } });
+}

@@ -1,0 +1,195 @@
+import { digestBytes } from '../canonical.js';
+import { FlowError, isFlowError } from '../errors.js';
+import { evaluateValue } from '../flow/expr.js';
+import type { FlowSpec, StepSpec } from '../flow/types.js';
+import type { Clock, Logger } from '../ports/clock.js';
+import type { Executor } from '../ports/executor.js';
+import type { SecretStore } from '../ports/secrets.js';
+import type { ArtifactStore } from '../ports/storage.js';
+import type { SecretMask } from '../secrets/mask.js';
+import { mentionsRef, stringLeaves } from '../secrets/refs.js';
+import { contractDigest, formatIssues, isRetryableError, toolError, validateAgainstSchema } from '../tools/contract.js';
+import type { RunScope, StepWarning, Tool, ToolContext, ToolRegistry } from '../tools/types.js';
+import type { AttemptHooks, AttemptRequest, AttemptResult, StepSource } from './step-source.js';
+import type { StepError } from './types.js';
+import type { Digest } from '../canonical.js';
+
+export interface LiveSourceOptions {
+  runId: string;
+  spec: FlowSpec;
+  /** Resolved inputs, secrets as references. */
+  inputs: Record<string, unknown>;
+  tools: ToolRegistry;
+  executor?: Executor;
+  secrets?: SecretStore;
+  mask: SecretMask;
+  clock: Clock;
+  logger: Logger;
+  cwd: string;
+  toolOptions?: Record<string, Record<string, unknown>>;
+  scope: RunScope;
+  artifacts?: ArtifactStore;
+  confirm?: () => Promise<boolean>;
+}
+
+/** Executes steps for real: tool lookup and pin check, secrets, timeout, contract checks. */
+export function createLiveSource(o: LiveSourceOptions): StepSource {
+  const resolved = new Map<string, Tool>();
+
+  return {
+    prepare(step, _attempt) {
+      const id = `${step.tool.ref}@${step.tool.version}`;
+      const tool = o.tools.get(step.tool.ref, step.tool.version);
+      if (!tool) {
+        return { provider: 'in-process', failure: { code: 'unknown_tool', message: `[flowctl] [run] step "${step.id}": tool ${id} is not installed`, retryable: false } };
+      }
+      const actual = contractDigest(tool.contract);
+      if (actual !== step.tool.contract_digest) {
+        return {
+          provider: 'in-process',
+          failure: {
+            code: 'tool_contract_mismatch',
+            message: `[flowctl] [run] step "${step.id}": the installed ${id} has contract ${actual}, but the flow pins ${step.tool.contract_digest}; recompile the flow`,
+            retryable: false,
+          },
+        };
+      }
+      resolved.set(step.id, tool);
+      return { provider: o.executor?.accepts(tool) ? o.executor.name : 'in-process' };
+    },
+
+    async attempt(request, hooks) {
+      return runAttempt(o, resolved.get(request.step.id)!, request, hooks);
+    },
+
+    backoff(ms, signal) {
+      return o.clock.sleep(ms, signal);
+    },
+
+    async confirm() {
+      return o.confirm ? o.confirm() : true;
+    },
+  };
+}
+
+async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequest, hooks: AttemptHooks): Promise<AttemptResult> {
+  const { step, attempt } = request;
+  const warnings: StepWarning[] = [];
+  const artifacts: Digest[] = [];
+  const controller = new AbortController();
+  const cancel = () =>
+    controller.abort(toolError('canceled', `[flowctl] [run] step "${step.id}" was canceled`, { retryable: false }));
+  if (request.signal?.aborted) cancel();
+  request.signal?.addEventListener('abort', cancel, { once: true });
+  // Timeouts are real time on purpose: an injected test clock must not make every step time out.
+  const timer = setTimeout(
+    () => controller.abort(toolError('step_timeout', `[flowctl] [run] step "${step.id}" timed out after ${step.timeout_ms} ms`, { retryable: true })),
+    step.timeout_ms,
+  );
+  let open = true;
+  const ctx: ToolContext = {
+    runId: o.runId,
+    stepId: step.id,
+    attempt,
+    signal: controller.signal,
+    timeoutMs: step.timeout_ms,
+    cwd: o.cwd,
+    effect(effect) {
+      if (!open) {
+        o.logger.warn(`[flowctl] [run] step "${step.id}" reported an effect after it ended; ignored`);
+        return;
+      }
+      hooks.effect(effect);
+    },
+    warn(warning) {
+      if (open) warnings.push(warning);
+    },
+    scope: o.scope,
+    artifacts: o.artifacts && {
+      put: async (bytes, mediaType) => {
+        const digest = digestBytes(bytes);
+        await o.artifacts!.put(digest, bytes, mediaType);
+        if (open) artifacts.push(digest);
+        return digest;
+      },
+    },
+    logger: {
+      debug: (m, d) => o.logger.debug(o.mask.maskString(m), o.mask.mask(d)),
+      info: (m, d) => o.logger.info(o.mask.maskString(m), o.mask.mask(d)),
+      warn: (m, d) => o.logger.warn(o.mask.maskString(m), o.mask.mask(d)),
+    },
+    options: o.toolOptions?.[step.tool.ref.split('/')[0]!],
+  };
+  try {
+    const input = await withSecrets(o, step, request);
+    const inCheck = validateAgainstSchema(tool.contract.input_schema, input);
+    if (!inCheck.ok) {
+      throw new FlowError('input_contract_violation', `[flowctl] [run] step "${step.id}": input breaks the ${step.tool.ref} contract: ${formatIssues(inCheck.issues)}`);
+    }
+    const running = o.executor?.accepts(tool) ? o.executor.execute(tool, input, ctx) : tool.run(input, ctx);
+    running.catch(() => undefined); // it may settle after a timeout already decided the attempt
+    const output = toJson(await Promise.race([running, aborted(controller.signal)]), step.id);
+    const outCheck = validateAgainstSchema(tool.contract.output_schema, output);
+    if (!outCheck.ok) {
+      throw new FlowError('output_contract_violation', `[flowctl] [run] step "${step.id}": output breaks the ${step.tool.ref} contract: ${formatIssues(outCheck.issues)}`);
+    }
+    return { ok: true, output, warnings, artifacts };
+  } catch (err) {
+    return { ok: false, error: stepErrorOf(err, controller.signal, o.mask), warnings };
+  } finally {
+    open = false;
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', cancel);
+  }
+}
+
+/**
+ * The input the tool receives. In a step with the `secrets` capability, every secret input whose
+ * reference the journaled input mentions is resolved and the arguments are evaluated again with the
+ * values; the values join the run's mask set first, so nothing written later can show them.
+ */
+async function withSecrets(o: LiveSourceOptions, step: StepSpec, request: AttemptRequest): Promise<unknown> {
+  if (!step.capabilities.includes('secrets')) return request.input;
+  const texts = [...stringLeaves(request.input)];
+  const values: Record<string, unknown> = {};
+  for (const [name, contract] of Object.entries(o.spec.inputs)) {
+    const ref = o.inputs[name];
+    if (!contract.secret || typeof ref !== 'string' || !texts.some((t) => mentionsRef(t, ref))) continue;
+    if (!o.secrets) {
+      throw new FlowError('secret_not_found', `[flowctl] [run] step "${step.id}" needs ${ref}, but the engine has no secret store`);
+    }
+    const value = await o.secrets.resolve(ref);
+    o.mask.add(value);
+    values[name] = value;
+  }
+  if (Object.keys(values).length === 0) return request.input;
+  return evaluateValue(step.args, { inputs: { ...o.inputs, ...values }, steps: request.scope.steps });
+}
+
+/** The tool's result as plain JSON (undefined becomes null); anything else breaks the contract. */
+function toJson(value: unknown, stepId: string): unknown {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch (err) {
+    throw new FlowError('output_contract_violation', `[flowctl] [run] step "${stepId}": output is not JSON (${(err as Error).message})`);
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/**
+ * Tool FlowErrors keep their code (retryable when `data.retryable === true`); anything else thrown
+ * is `tool_error`, retryable (third-party failures are usually transient). Once the attempt's
+ * signal aborted, its reason (step_timeout or canceled) decides.
+ */
+function stepErrorOf(err: unknown, signal: AbortSignal, mask: SecretMask): StepError {
+  const reason: unknown = signal.aborted ? signal.reason : err;
+  if (isFlowError(reason)) return { code: reason.code, message: mask.maskString(reason.message), retryable: isRetryableError(reason) };
+  return { code: 'tool_error', message: mask.maskError(reason), retryable: true };
+}

@@ -1,0 +1,80 @@
+import { digestOf, type Digest } from '../canonical.js';
+import { FlowError } from '../errors.js';
+import type { FlowSpec } from '../flow/types.js';
+import { checkJournalChain, checkJournalFlowDigest } from './journal.js';
+import { compareEntries, divergence } from './recorded-source.js';
+import { parseJournal } from './run-schema.js';
+import type { JournalEntry, RunStartedEntry } from './types.js';
+
+/**
+ * Replay of a recorded run. Modes (see docs/journal.md):
+ * - hermetic (default): every tool call is answered from the journal; no tool runs, no network, no
+ *   effect fires, nobody is asked to confirm.
+ * - verify: hermetic, and before anything runs the recorded journal's seq order and hash chain are
+ *   checked; then every entry the replay writes (input digests recomputed from the spec and inputs,
+ *   output digests recomputed from the recorded outputs) must equal the recorded one. The first
+ *   difference stops the replay with `replay_divergence`.
+ * - rerun: the tools run live again through the normal runner (same confirmation rule as a run).
+ *
+ * Codes: `invalid_journal` (not a journal), `flow_digest_mismatch` (the journal was recorded for
+ * another FlowSpec), `journal_sequence` (entries missing or reordered), `journal_chain_broken`
+ * (prev link or entry digest wrong), `replay_divergence` (the replay computed something else).
+ */
+export type ReplayModeName = 'hermetic' | 'verify' | 'rerun';
+
+export interface ReplayPlan {
+  spec: FlowSpec;
+  flow_digest: Digest;
+  journal: JournalEntry[];
+  /** The recorded run_started: inputs to replay with. */
+  started: RunStartedEntry;
+}
+
+/** Check a recorded journal against the FlowSpec it claims, before a replay run exists. */
+export function planReplay(spec: FlowSpec, journal: unknown, mode: ReplayModeName): ReplayPlan {
+  const entries = parseJournal(journal, 'replay');
+  if (entries.length === 0) {
+    throw new FlowError('journal_sequence', '[flowctl] [replay] the journal is empty', {
+      data: { seq: 0, step: null, field: 'event', expected: 'run_started', actual: null },
+    });
+  }
+  const flowDigest = digestOf(spec);
+  checkJournalFlowDigest(entries, flowDigest);
+  if (mode === 'verify') checkJournalChain(entries, 'replay');
+  const first = entries[0]!;
+  if (first.event !== 'run_started') {
+    throw new FlowError('journal_sequence', `[flowctl] [replay] the journal starts with ${first.event}, not run_started`, {
+      data: { seq: 0, step: null, field: 'event', expected: 'run_started', actual: first.event },
+    });
+  }
+  const finished = entries.findIndex((e) => e.event === 'run_finished');
+  if (finished >= 0 && finished !== entries.length - 1) {
+    throw new FlowError('journal_sequence', `[flowctl] [replay] entries follow run_finished (seq ${finished})`, {
+      data: { seq: finished + 1, step: null, field: 'event', expected: null, actual: entries[finished + 1]!.event },
+    });
+  }
+  return { spec, flow_digest: flowDigest, journal: entries, started: first };
+}
+
+/**
+ * The verify check: compares each entry the replay writes with the recorded one at the same seq.
+ * After the first divergence it stays quiet, so the replay run can still be closed.
+ */
+export function createVerifyCheck(recorded: readonly JournalEntry[]): (entry: JournalEntry) => void {
+  let tripped = false;
+  return (entry) => {
+    if (tripped) return;
+    const diff = compareEntries(recorded[entry.seq], entry);
+    if (diff) {
+      tripped = true;
+      throw diff;
+    }
+  };
+}
+
+/** After a verify replay: the recording may not hold entries the replay never reached. */
+export function checkReplayComplete(recorded: readonly JournalEntry[], written: number): FlowError | undefined {
+  if (recorded.length <= written) return undefined;
+  const extra = recorded[written]!;
+  return divergence(written, 'step' in extra ? extra.step : null, 'event', extra.event, null);
+}

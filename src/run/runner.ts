@@ -1,0 +1,174 @@
+import { digestOf, type Digest } from '../canonical.js';
+import { FlowError, isFlowError } from '../errors.js';
+import { evaluateCondition, evaluateValue, type ExprScope } from '../flow/expr.js';
+import type { FlowSpec, StepSpec } from '../flow/types.js';
+import type { Logger } from '../ports/clock.js';
+import type { SecretMask } from '../secrets/mask.js';
+import type { Effect } from '../tools/types.js';
+import { isOutward } from './effects.js';
+import type { JournalWriter } from './journal-writer.js';
+import type { AttemptResult, StepSource } from './step-source.js';
+import type { RunFinishedEntry, RunStartedEntry, StepError, ToolPin } from './types.js';
+
+export interface RunnerOptions {
+  spec: FlowSpec;
+  /** Resolved inputs, secrets as references. */
+  inputs: Record<string, unknown>;
+  inputsDigest: Digest;
+  writer: JournalWriter;
+  source: StepSource;
+  mask: SecretMask;
+  logger: Logger;
+  signal?: AbortSignal;
+  replayOf?: RunStartedEntry['replay_of'];
+  /** Called after run_started is stored (the engine marks the run `running`). */
+  onStarted?: () => Promise<void>;
+}
+
+export interface RunOutcome {
+  status: RunFinishedEntry['status'];
+  output?: unknown;
+  error?: StepError & { step?: string };
+  /** A failure of the machinery itself (storage, replay divergence), after the run was closed. */
+  fatal?: FlowError;
+}
+
+/** The tool pins a FlowSpec uses, one per ref@version, sorted: recorded in run_started. */
+export function contractsOf(spec: FlowSpec): ToolPin[] {
+  const pins = new Map<string, ToolPin>();
+  for (const step of spec.steps) {
+    const pin = { ref: step.tool.ref, version: step.tool.version, contract_digest: step.tool.contract_digest };
+    pins.set(`${pin.ref}@${pin.version}`, pin);
+  }
+  return [...pins.keys()].sort().map((k) => pins.get(k)!);
+}
+
+/**
+ * Walk a FlowSpec step by step and journal everything: run_started, then per step `if` (skip),
+ * argument evaluation, the confirmation before the first outward step, attempts with retries, and
+ * finally the output projection and run_finished. The host never sees a tool's exception: every
+ * step failure becomes a step_failed entry and a failed run. Only a failure of the machinery
+ * (storage, a replay divergence) is returned as `fatal`, after the run was closed when possible.
+ */
+export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
+  const { spec, writer, source } = o;
+  const scope: ExprScope = { inputs: o.inputs, steps: {} };
+  let confirmed = false;
+  let outcome: RunOutcome;
+  try {
+    await writer.append({
+      event: 'run_started',
+      flow_name: spec.name,
+      inputs: o.inputs,
+      contracts: contractsOf(spec),
+      ...(o.replayOf ? { replay_of: o.replayOf } : {}),
+    });
+    await o.onStarted?.();
+    outcome = await walk();
+  } catch (err) {
+    const fatal = isFlowError(err) ? err : new FlowError('internal_error', `[flowctl] [run] ${o.mask.maskError(err)}`, { cause: err });
+    outcome = { status: 'failed', error: { code: fatal.code, message: o.mask.maskString(fatal.message), retryable: false }, fatal };
+  }
+  try {
+    await writer.drain();
+    const { fatal: _fatal, ...finished } = outcome;
+    await writer.append({ event: 'run_finished', ...finished });
+  } catch (err) {
+    // Storage refused the last entry: the run stays unfinished in storage; report the first cause.
+    outcome.fatal ??= isFlowError(err) ? err : new FlowError('internal_error', `[flowctl] [run] ${o.mask.maskError(err)}`, { cause: err });
+  }
+  return outcome;
+
+  async function walk(): Promise<RunOutcome> {
+    for (const step of spec.steps) {
+      const stop = stopped(step);
+      if (stop) return { status: 'canceled', error: stop };
+      let input: unknown;
+      try {
+        if (step.if !== undefined && !evaluateCondition(step.if, scope)) {
+          await writer.append({ event: 'step_skipped', step: step.id, reason: `if: ${step.if} is false` });
+          scope.steps[step.id] = { status: 'skipped' };
+          continue;
+        }
+        input = evaluateValue(step.args, scope);
+      } catch (err) {
+        // Only a malformed expression throws (compile rejects those): the step fails before it starts.
+        if (!isFlowError(err) || err.code === 'replay_divergence') throw err;
+        const error = { code: err.code, message: o.mask.maskString(err.message), retryable: false };
+        await writer.append({ event: 'step_failed', step: step.id, attempt: 1, error, will_retry: false });
+        return { status: 'failed', error: { ...error, step: step.id } };
+      }
+      if (!confirmed && isOutward(step)) {
+        if (!(await source.confirm(step))) {
+          return {
+            status: 'canceled',
+            error: { code: 'effects_not_confirmed', message: '[flowctl] [run] outward effects were not confirmed; no outward step ran', retryable: false },
+          };
+        }
+        confirmed = true;
+      }
+      const result = await runStep(step, input);
+      if (!result.ok) {
+        const status = result.error.code === 'canceled' && o.signal?.aborted ? 'canceled' : 'failed';
+        return { status, error: { ...result.error, step: step.id } };
+      }
+      scope.steps[step.id] = { status: 'succeeded', output: result.output };
+    }
+    const output = spec.output === undefined ? undefined : evaluateValue(spec.output, scope);
+    return { status: 'succeeded', ...(output === undefined ? {} : { output: o.mask.mask(output) }) };
+  }
+
+  function stopped(step: StepSpec): StepError | undefined {
+    if (source.recordedStop) return source.recordedStop();
+    if (o.signal?.aborted) return { code: 'canceled', message: `[flowctl] [run] the run was canceled before step "${step.id}"`, retryable: false };
+    return undefined;
+  }
+
+  async function runStep(step: StepSpec, input: unknown): Promise<AttemptResult> {
+    const inputDigest = digestOf(o.mask.mask(input));
+    const tool = { ref: step.tool.ref, version: step.tool.version, contract_digest: step.tool.contract_digest };
+    for (let attempt = 1; ; attempt++) {
+      const prepared = source.prepare(step, attempt);
+      await writer.append({ event: 'step_started', step: step.id, tool, attempt, input, input_digest: inputDigest, provider: prepared.provider });
+      let index = 0;
+      const effects: Promise<unknown>[] = [];
+      const hooks = {
+        effect: (effect: Effect) => {
+          const target = o.mask.maskString(String(effect.target));
+          const key = effect.idempotency_key ?? digestOf({ inputs_digest: o.inputsDigest, step: step.id, index, kind: effect.kind, target });
+          index++;
+          effects.push(writer.append({ event: 'effect_recorded', step: step.id, attempt, effect: { kind: effect.kind, target, idempotency_key: key } }));
+        },
+      };
+      const result: AttemptResult = prepared.failure
+        ? { ok: false, error: prepared.failure, warnings: [] }
+        : await source.attempt({ step, attempt, input, scope, signal: o.signal }, hooks);
+      await Promise.all(effects);
+      const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
+      if (result.ok) {
+        const output = o.mask.mask(result.output);
+        await writer.append({
+          event: 'step_succeeded',
+          step: step.id,
+          attempt,
+          output,
+          output_digest: digestOf(output),
+          ...warnings,
+          ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
+        });
+        return { ...result, output };
+      }
+      const willRetry = result.error.retryable && attempt < step.retry.max_attempts && !o.signal?.aborted;
+      await writer.append({ event: 'step_failed', step: step.id, attempt, error: result.error, will_retry: willRetry, ...warnings });
+      if (!willRetry) return result;
+      try {
+        await source.backoff(Math.round(step.retry.backoff_ms * step.retry.backoff_factor ** (attempt - 1)), o.signal);
+      } catch (err) {
+        if (!o.signal?.aborted) throw err;
+      }
+      if (o.signal?.aborted) {
+        return { ok: false, error: { code: 'canceled', message: `[flowctl] [run] step "${step.id}" was canceled between attempts`, retryable: false }, warnings: [] };
+      }
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import type { ExprScope } from '../flow/expr.js';
+import type { StepSpec } from '../flow/types.js';
+import type { Digest } from '../canonical.js';
+import type { Effect, StepWarning } from '../tools/types.js';
+import type { StepError } from './types.js';
+
+/**
+ * Where a step attempt's result comes from. The runner walks a FlowSpec the same way for a live run
+ * and for a replay; only the source differs: `live-source.ts` executes tools, `recorded-source.ts`
+ * answers every call from a recorded journal (hermetic and verify replay).
+ */
+export interface StepSource {
+  /** The provider that runs the attempt, or the failure that stops it before it runs (unknown tool...). */
+  prepare(step: StepSpec, attempt: number): { provider: string; failure?: StepError };
+  attempt(request: AttemptRequest, hooks: AttemptHooks): Promise<AttemptResult>;
+  /** Wait between attempts (live: the clock's sleep; recorded: no wait). */
+  backoff(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Asked once before the first outward step (live: RunOptions.confirm; recorded: what the original run did). */
+  confirm(step: StepSpec): Promise<boolean>;
+  /** Recorded only: the cancellation the original run recorded before this step, if it stopped here. */
+  recordedStop?(): StepError | undefined;
+}
+
+export interface AttemptRequest {
+  step: StepSpec;
+  attempt: number;
+  /** The step input as journaled: secret inputs as references. */
+  input: unknown;
+  scope: ExprScope;
+  /** Aborts when the run is canceled. */
+  signal?: AbortSignal;
+}
+
+export interface AttemptHooks {
+  /** Report an outward effect (journaled as effect_recorded; the key is derived when absent). */
+  effect(effect: Effect): void;
+}
+
+export type AttemptResult =
+  | { ok: true; output: unknown; warnings: StepWarning[]; artifacts: Digest[] }
+  | { ok: false; error: StepError; warnings: StepWarning[] };

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { digestBytes, digestOf } from '../../../src/canonical.js';
+import { FlowError } from '../../../src/errors.js';
+import { checkOps, parseOps } from '../../../src/record/ops.js';
+import { buildRecording, checkInsideFolder, parseRecording, type RecordOptions } from '../../../src/record/recording.js';
+
+const CANARY = 'pw-canary-7f3e9b';
+const files: Record<string, string> = { 'files/a.csv': 'x,y\n1,2\n', 'b.txt': 'bee' };
+const readFile = async (rel: string) => {
+  const text = files[rel];
+  if (text === undefined) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+  return new TextEncoder().encode(text);
+};
+
+const OPS = [
+  { kind: 'navigate', url: 'http://127.0.0.1:1/index.html' },
+  { kind: 'fill', target: '#user', value: 'alice', slot: 'user' },
+  { kind: 'fill', target: { css: '#pw', fallbacks: [{ label: 'Password' }] }, value: CANARY, slot: 'password' },
+  { kind: 'click', target: { role: 'button', name: 'Sign in' } },
+  { kind: 'select', target: '#cat', value: ['a', 'b'], slot: 'cats' },
+  { kind: 'drag', source: { text: 'Card' }, target: { testid: 'done', fallbacks: [] } },
+  { kind: 'upload', target: '#file', files: ['files/a.csv', 'b.txt'], slot: 'docs' },
+  { kind: 'extract', target: 'td.name', name: 'names', all: true },
+  { kind: 'extract', target: { xpath: '//h1' }, name: 'title', attribute: 'title', all: false },
+];
+
+function options(over: Partial<RecordOptions> = {}): RecordOptions {
+  return { name: 'shop', task: 'Buy things', ops: OPS, inputs: ['user', 'cats', 'docs'], secrets: ['password'], readFile, ...over };
+}
+
+async function codeOf(p: Promise<unknown>): Promise<{ code: string; message: string; data: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FlowError);
+    const e = err as FlowError;
+    return { code: e.code, message: e.message, data: e.data };
+  }
+  throw new Error('expected a FlowError');
+}
+
+describe('ops schema', () => {
+  it('accepts every op kind and both target forms', () => {
+    expect(parseOps(OPS)).toHaveLength(OPS.length);
+  });
+
+  it.each([
+    [[{ kind: 'hover', target: '#x' }], 'ops[0].kind', /unknown kind "hover"/],
+    [[{ target: '#x' }], 'ops[0].kind', /is required/],
+    [[{ kind: 'click' }], 'ops[0].target', /is required/],
+    [[{ kind: 'drag', source: '#a' }], 'ops[0].target', /is required/],
+    [[{ kind: 'click', target: { css: '#a', testid: 'b' } }], 'ops[0].target', /one strategy per locator/],
+    [[{ kind: 'click', target: { name: 'x' } }], 'ops[0].target', /needs one of/],
+    [[{ kind: 'click', target: '#a', extra: 1 }], 'ops[0]', /unknown field extra/],
+    [[{ kind: 'navigate', url: 'ftp://x' }], 'ops[0].url', /http\(s\) URL/],
+    [[{ kind: 'fill', target: '#a', value: 42 }], 'ops[0].value', /quote numbers/],
+    [[{ kind: 'extract', target: '#a', name: '1bad' }], 'ops[0].name', /identifier/],
+    [[{ kind: 'upload', target: '#a' }], 'ops[0].files', /is required/],
+    [{ kind: 'click' }, 'ops', /must be a list/],
+    [[], 'ops', /at least one/],
+  ])('rejects %j at %s', (ops, path, message) => {
+    const { issues } = checkOps(ops);
+    expect(issues.map((i) => i.path)).toContain(path);
+    expect(issues.find((i) => i.path === path)!.message).toMatch(message);
+  });
+
+  it('never echoes op values in issues', () => {
+    const { issues } = checkOps([{ kind: 'fill', target: 7, value: CANARY }]);
+    expect(JSON.stringify(issues)).not.toContain(CANARY);
+  });
+});
+
+describe('buildRecording', () => {
+  it('normalizes ops, drops secret values, digests files and content-addresses the recording', async () => {
+    const { recording, files: stored } = await buildRecording(options());
+    expect(JSON.stringify(recording)).not.toContain(CANARY);
+    expect(recording.format).toBe('flowctl-recording/1');
+    expect(recording.ops[1]).toEqual({ kind: 'fill', target: { css: '#user' }, value: 'alice', slot: 'user' });
+    expect(recording.ops[2]).toEqual({ kind: 'fill', target: { css: '#pw', fallbacks: [{ label: 'Password' }] }, slot: 'password' });
+    expect(recording.ops[5]).toEqual({ kind: 'drag', source: { text: 'Card' }, target: { testid: 'done' } });
+    expect(recording.ops[8]).toEqual({ kind: 'extract', target: { xpath: '//h1' }, name: 'title', attribute: 'title' });
+    expect(recording.inputs).toEqual({
+      user: { type: 'string', secret: false, default: 'alice' },
+      password: { type: 'string', secret: true },
+      cats: { type: 'array', secret: false, default: ['a', 'b'] },
+      docs: { type: 'array', secret: false },
+    });
+    const csv = digestBytes(files['files/a.csv']!);
+    expect(recording.ops[6]).toMatchObject({ files: [{ name: 'a.csv', digest: csv }, { name: 'b.txt', digest: digestBytes('bee') }] });
+    expect(stored.get(csv)?.name).toBe('a.csv');
+    const { source_digest, ...body } = recording;
+    expect(source_digest).toBe(digestOf(body));
+  });
+
+  it('gives the same digest for the same content and a different one for any change', async () => {
+    const a = (await buildRecording(options())).recording.source_digest;
+    const reordered = OPS.map((op) => Object.fromEntries(Object.entries(op).reverse()));
+    expect((await buildRecording(options({ ops: reordered }))).recording.source_digest).toBe(a);
+    expect((await buildRecording(options({ task: 'Buy other things' }))).recording.source_digest).not.toBe(a);
+    // The secret value never reaches the digest: another password, the same recording.
+    const otherPw = OPS.map((op, i) => (i === 2 ? { ...op, value: 'something-else' } : op));
+    expect((await buildRecording(options({ ops: otherPw }))).recording.source_digest).toBe(a);
+  });
+
+  it.each([
+    ['a slot named by both --input and --secret', { inputs: ['user', 'password'] }, 'slot_conflict'],
+    ['a --secret slot no op uses', { secrets: ['password', 'pin'] }, 'unknown_slot'],
+    ['an --input slot no op uses', { inputs: ['user', 'nothing'] }, 'unknown_slot'],
+    ['a bad name', { name: 'Shop Now' }, 'invalid_name'],
+    ['an empty task', { task: ' ' }, 'invalid_task'],
+    ['an unknown kind', { ops: [{ kind: 'hover', target: '#a' }] }, 'invalid_ops'],
+    ['a missing target', { ops: [{ kind: 'click' }] }, 'invalid_ops'],
+    ['a file outside the folder', { ops: [{ kind: 'upload', target: '#f', files: '../secret.txt' }], inputs: [], secrets: [] }, 'upload_outside_folder'],
+    ['an absolute file path', { ops: [{ kind: 'upload', target: '#f', files: '/etc/passwd' }], inputs: [], secrets: [] }, 'upload_outside_folder'],
+    ['a missing file', { ops: [{ kind: 'upload', target: '#f', files: 'nope.txt' }], inputs: [], secrets: [] }, 'upload_file_missing'],
+    ['a secret upload slot', { ops: [{ kind: 'upload', target: '#f', files: 'b.txt', slot: 's' }], inputs: [], secrets: ['s'] }, 'invalid_slot'],
+    ['a value-less fill without a slot', { ops: [{ kind: 'fill', target: '#f' }], inputs: [], secrets: [] }, 'invalid_ops'],
+    ['a slot used as string and list', { ops: [{ kind: 'fill', target: '#a', value: 'x', slot: 's' }, { kind: 'select', target: '#b', value: ['y'], slot: 's' }], inputs: ['s'], secrets: [] }, 'slot_type_conflict'],
+    ['a duplicate extract name', { ops: [{ kind: 'extract', target: '#a', name: 'n' }, { kind: 'extract', target: '#b', name: 'n' }], inputs: [], secrets: [] }, 'duplicate_output'],
+  ])('rejects %s', async (_what, over, code) => {
+    const err = await codeOf(buildRecording(options(over as Partial<RecordOptions>)));
+    expect(err.code).toBe(code);
+    expect(err.message).toMatch(/^\[flowctl\] \[record\] /);
+    expect(err.message).not.toContain(CANARY);
+  });
+
+  it('keeps slots named by no flag as literal values', async () => {
+    const { recording } = await buildRecording(options({ inputs: [], secrets: [], ops: [{ kind: 'fill', target: '#a', value: 'v', slot: 'free' }] }));
+    expect(recording.inputs).toEqual({});
+    expect(recording.ops[0]).toEqual({ kind: 'fill', target: { css: '#a' }, value: 'v', slot: 'free' });
+  });
+
+  it('checks paths lexically before reading anything', () => {
+    expect(checkInsideFolder('files/../files/a.csv', 'x')).toBe('files/a.csv');
+    expect(() => checkInsideFolder('files/../../a', 'x')).toThrow(/outside the ops file's folder/);
+    expect(() => checkInsideFolder('C:\\a.txt', 'x')).toThrow(/outside/);
+    expect(() => checkInsideFolder('.', 'x')).toThrow(/outside/);
+  });
+});
+
+describe('parseRecording', () => {
+  it('round-trips a built recording', async () => {
+    const { recording } = await buildRecording(options());
+    expect(parseRecording(JSON.parse(JSON.stringify(recording)))).toEqual(recording);
+  });
+
+  it('refuses an edited recording (digest) and a secret value smuggled in', async () => {
+    const { recording } = await buildRecording(options());
+    const edited = structuredClone(recording);
+    (edited.ops[0] as { url: string }).url = 'http://127.0.0.1:2/';
+    expect(() => parseRecording(edited)).toThrow(expect.objectContaining({ code: 'recording_digest_mismatch' }));
+
+    const smuggled = structuredClone(recording) as typeof recording;
+    (smuggled.ops[2] as { value?: string }).value = 'leak';
+    const { source_digest: _, ...body } = smuggled;
+    expect(() => parseRecording({ ...body, source_digest: digestOf(body) })).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+  });
+
+  it('names the bad field of a malformed recording', () => {
+    try {
+      parseRecording({ format: 'flowctl-recording/1', name: 'x', task: 't', ops: [{ kind: 'click' }], inputs: {}, source_digest: 'sha256:00' });
+      throw new Error('accepted');
+    } catch (err) {
+      expect((err as FlowError).code).toBe('invalid_recording');
+      const paths = ((err as FlowError).data as { issues: { path: string }[] }).issues.map((i) => i.path);
+      expect(paths).toEqual(expect.arrayContaining(['ops[0].target', 'source_digest']));
+    }
+  });
+});

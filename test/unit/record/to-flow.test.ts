@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { digestBytes } from '../../../src/canonical.js';
+import { parseTemplate } from '../../../src/flow/expr.js';
+import { buildRecording } from '../../../src/record/recording.js';
+import { recordingToFlow } from '../../../src/record/to-flow.js';
+
+const readFile = async () => new TextEncoder().encode('a,b\n');
+
+async function recording(ops: unknown[], inputs: string[] = [], secrets: string[] = []) {
+  return (await buildRecording({ name: 'shop', task: 'Find ${things}', ops, inputs, secrets, readFile })).recording;
+}
+
+describe('recordingToFlow', () => {
+  it('turns each op into a browser step and extract names into the output', async () => {
+    const r = await recording(
+      [
+        { kind: 'navigate', url: 'http://127.0.0.1:9/' },
+        { kind: 'fill', target: '#user', value: 'alice', slot: 'user' },
+        { kind: 'fill', target: '#pw', value: 'hidden', slot: 'pw' },
+        { kind: 'select', target: '#cat', value: 'Books' },
+        { kind: 'drag', source: '#a', target: '#b' },
+        { kind: 'upload', target: '#f', files: 'r.csv' },
+        { kind: 'extract', target: 'td', name: 'rows', all: true },
+        { kind: 'extract', target: '#n', name: 'n', attribute: 'href' },
+      ],
+      ['user'],
+      ['pw'],
+    );
+    const flow = recordingToFlow(r);
+    expect(flow.name).toBe('shop');
+    expect(flow.inputs).toEqual({ user: { type: 'string', default: 'alice' }, pw: { type: 'string', secret: true } });
+    expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
+      'navigate_1 browser/navigate@1',
+      'fill_2 browser/fill@1',
+      'fill_3 browser/fill@1',
+      'select_4 browser/select@1',
+      'drag_5 browser/drag@1',
+      'upload_6 browser/upload@1',
+      'extract_7 browser/extract@1',
+      'extract_8 browser/extract@1',
+    ]);
+    expect(flow.steps[1]!.args).toEqual({ target: { css: '#user' }, value: '${inputs.user}' });
+    expect(flow.steps[2]!.args).toEqual({ target: { css: '#pw' }, value: '${inputs.pw}', mask: true });
+    expect(flow.steps[3]!.args).toEqual({ target: { css: '#cat' }, value: 'Books' });
+    const hex = digestBytes('a,b\n').slice(7);
+    expect(flow.steps[5]!.args).toEqual({ target: { css: '#f' }, files: [{ path: `recordings/shop.files/${hex}/r.csv`, digest: `sha256:${hex}` }] });
+    expect(flow.steps[6]!.args).toEqual({ target: { css: 'td' }, all: true });
+    expect(flow.steps[7]!.args).toEqual({ target: { css: '#n' }, attribute: 'href' });
+    expect(flow.output).toEqual({ rows: '${steps.extract_7.output.value}', n: '${steps.extract_8.output.value}' });
+  });
+
+  it('escapes recorded text so it is never evaluated as an expression', async () => {
+    const r = await recording([{ kind: 'fill', target: 'input[name="${x}"]', value: 'cost: ${price}' }]);
+    const args = recordingToFlow(r).steps[0]!.args as { value: string; target: { css: string } };
+    const text = (s: string) => parseTemplate(s).parts.join('');
+    expect(text(args.value)).toBe('cost: ${price}');
+    expect(text(args.target.css)).toBe('input[name="${x}"]');
+  });
+
+  it('makes an upload slot an array input defaulting to the stored files, and honours filesDir', async () => {
+    const r = await recording([{ kind: 'upload', target: '#f', files: ['r.csv'], slot: 'docs' }], ['docs']);
+    const flow = recordingToFlow(r, { filesDir: 'elsewhere/shop.files/' });
+    const hex = digestBytes('a,b\n').slice(7);
+    expect(flow.inputs).toEqual({ docs: { type: 'array', items: { type: 'string' }, default: [`elsewhere/shop.files/${hex}/r.csv`] } });
+    expect(flow.steps[0]!.args).toEqual({ target: { css: '#f' }, files: '${inputs.docs}' });
+    expect(flow.output).toBeUndefined();
+  });
+
+  it('keeps a list-valued select slot as an array input', async () => {
+    const r = await recording([{ kind: 'select', target: '#m', value: ['a', 'b'], slot: 'tags' }], ['tags']);
+    expect(recordingToFlow(r).inputs).toEqual({ tags: { type: 'array', items: { type: 'string' }, default: ['a', 'b'] } });
+  });
+});

@@ -1,0 +1,259 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSubprocessSandbox } from '../../../adapters/sandbox-subprocess/index.js';
+import { callWorker, locateWorker } from '../../../adapters/sandbox-subprocess/worker-process.js';
+import { FlowError } from '../../../src/errors.js';
+import { builtinTools } from '../../../src/tools/builtins/index.js';
+import { contractDigest, defineTool } from '../../../src/tools/contract.js';
+import { createSandbox, listSandboxProviders } from '../../../src/tools/sandbox.js';
+import { createTestToolContext } from '../../../src/tools/testing-context.js';
+import type { Executor } from '../../../src/ports/executor.js';
+import type { Tool } from '../../../src/tools/types.js';
+
+const tools = Object.fromEntries(builtinTools().map((t) => [t.contract.ref, t])) as Record<string, Tool>;
+let parent: string; // where sandbox roots are created
+let project: string; // the parent process's own cwd for tools
+
+beforeAll(async () => {
+  parent = await mkdtemp(join(tmpdir(), 'flowctl-sbx-parent-'));
+  project = await mkdtemp(join(tmpdir(), 'flowctl-sbx-project-'));
+});
+afterAll(async () => {
+  await rm(parent, { recursive: true, force: true });
+  await rm(project, { recursive: true, force: true });
+});
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('the subprocess provider', () => {
+  const sandbox = createSubprocessSandbox({ root: undefined, timeoutMs: 20_000 });
+
+  it('is named subprocess and takes fs and spawn tools without net or browser', () => {
+    expect(sandbox.name).toBe('subprocess');
+    const taken = builtinTools().filter((t) => sandbox.accepts(t)).map((t) => t.contract.ref).sort();
+    expect(taken).toEqual(['fs/read', 'fs/write', 'shell/exec']);
+    const mixed = defineTool(
+      { ...tools['fs/read']!.contract, ref: 'test/fetch-to-file', capabilities: ['fs', 'net'] },
+      async () => ({}),
+    );
+    expect(sandbox.accepts(mixed)).toBe(false);
+  });
+
+  it('runs in a temporary root shared by the steps of one run, re-reports effects, and removes the root at run end', async () => {
+    const box = createSubprocessSandbox({ root: parent });
+    const ctx = createTestToolContext({ cwd: project });
+    const written = await box.execute(tools['fs/write']!, { path: 'out/a.txt', content: 'from step 1' }, ctx);
+    expect(written).toMatchObject({ path: 'out/a.txt', bytes: 11 });
+    const read = await box.execute(tools['fs/read']!, { path: 'out/a.txt' }, { ...ctx, stepId: 'step-2' });
+    expect(read).toMatchObject({ content: 'from step 1' });
+    expect(ctx.effects).toEqual([{ kind: 'fs', target: 'out/a.txt' }]);
+
+    // Confined: nothing in the project, one root under the parent holding the file.
+    expect(await readdir(project)).toEqual([]);
+    const roots = await readdir(parent);
+    expect(roots).toHaveLength(1);
+    expect(roots[0]).toMatch(/^flowctl-sandbox-/);
+    expect(await readFile(join(parent, roots[0]!, 'out/a.txt'), 'utf8')).toBe('from step 1');
+
+    // Another run gets another root.
+    const other = createTestToolContext({ cwd: project });
+    await expect(box.execute(tools['fs/read']!, { path: 'out/a.txt' }, other)).rejects.toMatchObject({ code: 'fs_not_found' });
+    expect(await readdir(parent)).toHaveLength(2);
+
+    await ctx.close();
+    await other.close();
+    expect(await readdir(parent)).toEqual([]);
+  });
+
+  it('runs shell/exec in the root with a minimal environment', async () => {
+    process.env.FLOWCTL_TEST_PARENT_SECRET = 'do-not-leak';
+    const ctx = createTestToolContext({ cwd: project });
+    try {
+      const out = (await sandbox.execute(
+        tools['shell/exec']!,
+        { command: 'sh', args: ['-c', 'pwd; echo "$HOME"; echo "${FLOWCTL_TEST_PARENT_SECRET:-absent}"; echo "$GIVEN"'], env: { GIVEN: 'given' } },
+        ctx,
+      )) as { stdout: string; exit_code: number };
+      const [pwd, home, secret, given] = out.stdout.trim().split('\n');
+      expect(pwd).toMatch(/flowctl-sandbox-/);
+      expect(home).toBe(pwd);
+      expect(pwd).not.toBe(project);
+      expect(secret).toBe('absent');
+      expect(given).toBe('given');
+      expect(ctx.effects).toEqual([{ kind: 'spawn', target: 'sh' }]);
+    } finally {
+      delete process.env.FLOWCTL_TEST_PARENT_SECRET;
+      await ctx.close();
+    }
+  });
+
+  it('returns tool errors as FlowErrors with their code and data', async () => {
+    const ctx = createTestToolContext();
+    const err = await sandbox.execute(tools['fs/read']!, { path: '../escape.txt' }, ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FlowError);
+    expect(err).toMatchObject({ code: 'fs_path_outside_root', data: { retryable: false } });
+    await expect(sandbox.execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'exit 4'] }, ctx)).rejects.toMatchObject({
+      code: 'exec_failed',
+      data: { exit_code: 4 },
+    });
+    await ctx.close();
+  });
+
+  it('kills a call that passes the time limit with sandbox_timeout, including what it spawned', async () => {
+    const box = createSubprocessSandbox({ root: parent, timeoutMs: 800, graceMs: 500 });
+    const ctx = createTestToolContext();
+    const err = await box
+      .execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'echo $$ > sh.pid; sleep 30 </dev/null >/dev/null 2>&1 & echo $! > sleep.pid; wait'] }, ctx)
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'sandbox_timeout', data: { retryable: true, timeout_ms: 800 } });
+    const root = join(parent, (await readdir(parent))[0]!);
+    for (const file of ['sh.pid', 'sleep.pid']) {
+      const pid = Number((await readFile(join(root, file), 'utf8')).trim());
+      for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(alive(pid), file).toBe(false);
+    }
+    await ctx.close();
+  });
+
+  it('stops when ctx.signal aborts and throws the abort reason', async () => {
+    const controller = new AbortController();
+    const reason = new FlowError('run_canceled', 'canceled by the caller');
+    const ctx = createTestToolContext({ signal: controller.signal });
+    const call = sandbox.execute(tools['shell/exec']!, { command: 'sleep', args: ['30'] }, ctx);
+    setTimeout(() => controller.abort(reason), 300);
+    await expect(call).rejects.toBe(reason);
+    await ctx.close();
+  });
+
+  it('takes only built-ins it can load by ref, and refuses anything else', async () => {
+    const custom = defineTool({ ...tools['fs/write']!.contract, ref: 'acme/write', description: 'A pack tool.' }, async () => ({}));
+    const changed = defineTool({ ...tools['fs/write']!.contract, description: 'Same ref, other contract.' }, async () => ({}));
+    expect(sandbox.accepts(custom)).toBe(false);
+    expect(sandbox.accepts(changed)).toBe(false);
+    const ctx = createTestToolContext();
+    await expect(sandbox.execute(custom, { path: 'a', content: 'b' }, ctx)).rejects.toMatchObject({ code: 'sandbox_unsupported_tool' });
+    await expect(sandbox.execute(changed, { path: 'a', content: 'b' }, ctx)).rejects.toMatchObject({ code: 'sandbox_unsupported_tool' });
+    await expect(sandbox.execute(tools['http/request']!, { url: 'http://127.0.0.1:1/' }, ctx)).rejects.toMatchObject({
+      code: 'sandbox_unsupported_tool',
+    });
+    await ctx.close();
+  });
+
+  it('confines the worker process itself with the permission model', async () => {
+    // Ask the worker to use a directory outside its root as cwd: the tool's own checks pass (the path is
+    // relative to that cwd), and only the OS-level permission model stands in the way.
+    const root = await mkdtemp(join(parent, 'perm-root-'));
+    const elsewhere = await mkdtemp(join(tmpdir(), 'flowctl-sbx-elsewhere-'));
+    await writeFile(join(elsewhere, 'secret.txt'), 'secret');
+    const fsRead = tools['fs/read']!;
+    const call = (cwd: string, tool: Tool, input: unknown) =>
+      callWorker(
+        {
+          type: 'call',
+          ref: tool.contract.ref,
+          version: tool.contract.version,
+          contract_digest: contractDigest(tool.contract),
+          input,
+          ctx: { runId: 'r', stepId: 's', attempt: 1, timeoutMs: 10_000, cwd },
+        },
+        { root, allowSpawn: false, timeoutMs: 10_000, graceMs: 500, signal: new AbortController().signal, abortReason: () => new Error('x'), onMessage: () => {} },
+      );
+    try {
+      expect(await call(elsewhere, fsRead, { path: 'secret.txt' })).toMatchObject({ ok: false, error: { code: 'sandbox_denied' } });
+      expect(await call(elsewhere, tools['fs/write']!, { path: 'new.txt', content: 'x' })).toMatchObject({ ok: false, error: { code: 'sandbox_denied' } });
+      expect(existsSync(join(elsewhere, 'new.txt'))).toBe(false);
+      await writeFile(join(root, 'inside.txt'), 'inside');
+      expect(await call(root, fsRead, { path: 'inside.txt' })).toMatchObject({ ok: true, output: { content: 'inside' } });
+      // No spawn permission for a tool that does not declare spawn.
+      const exec = tools['shell/exec']!;
+      expect(await call(root, exec, { command: 'true' })).toMatchObject({ ok: false, error: { code: 'sandbox_denied' } });
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('has the worker itself refuse a tool that is not a built-in with the same contract', async () => {
+    const root = await mkdtemp(join(parent, 'unsupported-'));
+    try {
+      const write = tools['fs/write']!.contract;
+      const answer = await callWorker(
+        {
+          type: 'call',
+          ref: write.ref,
+          version: write.version,
+          contract_digest: contractDigest({ ...write, description: 'another contract' }),
+          input: { path: 'a', content: 'b' },
+          ctx: { runId: 'r', stepId: 's', attempt: 1, timeoutMs: 10_000, cwd: root },
+        },
+        { root, allowSpawn: false, timeoutMs: 10_000, graceMs: 500, signal: new AbortController().signal, abortReason: () => new Error('x'), onMessage: () => {} },
+      );
+      expect(answer).toMatchObject({ ok: false, error: { code: 'sandbox_unsupported_tool' } });
+      expect(await readdir(root)).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('runs from sources with the worker beside it', () => {
+    expect(locateWorker().script).toMatch(/adapters[/\\]sandbox-subprocess[/\\]worker\.ts$/);
+  });
+});
+
+describe('sandbox providers', () => {
+  it('lists and creates the known providers', () => {
+    expect(listSandboxProviders()).toEqual(['subprocess']);
+    expect(createSandbox('subprocess').name).toBe('subprocess');
+  });
+
+  it('refuses an unknown provider, naming the known ones', () => {
+    const err = (() => {
+      try {
+        createSandbox('firecracker');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(FlowError);
+    expect(err).toMatchObject({ code: 'unknown_sandbox', data: { name: 'firecracker', known: ['subprocess'] } });
+    expect((err as Error).message).toContain('known providers: subprocess');
+    expect(() => createSandbox('toString')).toThrow(expect.objectContaining({ code: 'unknown_sandbox' }));
+  });
+});
+
+describe('the built package', () => {
+  // test/global-setup.ts builds dist/ when it is stale; this checks the worker is found from the built
+  // adapter entries (ESM and CJS) and from the core bundle, where the sandbox code sits in a chunk.
+  const dist = join(import.meta.dirname, '../../../dist');
+
+  it.each([
+    ['ESM adapter', 'adapters/sandbox-subprocess.js'],
+    ['CJS adapter', 'adapters/sandbox-subprocess.cjs'],
+    ['core bundle', 'index.js'],
+  ])('runs fs tools from the %s', async (_label, file) => {
+    const path = join(dist, file);
+    expect(existsSync(path), `${path} is missing: run npm run build`).toBe(true);
+    const mod = file.endsWith('.cjs') ? createRequire(import.meta.url)(path) : await import(pathToFileURL(path).href);
+    const box: Executor = mod.createSubprocessSandbox ? mod.createSubprocessSandbox({ root: parent }) : mod.createSandbox('subprocess', { root: parent });
+    const ctx = createTestToolContext();
+    try {
+      await box.execute(tools['fs/write']!, { path: 'built.txt', content: file }, ctx);
+      expect(await box.execute(tools['fs/read']!, { path: 'built.txt' }, ctx)).toMatchObject({ content: file });
+      expect(ctx.effects).toEqual([{ kind: 'fs', target: 'built.txt' }]);
+    } finally {
+      await ctx.close();
+    }
+  });
+});

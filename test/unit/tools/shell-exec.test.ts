@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FlowError } from '../../../src/errors.js';
+import { shellExec } from '../../../src/tools/builtins/index.js';
+import { createTestToolContext } from '../../../src/tools/testing-context.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'flowctl-exec-'));
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const ctx = (overrides = {}) => createTestToolContext({ cwd: root, ...overrides });
+const node = process.execPath;
+
+/** Whether a pid is alive. A killed orphan stays a zombie until its new parent reaps it: that is dead. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    // no /proc entry: gone (or not Linux, then ask the kernel)
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('shell/exec', () => {
+  it('runs a program with arguments, stdin and env, in the root, and reports a spawn effect', async () => {
+    const c = ctx();
+    const out = await shellExec.run(
+      {
+        command: node,
+        args: ['-e', 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{console.log(JSON.stringify({cwd:process.cwd(),s,v:process.env.FLOWCTL_T,a:process.argv[1]}));console.error("warn")})', 'arg with spaces; $(echo no)'],
+        env: { FLOWCTL_T: 'yes' },
+        input: 'from stdin',
+      },
+      c,
+    );
+    expect(out).toMatchObject({ exit_code: 0, stderr: 'warn\n' });
+    expect(JSON.parse((out as { stdout: string }).stdout)).toEqual({ cwd: root, s: 'from stdin', v: 'yes', a: 'arg with spaces; $(echo no)' });
+    expect(c.effects).toEqual([{ kind: 'spawn', target: node }]);
+  });
+
+  it('does not interpolate through a shell', async () => {
+    const out = await shellExec.run({ command: 'echo', args: ['$HOME', '`id`', '*'] }, ctx());
+    expect(out).toMatchObject({ stdout: '$HOME `id` *\n' });
+  });
+
+  it('runs in a cwd relative to the root and refuses one outside it', async () => {
+    await mkdir(join(root, 'sub'));
+    expect(await shellExec.run({ command: 'pwd', cwd: 'sub' }, ctx())).toMatchObject({ stdout: `${join(root, 'sub')}\n` });
+    await expect(shellExec.run({ command: 'pwd', cwd: '..' }, ctx())).rejects.toMatchObject({ code: 'fs_path_outside_root' });
+    await symlink(tmpdir(), join(root, 'tmp-link'));
+    await expect(shellExec.run({ command: 'pwd', cwd: 'tmp-link' }, ctx())).rejects.toMatchObject({ code: 'fs_path_outside_root' });
+    await expect(shellExec.run({ command: 'pwd', cwd: 'missing' }, ctx())).rejects.toMatchObject({ code: 'exec_bad_cwd' });
+  });
+
+  it('fails a non-zero exit with exec_failed, unless allow_failure', async () => {
+    const args = ['-e', 'console.log("out");console.error("bad thing");process.exit(3)'];
+    const err = await shellExec.run({ command: node, args }, ctx()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FlowError);
+    expect(err).toMatchObject({ code: 'exec_failed', data: { exit_code: 3, stdout: 'out\n', stderr: 'bad thing\n', retryable: false } });
+    expect((err as Error).message).toContain('bad thing');
+    expect(await shellExec.run({ command: node, args, allow_failure: true }, ctx())).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'bad thing\n' });
+  });
+
+  it('names a missing command', async () => {
+    await expect(shellExec.run({ command: 'flowctl-no-such-command-xyz' }, ctx())).rejects.toMatchObject({ code: 'exec_not_found' });
+  });
+
+  it('kills the whole process group on timeout (exec_timeout, retryable)', async () => {
+    // sh starts a grandchild that writes its pid, then both sleep; the kill must take the grandchild too.
+    const script = 'sleep 30 </dev/null >/dev/null 2>&1 & echo $! > grandchild.pid; wait';
+    const err = await shellExec.run({ command: 'sh', args: ['-c', script], timeout_ms: 300 }, ctx()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'exec_timeout', data: { retryable: true } });
+    const pid = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+    // SIGKILL delivery is asynchronous; poll a bounded number of times.
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('kills the child when ctx.signal aborts and throws the abort reason', async () => {
+    const controller = new AbortController();
+    const reason = new FlowError('run_canceled', 'canceled');
+    await writeFile(join(root, 'x'), '');
+    const call = shellExec.run({ command: 'sh', args: ['-c', 'echo $$ > child.pid; exec sleep 30'] }, ctx({ signal: controller.signal }));
+    setTimeout(() => controller.abort(reason), 200);
+    await expect(call).rejects.toBe(reason);
+    const pid = Number((await readFile(join(root, 'child.pid'), 'utf8')).trim());
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('stops a child whose output passes max_output_bytes', async () => {
+    await expect(
+      shellExec.run({ command: node, args: ['-e', 'process.stdout.write("x".repeat(100000))'], max_output_bytes: 1000 }, ctx()),
+    ).rejects.toMatchObject({ code: 'exec_output_too_large' });
+  });
+});
