@@ -30,6 +30,7 @@ export {
   type JournalFixture,
 } from './run/fixture.js';
 export { SecretMask, isSecretRef, defaultSecretRef, secretRefName } from './secrets/index.js';
+export { createToolRegistry } from './tools/registry.js';
 
 // Tool contracts, the built-in tools and sandbox providers (docs/tools.md, docs/sandbox.md)
 export {
@@ -98,3 +99,12 @@ export type {
   FlowRunner,
   LoadRegistryToolsOptions,
 } from './packs/index.js';
+
+// Recordings (docs/recordings.md): used by examples/engine-launcher to build its demo Recording.
+export { buildRecording, recordingToFlow, writeRecording, parseRecording, type Recording, type RecordOptions, type BuiltRecording } from './record/index.js';
+
+// REST launcher (docs/rest.md)
+export { createLauncher, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ServedFlow } from './engine/launcher.js';
+export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './engine/openapi.js';
+export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator } from './engine/request-schemas.js';
+export { HTTP_STATUS_BY_CODE } from './http/errors.js';

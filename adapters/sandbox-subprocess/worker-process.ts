@@ -33,7 +33,9 @@ export function locateWorker(): WorkerEntry {
   const candidates = [join(dir, 'sandbox-subprocess-worker.js'), join(dir, 'adapters', 'sandbox-subprocess-worker.js')];
   const script = candidates.find((c) => existsSync(c));
   if (!script) {
-    throw new FlowError('sandbox_worker_missing', `[flowctl] [sandbox-subprocess] worker script not found; looked at ${candidates.join(', ')}`);
+    throw new FlowError('sandbox_worker_missing', `[flowctl] [sandbox-subprocess] worker script not found; looked at ${candidates.join(', ')}`, {
+      data: { retryable: false, candidates },
+    });
   }
   return { script, execArgv: [] };
 }
@@ -78,8 +80,10 @@ export function permissionFlags(root: string, allowSpawn: boolean): string[] {
     const dir = modulesDirOf(pkg, file);
     if (dir) reads.add(dir);
   }
+  // `--permission` is stable from Node 22.13 and 23.5; Node 22.12 (our floor) only knows the experimental name.
+  const flag = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
   return [
-    '--permission',
+    flag,
     ...[...reads].map((p) => `--allow-fs-read=${p}`),
     `--allow-fs-write=${root}`,
     ...(allowSpawn ? ['--allow-child-process'] : []),

@@ -1,4 +1,5 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { FlowError, prefixed } from '../../src/errors.js';
 import { DIGEST_SQL_PATTERN, RUN_STATUSES, UUID_SQL_PATTERN } from './schema.js';
 

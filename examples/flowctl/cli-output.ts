@@ -17,9 +17,9 @@ const USAGE_CODES = new Set([
   'run_not_found',
   'step_not_found',
   'not_found',
-  'fixture_invalid',
+  'invalid_fixture',
+  'invalid_run',
   'fixture_unreadable',
-  'invalid_journal_fixture',
   'invalid_secret_ref',
 ]);
 

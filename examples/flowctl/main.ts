@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
   pack: () => import('./commands/pack.js'),
   install: () => import('./commands/install.js'),
   registry: () => import('./commands/registry.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 export const ALL_COMMANDS = [

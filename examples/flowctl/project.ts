@@ -223,3 +223,26 @@ export async function getRunOrThrow(engine: Engine, id: string): Promise<Run> {
   if (!run) throw new FlowError('run_not_found', `[flowctl] run "${id}" not found in .flowctl/ (see "flowctl runs")`, { data: { run_id: id } });
   return run;
 }
+
+/**
+ * Ctrl-C (SIGINT) or SIGTERM during a run cancels it through the engine, so its journal ends with
+ * `run_finished` (status `canceled`) instead of stopping mid-step. A second signal exits at once.
+ * Returns the signal to pass in RunOptions and a function that removes the handlers.
+ */
+export function cancelOnSignals(io: CliIO): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    io.stderr.write(`\nflowctl: ${name}: canceling the run (again to exit at once)\n`);
+    controller.abort(new FlowError('canceled', `[flowctl] [cli] canceled by ${name}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

@@ -1,5 +1,6 @@
 import type { FlowSpec, InputContract } from '../flow/types.js';
 import { SECRET_REF_PATTERN } from '../ports/secrets.js';
+import type { InputIssue } from '../run/inputs.js';
 import { validateAgainstSchema } from '../tools/contract.js';
 import type { JsonSchema } from '../tools/types.js';
 
@@ -70,11 +71,6 @@ export function secretInputs(spec: FlowSpec): string[] {
     .sort();
 }
 
-/** One contract violation. `path` is the dotted path of the offending input (`""` for the body itself). */
-export interface InputIssue {
-  path: string;
-  message: string;
-}
 
 export type BodyValidator = (body: unknown) => InputIssue[];
 

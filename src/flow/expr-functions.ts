@@ -73,6 +73,17 @@ export const FUNCTIONS: Record<string, ExprFunction> = {
       return null;
     },
   },
+  /** at(list, index) or at(object, key): one element (negative indexes count from the end); null when absent. */
+  at: {
+    min: 2, max: 2, returns: 'any',
+    call: ([v, k]) => {
+      if (Array.isArray(v) && typeof k === 'number' && Number.isInteger(k)) return v[k < 0 ? v.length + k : k] ?? null;
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof k === 'string' && Object.hasOwn(v, k)) {
+        return (v as Record<string, unknown>)[k] ?? null;
+      }
+      return null;
+    },
+  },
   /** default(value, fallback): fallback when value is null or missing. */
   default: { min: 2, max: 2, returns: 'any', call: ([v, d]) => (isNil(v) ? (d ?? null) : v) },
   /** coalesce(a, b, ...): the first argument that is not null or missing. */

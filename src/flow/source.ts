@@ -1,4 +1,4 @@
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node } from 'yaml';
 import { DiagnosticSink, type Locator, type PathSegment } from './diagnostics.js';
 
 /**
@@ -106,10 +106,59 @@ export function parseFlowSource(text: string, file: string): ParsedSource {
   if (problems.length > 0) return { value: undefined, locate, sink };
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    value = toValue(doc.contents, doc, { aliases: 0 }, new Set());
   } catch (err) {
-    sink.list.push({ severity: 'error', code: 'yaml_syntax', message: `YAML: ${(err as Error).message}`, file, line: 1, column: 1 });
+    const at = (err as { node?: Node }).node?.range?.[0] ?? 0;
+    const { line, column } = lineColumn(counter, at);
+    sink.list.push({ severity: 'error', code: 'yaml_syntax', message: `YAML: ${(err as Error).message}`, file, line, column });
     return { value: undefined, locate, sink };
   }
   return { value, locate, sink };
+}
+
+class YamlValueError extends Error {
+  constructor(
+    message: string,
+    readonly node: Node,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The plain value of a node. Cheaper than Document.toJS for large flows (no anchor bookkeeping per
+ * node); aliases are expanded at most MAX_ALIAS_COUNT times and may not point into themselves.
+ */
+function toValue(node: unknown, doc: Document, budget: { aliases: number }, open: Set<unknown>): unknown {
+  if (node === null || node === undefined) return null;
+  if (isScalar(node)) return node.value;
+  if (isAlias(node)) {
+    if (++budget.aliases > MAX_ALIAS_COUNT) throw new YamlValueError(`more than ${MAX_ALIAS_COUNT} alias expansions`, node as Node);
+    const target = node.resolve(doc);
+    if (!target) throw new YamlValueError(`unresolved alias *${node.source}`, node as Node);
+    if (open.has(target)) throw new YamlValueError(`alias *${node.source} refers to itself`, node as Node);
+    return toValue(target, doc, budget, open);
+  }
+  if (isSeq(node)) {
+    open.add(node);
+    const out = node.items.map((item) => toValue(item, doc, budget, open));
+    open.delete(node);
+    return out;
+  }
+  if (isMap(node)) {
+    open.add(node);
+    const out: Record<string, unknown> = {};
+    for (const pair of node.items) {
+      const k = pair.key;
+      if (k !== null && !isScalar(k)) throw new YamlValueError('mapping keys must be plain values, not lists or mappings', (k ?? node) as Node);
+      const key = String(isScalar(k) ? k.value : null);
+      const v = toValue(pair.value, doc, budget, open);
+      // A `__proto__` key is data, never the object's prototype.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      else out[key] = v;
+    }
+    open.delete(node);
+    return out;
+  }
+  throw new YamlValueError('unsupported YAML node', node as Node);
 }

@@ -84,15 +84,17 @@ export async function openRegistry(dir: string, options: { create?: boolean } = 
     blobPath,
     readBlob: (digest) => readOptional(blobPath(digest)),
     async putBlobs(blobs) {
-      let wrote = false;
-      for (const [digest, text] of blobs) {
-        const existing = await readOptional(blobPath(digest));
-        // A present blob is immutable; one whose bytes no longer match its name was damaged, so replace it.
-        if (existing !== undefined && digestBytes(existing) === digest) continue;
-        await writeFileAtomic(blobPath(digest), text);
-        wrote = true;
-      }
-      if (wrote) await syncDir(blobDir);
+      // Blobs are independent files: write them concurrently so their fsyncs overlap.
+      const wrote = await Promise.all(
+        [...blobs].map(async ([digest, text]) => {
+          const existing = await readOptional(blobPath(digest));
+          // A present blob is immutable; one whose bytes no longer match its name was damaged, so replace it.
+          if (existing !== undefined && digestBytes(existing) === digest) return false;
+          await writeFileAtomic(blobPath(digest), text);
+          return true;
+        }),
+      );
+      if (wrote.includes(true)) await syncDir(blobDir);
     },
     async listIndex() {
       const names = (await readdir(indexDir)).filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).sort();

@@ -1,6 +1,6 @@
 import { mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { prettyJson } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { Flow } from '../flow/types.js';
@@ -13,20 +13,24 @@ import { recordedFilePath, recordingToFlow } from './to-flow.js';
  * Parse an ops file (JSON or YAML; YAML is a superset of JSON). Syntax errors name the line and column
  * only: the offending text is not echoed, because an ops file may hold a secret value.
  */
-export async function readOpsFile(file: string): Promise<unknown> {
+export async function readOpsFile(file: string, display = file): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new FlowError('ops_file_unreadable', `[flowctl] [record] cannot read ops file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
-      data: { file },
+    throw new FlowError('ops_file_unreadable', `[flowctl] [record] cannot read ops file ${display} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      data: { file: display },
     });
   }
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter: counter });
   if (doc.errors.length > 0) {
-    const issues = doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? 0, column: e.linePos?.[0]?.col ?? 0, code: e.code }));
+    const issues = doc.errors.map((e) => {
+      const { line, col } = counter.linePos(e.pos[0]);
+      return { line, column: col, code: e.code };
+    });
     const where = issues.map((i) => `line ${i.line}, column ${i.column} (${i.code})`).join('; ');
-    throw new FlowError('ops_syntax', `[flowctl] [record] ${file}: syntax error at ${where}`, { data: { file, issues } });
+    throw new FlowError('ops_syntax', `[flowctl] [record] ${display}: syntax error at ${where}`, { data: { file: display, issues } });
   }
   return doc.toJS();
 }

@@ -89,8 +89,8 @@ describe('flowctl pack', () => {
     expect((await runCli(['registry', 'verify', '--registry', 'imported-reg'], { cwd: other })).code).toBe(0);
 
     const doc = JSON.parse(await readFile(join(other, 'exported.pack.json'), 'utf8'));
-    const key = Object.keys(doc.blobs)[0]!;
-    doc.blobs[key] = doc.blobs[key].replace('Hello', 'Jello');
+    const key = Object.keys(doc.blobs).find((k) => doc.blobs[k].includes('Hello,'))!;
+    doc.blobs[key] = doc.blobs[key].replace('Hello,', 'Jello,');
     await writeFile(join(other, 'tampered.pack.json'), JSON.stringify(doc));
     const tampered = await runCli(['pack', 'publish', '--body', 'tampered.pack.json', '--registry', 'tampered-reg'], { cwd: other });
     expect(tampered.code).toBe(1);

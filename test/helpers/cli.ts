@@ -3,8 +3,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The package's bin; tests run the built CLI exactly as a user would (test/global-setup.ts builds it). */
-export const FLOWCTL_BIN = resolve(import.meta.dirname, '../../bin/flowctl.mjs');
+/**
+ * The package's bin; tests run the built CLI exactly as a user would (test/global-setup.ts builds it).
+ * FLOWCTL_TEST_BIN points the tests at another build of the same bin (e.g. a private one while others
+ * rebuild dist/).
+ */
+export const FLOWCTL_BIN = process.env.FLOWCTL_TEST_BIN ?? resolve(import.meta.dirname, '../../bin/flowctl.mjs');
 
 export interface CliResult {
   code: number | null;

@@ -18,11 +18,12 @@ export interface TmuxSession {
   send(...keys: string[]): Promise<void>;
   /** Poll the screen until `pattern` shows up (bounded); returns the screen. Throws with the screen on timeout. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  /** Poll until the command has exited (bounded); returns its exit status and final screen. */
+  /** Poll until the command has exited (bounded); returns its exit status (128+n for signal n) and final screen. */
   waitExit(timeoutMs?: number): Promise<{ code: number; screen: string }>;
 }
 
 const POLL_MS = 100;
+const EXIT_MARK = '__flowctl_test_exit=';
 
 export function shellQuote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
@@ -42,7 +43,10 @@ export async function withTmux<T>(
   delete env.TMUX;
   const tmux = (...args: string[]) => exec('tmux', ['-L', socket, '-f', conf, ...args], { cwd: options.cwd, env });
   const target = `${socket}:0.0`;
-  await tmux('new-session', '-d', '-s', socket, '-x', '200', '-y', '50', '-c', options.cwd, command.map(shellQuote).join(' '));
+  // The shell prints the exit status itself: tmux's #{pane_dead_status} is not always filled in
+  // (it depends on when tmux reaps the child), a line on the screen always is.
+  const line = `${command.map(shellQuote).join(' ')}; printf '\\n${EXIT_MARK}%s\\n' "$?"`;
+  await tmux('new-session', '-d', '-s', socket, '-x', '200', '-y', '50', '-c', options.cwd, line);
   const session: TmuxSession = {
     async capture() {
       return (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', target)).stdout;
@@ -60,12 +64,9 @@ export async function withTmux<T>(
       throw new Error(`tmux: ${pattern} did not appear within ${timeoutMs} ms; screen:\n${screen}`);
     },
     async waitExit(timeoutMs = 30_000) {
-      for (let waited = 0; waited <= timeoutMs; waited += POLL_MS) {
-        const [dead, status] = (await tmux('display-message', '-p', '-t', target, '#{pane_dead} #{pane_dead_status}')).stdout.trim().split(' ');
-        if (dead === '1') return { code: Number(status), screen: await session.capture() };
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-      throw new Error(`tmux: command did not exit within ${timeoutMs} ms; screen:\n${await session.capture()}`);
+      const screen = await session.waitFor(new RegExp(`${EXIT_MARK}\\d+`), timeoutMs);
+      const code = Number(new RegExp(`${EXIT_MARK}(\\d+)`).exec(screen)![1]);
+      return { code, screen: screen.replace(new RegExp(`\\n?${EXIT_MARK}\\d+\\n?`), '\n') };
     },
   };
   try {

@@ -30,7 +30,7 @@ export default async function record(args: ParsedArgs, io: CliIO): Promise<numbe
     const built = await buildRecording({
       name: name!,
       task: task!,
-      ops: await readOpsFile(opsFile),
+      ops: await readOpsFile(opsFile, ops!),
       inputs: flagStrings(args, 'input'),
       secrets: flagStrings(args, 'secret'),
       readFile: opsFolderReader(opsFile),

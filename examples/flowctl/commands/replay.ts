@@ -2,7 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { prettyJson } from '../../../src/canonical.js';
 import type { ReplayMode, ReplaySource } from '../../../src/engine/types.js';
-import { isFlowError } from '../../../src/errors.js';
+import { FlowError, isFlowError } from '../../../src/errors.js';
 import type { FlowSpec } from '../../../src/flow/types.js';
 import { readJournalFixture } from '../../../src/run/fixture.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
@@ -10,7 +10,7 @@ import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate } from '../confirm.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
-import { getRunOrThrow, openProject, openSandbox, resolveRunId, specToolRefs, usesBrowserTools, type Project } from '../project.js';
+import { cancelOnSignals, getRunOrThrow, openProject, openSandbox, resolveRunId, specToolRefs, usesBrowserTools, type Project } from '../project.js';
 import { finishLine } from './run.js';
 
 const FLAGS = ['verify', 'rerun', 'yes', 'json'];
@@ -49,6 +49,7 @@ export default async function replay(args: ParsedArgs, rawIO: CliIO): Promise<nu
     });
     const progress = createProgressPrinter(io, loaded.spec);
     const gate = createConfirmGate(io, { yes, action: `replay --rerun of ${loaded.label}`, beforePrompt: () => progress.clear() });
+    const cancel = cancelOnSignals(io);
     let result;
     try {
       result = await project.engine().replay(loaded.source, {
@@ -56,8 +57,10 @@ export default async function replay(args: ParsedArgs, rawIO: CliIO): Promise<nu
         spec: loaded.spec,
         confirm: live ? gate.confirm : undefined,
         onEntry: (e) => progress.onEntry(e),
+        signal: cancel.signal,
       });
     } finally {
+      cancel.release();
       progress.clear();
     }
     if (json) io.stdout.write(`${prettyJson(result)}\n`);
@@ -79,7 +82,10 @@ async function loadSource(io: CliIO, arg: string): Promise<LoadedSource> {
   const path = resolve(io.cwd, arg);
   const isFile = arg !== 'last' && (await stat(path).then((s) => s.isFile(), () => false));
   if (isFile) {
-    const fixture = readJournalFixture(await readFile(path, 'utf8'));
+    const text = await readFile(path, 'utf8').catch((cause: NodeJS.ErrnoException) => {
+      throw new FlowError('fixture_unreadable', `[flowctl] cannot read journal fixture ${arg}: ${cause.code ?? cause.message}`, { cause });
+    });
+    const fixture = readJournalFixture(text);
     return { source: { journal: fixture.run.journal, run_id: fixture.run.id }, spec: fixture.spec, label: arg };
   }
   // A probe session just to read the store; the replay opens its own with the tools it needs.

@@ -12,7 +12,7 @@ import { createConfirmGate, formatEffectSummary } from '../confirm.js';
 import { collectInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
-import { flowUsesBrowser, openProject, openSandbox, type Project } from '../project.js';
+import { cancelOnSignals, flowUsesBrowser, openProject, openSandbox, type Project } from '../project.js';
 import { compileFlowOrThrow } from '../resolve-flow.js';
 
 const FLAGS = ['input', 'input-file', 'dry', 'yes', 'record-journal', 'sandbox', 'json'];
@@ -44,8 +44,14 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
 
     const progress = createProgressPrinter(io, spec);
     const gate = createConfirmGate(io, { yes, action: `run ${spec.name}`, beforePrompt: () => progress.clear() });
-    const result = await project.engine().run({ spec }, inputs, { confirm: gate.confirm, onEntry: (e) => progress.onEntry(e) });
-    progress.clear();
+    const cancel = cancelOnSignals(io);
+    let result;
+    try {
+      result = await project.engine().run({ spec }, inputs, { confirm: gate.confirm, onEntry: (e) => progress.onEntry(e), signal: cancel.signal });
+    } finally {
+      cancel.release();
+      progress.clear();
+    }
     if (recordPath) await writeFixture(io, recordPath, result, spec);
     if (json) io.stdout.write(`${prettyJson(result)}\n`);
     else if (result.status === 'succeeded') printOutputValue(io, result.output);

@@ -93,6 +93,13 @@ async function readBody(res: Response, maxBytes: number, signal: AbortSignal): P
   return Buffer.concat(chunks);
 }
 
+// Headers iterate set-cookie once per cookie; keep them all, joined like every other repeated header.
+function headerObject(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of headers) out[key] = key in out ? `${out[key]}, ${value}` : value;
+  return out;
+}
+
 function isJsonType(contentType: string | null): boolean {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || type.endsWith('+json');
@@ -154,7 +161,7 @@ async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> 
         body,
       });
     }
-    return { status: res.status, headers: Object.fromEntries(res.headers), body, url: res.url || url.href };
+    return { status: res.status, headers: headerObject(res.headers), body, url: res.url || url.href };
   } finally {
     if (timer) clearTimeout(timer);
   }

@@ -134,6 +134,10 @@ describe('functions', () => {
     expect(ev("number('12.5')")).toBe(12.5);
     expect(ev("number('x')")).toBeNull();
     expect(ev('string(inputs.n)')).toBe('3');
+    expect(ev("at(split('a b c', ' '), -1)")).toBe('c');
+    expect(ev('at(inputs.tags, 5)')).toBeNull();
+    expect(ev("at(inputs.cfg, 'deep')")).toEqual({ x: 1 });
+    expect(ev("at(inputs.cfg, 'toString')")).toBeNull();
   });
 });
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createRequire } from 'node:module';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,6 @@ import { builtinTools } from '../../../src/tools/builtins/index.js';
 import { contractDigest, defineTool } from '../../../src/tools/contract.js';
 import { createSandbox, listSandboxProviders } from '../../../src/tools/sandbox.js';
 import { createTestToolContext } from '../../../src/tools/testing-context.js';
-import type { Executor } from '../../../src/ports/executor.js';
 import type { Tool } from '../../../src/tools/types.js';
 
 const tools = Object.fromEntries(builtinTools().map((t) => [t.contract.ref, t])) as Record<string, Tool>;
@@ -112,12 +111,13 @@ describe('the subprocess provider', () => {
   });
 
   it('kills a call that passes the time limit with sandbox_timeout, including what it spawned', async () => {
-    const box = createSubprocessSandbox({ root: parent, timeoutMs: 800, graceMs: 500 });
+    // The limit must leave the worker time to start on a loaded machine before the script writes its pids.
+    const box = createSubprocessSandbox({ root: parent, timeoutMs: 5000, graceMs: 500 });
     const ctx = createTestToolContext();
     const err = await box
       .execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'echo $$ > sh.pid; sleep 30 </dev/null >/dev/null 2>&1 & echo $! > sleep.pid; wait'] }, ctx)
       .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'sandbox_timeout', data: { retryable: true, timeout_ms: 800 } });
+    expect(err).toMatchObject({ code: 'sandbox_timeout', data: { retryable: true, timeout_ms: 5000 } });
     const root = join(parent, (await readdir(parent))[0]!);
     for (const file of ['sh.pid', 'sleep.pid']) {
       const pid = Number((await readFile(join(root, file), 'utf8')).trim());
@@ -234,26 +234,63 @@ describe('sandbox providers', () => {
 });
 
 describe('the built package', () => {
-  // test/global-setup.ts builds dist/ when it is stale; this checks the worker is found from the built
-  // adapter entries (ESM and CJS) and from the core bundle, where the sandbox code sits in a chunk.
+  // test/global-setup.ts builds dist/ when it is stale. A plain Node process (no vitest transform) loads
+  // the built entries, as a user would: the worker must be found from the adapter entries (ESM, CJS)
+  // and from the core bundle, where the sandbox code sits in a chunk.
   const dist = join(import.meta.dirname, '../../../dist');
 
+  function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolvePromise, reject) => {
+      const child = spawn(process.execPath, args, { cwd: parent, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolvePromise({ code, stdout, stderr });
+      });
+    });
+  }
+
+  const body = (load: string) => `
+    ${load}
+    const tools = Object.fromEntries(core.builtinTools().map((t) => [t.contract.ref, t]));
+    const effects = [];
+    const scope = core.createRunScope();
+    const ctx = { runId: 'r', stepId: 's', attempt: 1, signal: new AbortController().signal, timeoutMs: 10000,
+      cwd: process.cwd(), effect: (e) => effects.push(e), warn() {}, scope, logger: { debug() {}, info() {}, warn() {} } };
+    (async () => {
+      await box.execute(tools['fs/write'], { path: 'built.txt', content: 'from dist' }, ctx);
+      const read = await box.execute(tools['shell/exec'], { command: 'cat', args: ['built.txt'] }, ctx);
+      await scope.dispose();
+      console.log(JSON.stringify({ name: box.name, stdout: read.stdout, effects }));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+
   it.each([
-    ['ESM adapter', 'adapters/sandbox-subprocess.js'],
-    ['CJS adapter', 'adapters/sandbox-subprocess.cjs'],
-    ['core bundle', 'index.js'],
-  ])('runs fs tools from the %s', async (_label, file) => {
-    const path = join(dist, file);
-    expect(existsSync(path), `${path} is missing: run npm run build`).toBe(true);
-    const mod = file.endsWith('.cjs') ? createRequire(import.meta.url)(path) : await import(pathToFileURL(path).href);
-    const box: Executor = mod.createSubprocessSandbox ? mod.createSubprocessSandbox({ root: parent }) : mod.createSandbox('subprocess', { root: parent });
-    const ctx = createTestToolContext();
-    try {
-      await box.execute(tools['fs/write']!, { path: 'built.txt', content: file }, ctx);
-      expect(await box.execute(tools['fs/read']!, { path: 'built.txt' }, ctx)).toMatchObject({ content: file });
-      expect(ctx.effects).toEqual([{ kind: 'fs', target: 'built.txt' }]);
-    } finally {
-      await ctx.close();
-    }
+    ['ESM adapter', ['--input-type=module', '-e', body(`import * as core from '${pathToFileURL(join(dist, 'index.js')).href}';
+      import { createSubprocessSandbox } from '${pathToFileURL(join(dist, 'adapters/sandbox-subprocess.js')).href}';
+      const box = createSubprocessSandbox();`)]],
+    ['CJS adapter', ['--input-type=commonjs', '-e', body(`const core = require(${JSON.stringify(join(dist, 'index.cjs'))});
+      const box = require(${JSON.stringify(join(dist, 'adapters/sandbox-subprocess.cjs'))}).createSubprocessSandbox();`)]],
+    ['core bundle', ['--input-type=module', '-e', body(`import * as core from '${pathToFileURL(join(dist, 'index.js')).href}';
+      const box = core.createSandbox('subprocess');`)]],
+  ])('runs fs and shell tools from the %s', async (_label, args) => {
+    expect(existsSync(join(dist, 'adapters/sandbox-subprocess-worker.js')), 'dist is missing: run npm run build').toBe(true);
+    const r = await runNode(args as string[]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      name: 'subprocess',
+      stdout: 'from dist',
+      effects: [
+        { kind: 'fs', target: 'built.txt' },
+        { kind: 'spawn', target: 'cat' },
+      ],
+    });
+    // The run's sandbox root is gone, and nothing was written where the process ran.
+    expect(existsSync(join(parent, 'built.txt'))).toBe(false);
   });
 });

@@ -32,6 +32,10 @@ beforeAll(async () => {
           headers: { 'x-token': req.headers['x-token'] ?? null, 'content-type': req.headers['content-type'] ?? null },
           body,
         });
+      case '/cookies':
+        res.setHeader('set-cookie', ['a=1', 'b=2']);
+        res.setHeader('content-type', 'text/plain');
+        return res.end('');
       case '/text':
         res.writeHead(200, { 'content-type': 'text/plain' });
         return res.end('plain text');
@@ -97,6 +101,10 @@ describe('http/request against a loopback server', () => {
     expect(await httpRequest.run({ url: `${base}/text` }, ctx)).toMatchObject({ status: 200, body: 'plain text' });
     expect(await httpRequest.run({ url: `${base}/problem` }, ctx)).toMatchObject({ body: { title: 'x' } });
     expect(await httpRequest.run({ url: `${base}/redirect` }, ctx)).toMatchObject({ status: 200, body: 'plain text', url: `${base}/text` });
+  });
+
+  it('keeps every value of a repeated header', async () => {
+    expect(await httpRequest.run({ url: `${base}/cookies` }, createTestToolContext())).toMatchObject({ headers: { 'set-cookie': 'a=1, b=2' }, body: '' });
   });
 
   it('fails 4xx with http_status, not retryable, and 5xx retryable', async () => {

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -79,7 +79,8 @@ describe('shell/exec', () => {
   it('kills the whole process group on timeout (exec_timeout, retryable)', async () => {
     // sh starts a grandchild that writes its pid, then both sleep; the kill must take the grandchild too.
     const script = 'sleep 30 </dev/null >/dev/null 2>&1 & echo $! > grandchild.pid; wait';
-    const err = await shellExec.run({ command: 'sh', args: ['-c', script], timeout_ms: 300 }, ctx()).catch((e: unknown) => e);
+    // The limit leaves sh time to start and write the pid on a loaded machine.
+    const err = await shellExec.run({ command: 'sh', args: ['-c', script], timeout_ms: 2000 }, ctx()).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'exec_timeout', data: { retryable: true } });
     const pid = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
     // SIGKILL delivery is asynchronous; poll a bounded number of times.
@@ -90,9 +91,10 @@ describe('shell/exec', () => {
   it('kills the child when ctx.signal aborts and throws the abort reason', async () => {
     const controller = new AbortController();
     const reason = new FlowError('run_canceled', 'canceled');
-    await writeFile(join(root, 'x'), '');
-    const call = shellExec.run({ command: 'sh', args: ['-c', 'echo $$ > child.pid; exec sleep 30'] }, ctx({ signal: controller.signal }));
-    setTimeout(() => controller.abort(reason), 200);
+    const call = shellExec.run({ command: 'sh', args: ['-c', 'echo $$ > child.pid.tmp; mv child.pid.tmp child.pid; exec sleep 30'] }, ctx({ signal: controller.signal }));
+    // Abort once the child is surely running (bounded wait for its pid file).
+    for (let i = 0; i < 400 && !existsSync(join(root, 'child.pid')); i++) await new Promise((r) => setTimeout(r, 25));
+    controller.abort(reason);
     await expect(call).rejects.toBe(reason);
     const pid = Number((await readFile(join(root, 'child.pid'), 'utf8')).trim());
     for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));

@@ -1,0 +1,8 @@
+// flowctl/adapters/storage-sql: SQL storage over PGlite or Postgres. Re-exports only.
+export { createSqlStorage } from './sql-storage.js';
+export type { SqlStorage, SqlStorageOptions } from './sql-storage.js';
+export { sqlStorageFromEnv, DEFAULT_PGLITE_DIR } from './sql-env.js';
+export type { SqlStorageFromEnvOptions } from './sql-env.js';
+export { MIGRATIONS } from './migrations.js';
+export { DEFAULT_POOL_SIZE, DEFAULT_CONNECT_TIMEOUT_MS } from './pg-connection.js';
+export type { SqlDatabase } from './schema.js';

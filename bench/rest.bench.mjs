@@ -1,0 +1,151 @@
+// REST launcher benchmark (issue 6): sync runs of a pure 3-step flow through createLauncher() on the
+// node-http adapter, versus a bare node:http server answering the same Run JSON, side by side in one
+// run. Each server runs in its own child process; autocannon (in this process) drives 50 connections
+// for a few seconds per server after a short warm-up. The launcher uses memory storage (no disk I/O
+// in the measurement). Targets: launcher throughput >= 40% of the bare server's, launcher p99 < 25 ms.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { writeSection } from './results.mjs';
+
+const CONNECTIONS = 50;
+const WARMUP_S = 1;
+const DURATION_S = 5;
+const TARGET_RATIO = 0.4;
+const TARGET_P99_MS = 25;
+const BODY = JSON.stringify({ who: 'Ada', times: 2 });
+
+const FLOW = `name: greet
+inputs:
+  who: {type: string}
+  times: {type: integer, default: 1}
+steps:
+  - id: greet
+    tool: core/template@1
+    args:
+      template: Hello, {{ who }}!
+      values:
+        who: \${inputs.who}
+  - id: shape
+    tool: core/transform@1
+    args:
+      value:
+        greeting: \${steps.greet.output.text}
+        times: \${inputs.times}
+  - id: check
+    tool: core/assert@1
+    args:
+      that: \${steps.shape.output.value.times}
+output:
+  greeting: \${steps.shape.output.value.greeting}
+`;
+
+async function launcherServer() {
+  const { builtinTools, compile, createEngine, createLauncher, createToolRegistry } = await import('../dist/index.js');
+  const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
+  const { serveNodeHttp } = await import('../dist/adapters/node-http.js');
+  const tools = createToolRegistry(builtinTools());
+  const r = compile(FLOW, { file: 'greet.yaml', tools });
+  if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
+  const engine = createEngine({ storage: createMemoryStorage(), tools });
+  const launcher = createLauncher({ engine, flows: [{ name: 'greet', spec: r.spec }] });
+  return serveNodeHttp(launcher, { port: 0 });
+}
+
+/** The bare server reads the body like the launcher and answers one recorded Run's JSON. */
+async function bareServer() {
+  const { builtinTools, compile, createEngine, createToolRegistry } = await import('../dist/index.js');
+  const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
+  const tools = createToolRegistry(builtinTools());
+  const r = compile(FLOW, { file: 'greet.yaml', tools });
+  const engine = createEngine({ storage: createMemoryStorage(), tools });
+  const payload = JSON.stringify(await engine.run({ spec: r.spec }, JSON.parse(BODY)));
+  const server = createServer((req, res) => {
+    let size = 0;
+    req.on('data', (c) => (size += c.length));
+    req.on('end', () => {
+      JSON.parse(BODY);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(payload);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}` };
+}
+
+// Child mode: start one server and print its URL.
+if (process.argv[2] === '--serve') {
+  const s = process.argv[3] === 'launcher' ? await launcherServer() : await bareServer();
+  process.stdout.write(`${s.url}\n`);
+  process.on('SIGTERM', () => process.exit(0));
+} else {
+  await main();
+}
+
+function startChild(kind) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${kind} server did not start`)), 30_000);
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      const m = /http:\/\/\S+/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[0] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${kind} server exited (${code})`)));
+  });
+}
+
+function load(url, duration) {
+  return autocannon({
+    url: `${url}/flows/greet/runs`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: BODY,
+    connections: CONNECTIONS,
+    duration,
+  });
+}
+
+async function measure(kind) {
+  const { child, url } = await startChild(kind);
+  try {
+    const probe = await fetch(`${url}/flows/greet/runs`, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
+    const run = await probe.json();
+    if (probe.status !== 200 || run.status !== 'succeeded') throw new Error(`${kind}: probe answered ${probe.status} ${run.status}`);
+    await load(url, WARMUP_S);
+    const r = await load(url, DURATION_S);
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`${kind}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function main() {
+  const bare = await measure('bare');
+  const launcher = await measure('launcher');
+  const ratio = launcher.rps / bare.rps;
+  const ok = (b) => (b ? 'met' : 'NOT met');
+  const row = (name, m) => `| ${name} | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.total} |`;
+  const body = `
+Sync \`POST /flows/greet/runs\` of a pure 3-step flow (core/template, core/transform, core/assert)
+through \`createLauncher()\` on the node-http adapter with **memory storage**, versus a bare
+\`node:http\` server that reads the body and answers the same Run JSON. autocannon, ${CONNECTIONS}
+connections, ${WARMUP_S} s warm-up then ${DURATION_S} s per server, each server in its own process.
+
+| server | req/s (mean) | p50 ms | p99 ms | requests |
+|---|---|---|---|---|
+${row('bare node:http', bare)}
+${row('launcher (node-http)', launcher)}
+
+- Throughput ratio launcher/bare: **${(ratio * 100).toFixed(1)}%** (target >= ${TARGET_RATIO * 100}%: ${ok(ratio >= TARGET_RATIO)})
+- Launcher p99: **${launcher.p99} ms** (target < ${TARGET_P99_MS} ms: ${ok(launcher.p99 < TARGET_P99_MS)})
+`;
+  writeSection('rest', 'REST launcher: sync runs vs bare node:http', body);
+  process.stdout.write(body);
+}

@@ -1,0 +1,213 @@
+import { readdirSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
+import { serveNodeHttp } from '../../../adapters/node-http/index.js';
+import { createEngine } from '../../../src/engine/engine.js';
+import { createLauncher, type LauncherFlow } from '../../../src/engine/launcher.js';
+import type { Engine } from '../../../src/engine/types.js';
+import { FlowError } from '../../../src/errors.js';
+import type { FlowSpec } from '../../../src/flow/types.js';
+import type { Storage } from '../../../src/ports/storage.js';
+import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
+import { reportError } from '../cli-output.js';
+import { EXIT, type CliIO } from '../io.js';
+import { flowUsesBrowser, openStore, projectTools, specToolRefs, STORE_DIR, usesBrowserTools } from '../project.js';
+import { compileFlowArg, printDiagnostics, registerCliTools } from '../resolve-flow.js';
+
+const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store'];
+const DEFAULT_PORT = 8080;
+const DEFAULT_HOST = '127.0.0.1';
+
+/** Loopback: 127.0.0.0/8, ::1 (also as an IPv4-mapped 127.x address) and the name localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.split('.')[0] === '127';
+  if (isIP(h) === 6) {
+    if (h === '::1' || /^(0{1,4}:){7}0{0,3}1$/.test(h)) return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+    return mapped !== null && mapped[1]!.split('.')[0] === '127';
+  }
+  return false;
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PORT;
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${value}"`);
+  return Number(value);
+}
+
+interface ServeSource {
+  flows: LauncherFlow[];
+  /** Where each flow came from, for the start-up listing. */
+  origin: Map<string, string>;
+  browser: boolean;
+}
+
+/** Every flow file of the project: flows/*.yaml|yml first, then recordings/*.json (the order names resolve in). */
+function projectFlowFiles(cwd: string): string[] {
+  const list = (dir: string, exts: string[]) => {
+    try {
+      return readdirSync(join(cwd, dir))
+        .filter((f) => exts.some((e) => f.endsWith(e)))
+        .sort()
+        .map((f) => `${dir}/${f}`);
+    } catch {
+      return [];
+    }
+  };
+  return [...list('flows', ['.yaml', '.yml']), ...list('recordings', ['.json'])];
+}
+
+/**
+ * Compile the project's flows (or only `only`), after the tools they need are registered. A file
+ * that does not compile is skipped with its diagnostics, unless it was named.
+ */
+async function compileProjectFlows(io: CliIO, args: string[], only: string | undefined): Promise<Omit<ServeSource, 'browser'>> {
+  const flows: LauncherFlow[] = [];
+  const origin = new Map<string, string>();
+  for (const arg of args) {
+    const c = await compileFlowArg(arg, io);
+    if (!c.result.ok) {
+      printDiagnostics(io, c.result.diagnostics);
+      if (only !== undefined) {
+        throw new FlowError('compile_failed', `[flowctl] ${c.source.file} does not compile`, { data: { diagnostics: c.result.diagnostics } });
+      }
+      io.stderr.write(`flowctl serve: skipped ${c.source.file}: it does not compile\n`);
+      continue;
+    }
+    const name = c.result.spec.name;
+    if (origin.has(name)) {
+      io.stderr.write(`flowctl serve: skipped ${c.source.file}: the name "${name}" is already served from ${origin.get(name)}\n`);
+      continue;
+    }
+    origin.set(name, c.source.file);
+    flows.push({ name, spec: c.result.spec });
+  }
+  return { flows, origin };
+}
+
+/** The flows of the packs in a registry; the newest version of a pack wins a name, later packs are shadowed. */
+async function registryFlows(io: CliIO, dir: string, only: string | undefined): Promise<ServeSource> {
+  const { loadRegistryFlows } = await import('../../../src/packs/index.js');
+  const flows: LauncherFlow[] = [];
+  const origin = new Map<string, string>();
+  for (const f of await loadRegistryFlows(resolve(io.cwd, dir))) {
+    if (only !== undefined && f.name !== only) continue;
+    if (origin.has(f.name)) continue;
+    origin.set(f.name, `${f.pack}@${f.version}`);
+    flows.push({ name: f.name, spec: f.spec });
+  }
+  if (only !== undefined && flows.length === 0) {
+    throw new FlowError('flow_not_found', `[flowctl] no pack in ${dir} has a flow named "${only}"`);
+  }
+  return { flows, origin, browser: flows.some((f) => usesBrowserTools(specToolRefs(f.spec))) };
+}
+
+async function openStorage(io: CliIO, store: string | undefined): Promise<{ storage: Storage; label: string }> {
+  if (store === undefined || store === 'fs') return { storage: openStore(io.cwd), label: `${STORE_DIR}/` };
+  if (store !== 'sql') throw new UsageError(`--store must be fs or sql, got "${store}"`);
+  // PENDING-SQL: adapters/storage-sql has no index yet; wired when it lands.
+  throw new FlowError('store_unavailable', '[flowctl] [serve] --store=sql: the SQL storage adapter is not in this build');
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolvePromise) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolvePromise(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+/**
+ * `flowctl serve [flow]`: the REST launcher for development (docs/rest.md). Binds loopback unless
+ * both --allow-remote and a token are given. Runs go to the project's store, so `inspect` and
+ * `replay` see runs started over HTTP. Stops cleanly on SIGINT/SIGTERM (exit 0).
+ */
+export default async function serve(args: ParsedArgs, io: CliIO): Promise<number> {
+  assertKnownFlags(args, 'serve', FLAGS);
+  if (args.positionals.length > 1) throw new UsageError('serve takes at most one [flow]');
+  const only = args.positionals[0];
+  const host = flagString(args, 'host') ?? DEFAULT_HOST;
+  const port = parsePort(flagString(args, 'port'));
+  const allowRemote = flagBool(args, 'allow-remote');
+  const token = flagString(args, 'token') ?? (io.env.FLOWCTL_SERVE_TOKEN || undefined);
+  const registry = flagString(args, 'registry');
+  const store = flagString(args, 'store');
+  if (token !== undefined && token.trim() === '') throw new UsageError('--token must not be empty');
+  if (!isLoopbackHost(host) && !(allowRemote && token !== undefined)) {
+    const missing = [!allowRemote && '--allow-remote', token === undefined && 'a token (--token or FLOWCTL_SERVE_TOKEN)'].filter(Boolean).join(' and ');
+    throw new UsageError(`refusing to serve on non-loopback host "${host}" without ${missing}; nothing was bound`);
+  }
+
+  let engine: Engine | undefined;
+  let tools: { dispose(): Promise<void> } | undefined;
+  let storage: Storage | undefined;
+  try {
+    // Which tools to load is known before compiling: compiling needs them registered.
+    const files = registry === undefined ? (only === undefined ? projectFlowFiles(io.cwd) : [only]) : [];
+    const fromRegistry = registry === undefined ? undefined : await registryFlows(io, registry, only);
+    let browser = fromRegistry?.browser ?? false;
+    for (const file of files) browser ||= await flowUsesBrowser(file, io);
+    const opened = await openStorage(io, store);
+    storage = opened.storage;
+    const project = await projectTools({
+      cwd: io.cwd,
+      browser,
+      registryDir: registry,
+      // A composite pack tool runs its flow as a nested run of the same engine.
+      runFlow: async (spec: FlowSpec, inputs: Record<string, unknown>) => {
+        const run = await engine!.run({ spec }, inputs);
+        if (run.status !== 'succeeded') throw new FlowError('composite_failed', `[flowctl] [serve] flow ${spec.name} (run ${run.id}) ${run.status}`, { data: { run_id: run.id, retryable: false } });
+        return run.output;
+      },
+    });
+    tools = project;
+    registerCliTools(project.extra);
+    const source = fromRegistry ?? (await compileProjectFlows(io, files, only));
+    if (source.flows.length === 0) {
+      throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
+    }
+    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd });
+    const launcher = createLauncher({
+      engine,
+      flows: source.flows,
+      token,
+      logger: { debug() {}, info() {}, warn() {}, error: (m, d) => io.stderr.write(`${m}${d ? ` ${JSON.stringify(d)}` : ''}\n`) },
+    });
+    const served = await launcher.flows();
+    const handler = {
+      async fetch(request: Request) {
+        const res = await launcher.fetch(request);
+        io.stderr.write(`${request.method} ${new URL(request.url).pathname} ${res.status}\n`);
+        return res;
+      },
+    };
+    const server = await serveNodeHttp(handler, { port, host });
+    const lines = [`flowctl serve: listening on ${server.url}`];
+    for (const f of served) lines.push(`  POST ${server.url}/flows/${f.name}/runs  ${f.digest}  (${source.origin.get(f.name)})`);
+    lines.push(`runs are stored in ${opened.label}${token ? '; requests need Authorization: Bearer <token>' : ''}; Ctrl-C stops`);
+    io.stderr.write(`${lines.join('\n')}\n`);
+    const signal = await untilSignal();
+    io.stderr.write(`flowctl serve: ${signal}, stopping\n`);
+    await server.close();
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    if ((err as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (err as NodeJS.ErrnoException)?.code === 'EACCES' || (err as NodeJS.ErrnoException)?.code === 'EADDRNOTAVAIL') {
+      io.stderr.write(`flowctl serve: cannot listen on ${host}:${port}: ${(err as Error).message}\n`);
+      return EXIT.failed;
+    }
+    return reportError(io, err, { command: 'serve' });
+  } finally {
+    if (engine) await engine.dispose();
+    else await storage?.dispose?.();
+    await tools?.dispose();
+  }
+}

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { describe, it } from 'vitest';
+
+/**
+ * Postgres for tests, through one variable: TEST_DATABASE_URL (on these machines
+ * postgres://postgres@127.0.0.1:5432/test). Unset outside CI: Postgres tests are skipped with a
+ * printed reason. Unset in CI: they fail, because CI must cover them.
+ */
+export const TEST_DATABASE_URL: string | undefined = process.env.TEST_DATABASE_URL || undefined;
+
+export function inCi(env: Record<string, string | undefined> = process.env): boolean {
+  const ci = env.CI;
+  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+}
+
+/**
+ * `describe` for tests that need Postgres: the body gets the URL. Without a URL it registers a
+ * skipped suite and prints why, or (in CI) a failing test.
+ */
+export function describePostgres(title: string, body: (url: string) => void): void {
+  if (TEST_DATABASE_URL) {
+    describe(title, () => body(TEST_DATABASE_URL as string));
+  } else if (inCi()) {
+    describe(title, () => {
+      it('needs TEST_DATABASE_URL', () => {
+        throw new Error('CI is set but TEST_DATABASE_URL is not: the Postgres tests must run in CI (see .ci/run)');
+      });
+    });
+  } else {
+    process.stderr.write(`[test] skipping "${title}": TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)\n`);
+    describe.skip(title, () => body(''));
+  }
+}
+
+/** A fresh, unique schema name for one test run: `flowctl_t_<pid>_<hex>`. */
+export function uniqueSchemaName(prefix = 'flowctl_t'): string {
+  return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+/** Drop a test schema and everything in it. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema.replaceAll('"', '""')}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Run one SQL statement on the test database (for independent reads and for setting up odd states). */
+export async function pgQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
