@@ -3,7 +3,7 @@ import { extname, isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { Locator as PwLocator, Page } from 'playwright-core';
 import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
-import type { Tool, ToolContext } from '../../src/tools/types.js';
+import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
 import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
@@ -221,21 +221,28 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     const source = parseTarget(input.source, 'source');
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    // Both ends are located first (each with the drift rules), then dragged with what is left.
-    const half: Budget = { primaryMs: Math.max(1, Math.floor(budget.primaryMs / 2)), restMs: Math.max(1, Math.floor(budget.restMs / 2)) };
+    // Both ends are located at once (each by the drift rules); their warnings are journaled source first.
     const visible = async (loc: PwLocator, t: number) => {
       await loc.waitFor({ state: 'visible', timeout: t });
       return loc;
     };
-    const from = await actOnTarget(s.page, source, ctx, { need: 'one', budget: half, what: 'drag source', act: visible });
-    const to = await actOnTarget(s.page, target, ctx, { need: 'one', budget: half, what: 'drag target', act: visible });
+    const half: Budget = { primaryMs: budget.primaryMs, restMs: Math.max(1, Math.floor(budget.restMs / 2)) };
+    const warnings: StepWarning[][] = [[], []];
+    const ends = [source, target].map((t, i) =>
+      actOnTarget(s.page, t, { ...ctx, warn: (w) => warnings[i]!.push(w) }, { need: 'one', budget: half, what: i === 0 ? 'drag source' : 'drag target', act: visible }),
+    );
+    // Settle both before reporting, so the error (the source's first) and the warnings never depend on timing.
+    const settled = await Promise.allSettled(ends);
+    for (const w of warnings.flat()) ctx.warn(w);
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    const [from, to] = settled.map((r) => (r as PromiseFulfilledResult<Awaited<(typeof ends)[number]>>).value);
     try {
-      await guard(from.value.dragTo(to.value, { timeout: half.restMs }), ctx.signal);
+      await guard(from!.value.dragTo(to!.value, { timeout: half.restMs }), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      throw browserError(err, `drag ${from.matched} to ${to.matched}`);
+      throw browserError(err, `drag ${from!.matched} to ${to!.matched}`);
     }
-    return { source: from.matched, target: to.matched };
+    return { source: from!.matched, target: to!.matched };
   });
 
   const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(

@@ -3,7 +3,7 @@ import { validateAgainstSchema } from '../tools/contract.js';
 import type { JsonSchema, ToolContract } from '../tools/types.js';
 import type { DiagnosticSink, PathSegment } from './diagnostics.js';
 import type { Expr } from './expr-parser.js';
-import { parseCondition, parseTemplate } from './expr.js';
+import { parseCondition, parseTemplateCached } from './expr.js';
 import { describeType, inferType, schemaAt, typeFits, type TypeEnv } from './static-types.js';
 import type { InputContract } from './types.js';
 
@@ -125,7 +125,7 @@ export function checkValue(
     const path = [...base, ...rel];
     let template;
     try {
-      template = parseTemplate(text);
+      template = parseTemplateCached(text);
     } catch (err) {
       syntaxError(env, err, path);
       continue;

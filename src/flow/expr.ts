@@ -137,7 +137,8 @@ export function evaluateExpr(e: Expr, scope: ExprScope): unknown {
 const templateCache = new Map<string, Template>();
 const CACHE_LIMIT = 2048;
 
-function cachedTemplate(s: string): Template {
+/** parseTemplate with a bounded cache: the same template strings repeat across steps and runs. */
+export function parseTemplateCached(s: string): Template {
   let t = templateCache.get(s);
   if (!t) {
     t = parseTemplate(s);
@@ -149,7 +150,7 @@ function cachedTemplate(s: string): Template {
 
 function evaluateString(s: string, scope: ExprScope): unknown {
   if (!s.includes('${')) return s;
-  const t = cachedTemplate(s);
+  const t = parseTemplateCached(s);
   if (t.whole) return evaluateExpr((t.parts[0] as TemplateExpr).expr, scope);
   return t.parts.map((p) => (typeof p === 'string' ? p : toText(evaluateExpr(p.expr, scope)))).join('');
 }
@@ -197,7 +198,7 @@ function escapeText(s: string): string {
 /** Re-print one string with every `${expr}` in canonical form. */
 export function normalizeString(s: string): string {
   if (!s.includes('${')) return s;
-  return parseTemplate(s)
+  return parseTemplateCached(s)
     .parts.map((p) => (typeof p === 'string' ? escapeText(p) : `\${${printExpr(p.expr)}}`))
     .join('');
 }

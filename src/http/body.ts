@@ -16,7 +16,16 @@ function tooLarge(maxBytes: number): FlowError {
  */
 export async function readBodyText(request: Request, maxBytes: number = DEFAULT_MAX_BODY_BYTES): Promise<string> {
   const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const length = declared !== null && /^\d+$/.test(declared.trim()) ? Number(declared) : undefined;
+  if (length !== undefined && length > maxBytes) throw tooLarge(maxBytes);
+  if (length !== undefined) {
+    // With a declared length the HTTP parser delivers exactly that many bytes, so the whole body
+    // can be read at once (node-server reads it straight from the socket, no web stream); the
+    // count below still guards hosts that do not enforce it.
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+    return decodeUtf8(bytes);
+  }
   if (!request.body) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -32,8 +41,14 @@ export async function readBodyText(request: Request, maxBytes: number = DEFAULT_
     }
     chunks.push(value);
   }
+  return decodeUtf8(Buffer.concat(chunks));
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return utf8.decode(bytes);
   } catch (cause) {
     throw new FlowError('invalid_json', '[flowctl] [launcher] request body is not valid UTF-8', { cause });
   }

@@ -89,8 +89,8 @@ const ORDER = [
 
 /**
  * The verify check: the replay's entry at `seq` must equal the recorded one in every field but
- * those that name time or the chain. Values are compared by digest; the divergence reports digests
- * for structured values and the values themselves for scalars.
+ * those that name time or the chain. Values are compared as JSON (what their digests would say); the
+ * divergence reports digests for structured values and the values themselves for scalars.
  */
 export function compareEntries(recorded: JournalEntry | undefined, actual: JournalEntry): FlowError | undefined {
   const step = 'step' in actual ? actual.step : null;
@@ -103,11 +103,22 @@ export function compareEntries(recorded: JournalEntry | undefined, actual: Journ
     const rv = r[key];
     const av = a[key];
     if (rv === undefined && av === undefined) continue;
-    if (rv === undefined || av === undefined || digestOf(rv) !== digestOf(av)) {
+    if (rv === undefined || av === undefined || !jsonEqual(rv, av)) {
       return divergence(actual.seq, step, key, summarize(rv), summarize(av));
     }
   }
   return undefined;
+}
+
+/** Structural equality of JSON values (key order ignored): the same verdict as comparing digests, without hashing. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function rank(key: string): number {

@@ -75,6 +75,17 @@ export function parseLock(text: string, file = LOCK_FILE_NAME): LockFile {
   return { entries };
 }
 
+// Contracts are frozen by defineTool, so a digest computed once per contract object stays true.
+const digests = new WeakMap<object, Digest>();
+function digestOfContract(tool: Tool): Digest {
+  let d = digests.get(tool.contract);
+  if (!d) {
+    d = contractDigest(tool.contract);
+    if (Object.isFrozen(tool.contract)) digests.set(tool.contract, d);
+  }
+  return d;
+}
+
 /** The outcome of resolving one `ref@range` against the registry and the lock. */
 export type PinResolution =
   | { ok: true; tool: Tool; pin: LockEntry; fromLock: boolean }
@@ -98,7 +109,7 @@ export function resolvePin(registry: ToolRegistry, lock: LockFile | undefined, r
         message: `${LOCK_FILE_NAME} pins ${ref}@${locked.version}, which no installed tool provides; install it or remove the entry to re-resolve`,
       };
     }
-    const digest = contractDigest(tool.contract);
+    const digest = digestOfContract(tool);
     if (digest !== locked.contract_digest) {
       return {
         ok: false,
@@ -123,7 +134,7 @@ export function resolvePin(registry: ToolRegistry, lock: LockFile | undefined, r
         : `unknown tool ${ref}${suggest(registry, ref)}`,
     };
   }
-  return { ok: true, tool, pin: { ref, version: tool.contract.version, contract_digest: contractDigest(tool.contract) }, fromLock: false };
+  return { ok: true, tool, pin: { ref, version: tool.contract.version, contract_digest: digestOfContract(tool) }, fromLock: false };
 }
 
 function suggest(registry: ToolRegistry, ref: string): string {

@@ -237,3 +237,35 @@ describe('flowctl run --sandbox', () => {
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 });
+
+describe('flowctl run: cancel', () => {
+  it('SIGTERM during a step cancels the run: the journal ends with run_finished canceled, exit 1', async () => {
+    const { spawn } = await import('node:child_process');
+    const { FLOWCTL_BIN } = await import('../helpers/cli.js');
+    const dir = await project();
+    await writeFile(
+      join(dir, 'flows', 'slow.yaml'),
+      'name: slow\nsteps:\n  - id: wait\n    tool: shell/exec@1\n    args:\n      command: sleep\n      args: ["30"]\n',
+    );
+    const child = spawn(process.execPath, [FLOWCTL_BIN, 'run', 'slow', '--yes'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await new Promise<void>((resolveStarted) => {
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        if (stderr.includes('wait shell/exec@1.0.0 running')) resolveStarted();
+      });
+      child.on('close', () => resolveStarted());
+    });
+    child.kill('SIGTERM');
+    const code = await exited;
+    clearTimeout(bound);
+    expect(code, stderr).toBe(1);
+    expect(stderr).toMatch(/SIGTERM: canceling the run/);
+    const last = await flowctl(dir, ['inspect', 'last', '--json']);
+    const run = JSON.parse(last.stdout);
+    expect(run.status).toBe('canceled');
+    expect(run.journal.at(-1).event).toBe('run_finished');
+  });
+});

@@ -9,12 +9,11 @@ import { classifyBody, DRAFT_FILE, newDraft, putDraftFlow, putDraftTool, readDra
 import { fromExport, toExport } from '../../../src/packs/export-file.js';
 import { publishPack } from '../../../src/packs/publish.js';
 import { PACK_NAME_PATTERN, type BuiltPack, type PackDraft } from '../../../src/packs/types.js';
-import { builtinTools } from '../../../src/tools/builtins/index.js';
-import { createToolRegistry } from '../../../src/tools/registry.js';
 import type { ToolRegistry } from '../../../src/tools/types.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
+import { projectTools } from '../project.js';
 
 /** Where `pack publish` writes when no --registry is given (the same local registry `install` fills). */
 export const DEFAULT_REGISTRY = '.flowctl/registry';
@@ -27,9 +26,18 @@ const FLAGS: Record<string, readonly string[]> = {
   list: ['json'],
 };
 
-/** The tools pack flows compile against: the runtime's built-ins. */
-function runtimeTools(): ToolRegistry {
-  return createToolRegistry(builtinTools());
+/**
+ * The tools pack flows compile against: the runtime's (built-ins, plus the browser tools when a flow
+ * or tool mentions them). Installed pack tools are left out on purpose: a pack builds on the runtime only.
+ */
+async function withRuntimeTools<T>(io: CliIO, sources: { source: string }[], refs: string[], fn: (tools: ToolRegistry) => Promise<T>): Promise<T> {
+  const browser = refs.some((r) => r.startsWith('browser/')) || sources.some((f) => f.source.includes('browser/') || f.source.includes('flowctl-recording/'));
+  const tools = await projectTools({ cwd: io.cwd, browser, registryDir: '' });
+  try {
+    return await fn(tools.registry);
+  } finally {
+    await tools.dispose();
+  }
 }
 
 function projectPath(io: CliIO, path: string): string {
@@ -56,8 +64,8 @@ async function draftFor(io: CliIO, args: ParsedArgs): Promise<PackDraft> {
   return version === undefined ? draft : { ...draft, version: newDraft(draft.name, version).version };
 }
 
-function build(draft: PackDraft): Promise<BuiltPack> {
-  return buildPack(draft, { tools: runtimeTools(), compileFlow: compileDraftFlow });
+function build(io: CliIO, draft: PackDraft): Promise<BuiltPack> {
+  return withRuntimeTools(io, draft.flows, draft.tools.map((t) => t.ref), (tools) => buildPack(draft, { tools, compileFlow: compileDraftFlow }));
 }
 
 async function init(args: ParsedArgs, io: CliIO): Promise<number> {
@@ -99,7 +107,8 @@ async function add(args: ParsedArgs, io: CliIO): Promise<number> {
     io.stderr.write(`${replaced ? 'replaced' : 'added'} tool ${body.tool.ref}@${body.tool.version}${body.tool.implementation ? ` (implemented by flow "${body.tool.implementation.flow}")` : ''}\n`);
   } else {
     // Compile now so a broken flow is refused at add time, not at publish time.
-    const compiled = compileDraftFlow({ name: '', file: shown, source_kind: body.source_kind, source: text }, runtimeTools());
+    const entry = { name: '', file: shown, source_kind: body.source_kind, source: text };
+    const compiled = await withRuntimeTools(io, [entry], [], async (tools) => compileDraftFlow(entry, tools));
     const replaced = putDraftFlow(draft, { name: compiled.spec.name, file: shown, source_kind: body.source_kind, source: text });
     result = { kind: 'flow', name: compiled.spec.name, flow_digest: compiled.flow_digest, replaced };
     io.stderr.write(`${replaced ? 'replaced' : 'added'} flow ${compiled.spec.name} (${compiled.flow_digest}) from ${shown}\n`);
@@ -116,7 +125,7 @@ async function publish(args: ParsedArgs, io: CliIO): Promise<number> {
     if (args.flags.version !== undefined) throw new UsageError('--version cannot change an exported pack (its version is part of its digest)');
     pack = fromExport(await readText(projectPath(io, from), 'export file'), from);
   } else {
-    pack = await build(await draftFor(io, args));
+    pack = await build(io, await draftFor(io, args));
   }
   const registry = projectPath(io, flagString(args, 'registry') ?? DEFAULT_REGISTRY);
   const result = await publishPack(registry, pack);
@@ -130,7 +139,7 @@ async function publish(args: ParsedArgs, io: CliIO): Promise<number> {
 async function exportPack(args: ParsedArgs, io: CliIO): Promise<number> {
   const to = flagString(args, 'to');
   if (!to) throw new UsageError('pack export needs --to <file>');
-  const pack = await build(await draftFor(io, args));
+  const pack = await build(io, await draftFor(io, args));
   const path = projectPath(io, to);
   await writeFileAtomic(path, `${prettyJson(toExport(pack))}\n`);
   io.stderr.write(`exported ${pack.manifest.name}@${pack.manifest.version} ${pack.digest} to ${displayPath(io, path)}\n`);
@@ -142,7 +151,7 @@ async function exportPack(args: ParsedArgs, io: CliIO): Promise<number> {
 
 async function list(args: ParsedArgs, io: CliIO): Promise<number> {
   const draft = await readDraft(projectPath(io, DRAFT_FILE));
-  const pack = await build(draft);
+  const pack = await build(io, draft);
   const summary = {
     name: draft.name,
     version: draft.version,
