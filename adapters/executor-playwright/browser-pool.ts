@@ -115,7 +115,14 @@ export class BrowserPool {
     const browser = await this.getBrowser();
     const context = await browser.newContext({ acceptDownloads: false, serviceWorkers: 'block' });
     this.stats_.contextsCreated++;
-    const session: RunSession = { runId, context, page: await context.newPage(), masks: [] };
+    let page: Page;
+    try {
+      page = await context.newPage();
+    } catch (err) {
+      await context.close().catch(() => {});
+      throw err;
+    }
+    const session: RunSession = { runId, context, page, masks: [] };
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);

@@ -51,9 +51,9 @@ const useSql = opts.store === 'sql' || (opts.store === undefined && Boolean(proc
 
 async function openStorage() {
   if (!useSql) return { storage: createFsStorage({ dir: join(dir, '.flowctl') }), label: `fs store ${join(dir, '.flowctl')}` };
-  const { createSqlStorage } = await import('flowctl/adapters/storage-sql');
-  if (process.env.DATABASE_URL) return { storage: createSqlStorage({ connectionString: process.env.DATABASE_URL }), label: 'Postgres (DATABASE_URL)' };
-  return { storage: createSqlStorage({ pglite: join(dir, 'pglite') }), label: `PGlite in ${join(dir, 'pglite')}` };
+  const { sqlStorageFromEnv } = await import('flowctl/adapters/storage-sql');
+  const storage = sqlStorageFromEnv({ defaultDataDir: join(dir, 'pglite') });
+  return { storage, label: process.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${join(dir, 'pglite')}` };
 }
 
 async function main() {

@@ -17,6 +17,8 @@ const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
   install: () => import('./commands/install.js'),
   registry: () => import('./commands/registry.js'),
   serve: () => import('./commands/serve.js'),
+  mcp: () => import('./commands/mcp.js'),
+  schedule: () => import('./commands/schedule.js'),
 };
 
 export const ALL_COMMANDS = [

@@ -12,7 +12,7 @@ import type { Storage } from '../../src/ports/storage.js';
 import type { Run } from '../../src/run/types.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
-import type { Tool, ToolRegistry } from '../../src/tools/types.js';
+import type { Tool, ToolContext, ToolRegistry } from '../../src/tools/types.js';
 import type { CliIO } from './io.js';
 import { findFlowFile, registerCliTools } from './resolve-flow.js';
 
@@ -52,7 +52,7 @@ export interface ProjectToolsOptions {
    */
   registryDir?: string;
   /** Runs a composite pack tool's flow; required when a registry has composite tools. */
-  runFlow?: (spec: FlowSpec, inputs: Record<string, unknown>) => Promise<unknown>;
+  runFlow?: (spec: FlowSpec, inputs: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
 }
 
 export interface ProjectTools {
@@ -80,9 +80,9 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
     lists.push(
       await loadRegistryTools(resolve(options.cwd, registryDir), {
         runtimeTools: createToolRegistry(...lists),
-        runFlow: async (spec, inputs) => {
+        runFlow: async (spec, inputs, ctx) => {
           if (!runFlow) throw new FlowError('pack_tool_unavailable', `[flowctl] [cli] composite tools cannot run here (flow ${spec.name})`);
-          return runFlow(spec, inputs);
+          return runFlow(spec, inputs, ctx);
         },
       }),
     );
@@ -116,9 +116,9 @@ export interface ProjectOptions {
   /** A sandbox provider for shell and fs tools. Default none (in-process). */
   executor?: Executor;
   /**
-   * Load the tools of installed packs (`.flowctl/registry`). Default true. Commands that only read
-   * runs (runs, inspect, hermetic replay) pass false: they run no tool, so a large or broken
-   * registry must not slow or fail them.
+   * Load the tools of installed packs (`.flowctl/registry`). Default true. `run` loads them only for
+   * a flow that uses a tool the runtime does not have (see toolNeeds), and commands that only read
+   * runs (runs, inspect, hermetic replay) never: a large or broken registry must not slow or fail them.
    */
   packs?: boolean;
 }
@@ -139,29 +139,37 @@ export interface Project {
  */
 export async function openProject(io: CliIO, options: ProjectOptions = {}): Promise<Project> {
   let engine: Engine | undefined;
+  let nested: Engine | undefined;
+  const secrets = createEnvSecrets({ env: io.env });
   const getEngine = (): Engine => {
-    engine ??= createEngine({
-      storage: openStore(io.cwd),
-      executor: options.executor,
-      secrets: createEnvSecrets({ env: io.env }),
-      tools: tools.registry,
-      cwd: io.cwd,
-    });
+    engine ??= createEngine({ storage: openStore(io.cwd), executor: options.executor, secrets, tools: tools.registry, cwd: io.cwd });
     return engine;
   };
   const tools = await projectTools({
     cwd: io.cwd,
     browser: options.browser,
     registryDir: options.packs === false ? '' : undefined,
-    // A composite pack tool runs its flow as a nested run of the same engine. Its outward steps are
-    // covered by the calling step's confirmation: the composite contract declares their capabilities.
-    runFlow: async (spec, inputs) => {
-      const run: Run = await getEngine().run({ spec }, inputs);
+    // A composite pack tool runs its flow as a nested run on an engine of its own over memory
+    // storage: the calling step's journal entry holds its result, and `runs last` keeps naming the
+    // run the user started. Its outward steps are covered by the calling step's confirmation (the
+    // composite contract declares their capabilities) and it stops with the calling step.
+    runFlow: async (spec, inputs, ctx) => {
+      if (!nested) {
+        const { createMemoryStorage } = await import('../../adapters/storage-memory/index.js');
+        // The sandbox is shared with the outer engine, which alone disposes it.
+        const shared: Executor | undefined = options.executor && {
+          name: options.executor.name,
+          accepts: (tool) => options.executor!.accepts(tool),
+          execute: (tool, input, toolCtx) => options.executor!.execute(tool, input, toolCtx),
+        };
+        nested = createEngine({ storage: createMemoryStorage(), executor: shared, secrets, tools: tools.registry, cwd: io.cwd });
+      }
+      const run: Run = await nested.run({ spec }, inputs, { signal: ctx.signal });
       if (run.status !== 'succeeded') {
         const finished = run.journal.find((e) => e.event === 'run_finished');
         const error = finished?.event === 'run_finished' ? finished.error : undefined;
-        throw new FlowError(error?.code ?? 'composite_failed', `[flowctl] [cli] flow ${spec.name} (run ${run.id}) ${run.status}${error ? `: ${error.message}` : ''}`, {
-          data: { run_id: run.id, retryable: false },
+        throw new FlowError(error?.code ?? 'composite_failed', `[flowctl] [cli] flow ${spec.name} ${run.status}${error ? `: ${error.message}` : ''}`, {
+          data: { retryable: false, ...(error?.step ? { step: error.step } : {}) },
         });
       }
       return run.output;
@@ -176,6 +184,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
       if (closed) return;
       closed = true;
       try {
+        await nested?.dispose();
         if (engine) await engine.dispose();
         else await options.executor?.dispose?.();
       } finally {
@@ -186,22 +195,42 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
 }
 
 /**
- * Whether the flow a `<flow>` argument names uses browser tools, read from the loaded Flow before
- * compiling (compiling needs the browser tools registered first). A flow that does not load says no:
- * compiling it reports the real problem.
+ * The tool refs (`ref` without the version) a `<flow>` argument's steps use, read from the loaded
+ * Flow before compiling (compiling needs the right tools registered first). A flow that does not load
+ * gives none: compiling it reports the real problem.
  */
-export async function flowUsesBrowser(arg: string, io: CliIO): Promise<boolean> {
+export async function flowToolRefs(arg: string, io: CliIO): Promise<string[]> {
   let found;
   try {
     found = findFlowFile(arg, io.cwd);
   } catch {
-    return false;
+    return [];
   }
   const text = await readFile(found.path, 'utf8');
   const loaded = await found.loader.load({ path: found.path, file: found.file, text });
   const steps = (loaded.flow as { steps?: unknown } | undefined)?.steps;
-  if (!Array.isArray(steps)) return false;
-  return usesBrowserTools(steps.map((s) => (s && typeof s === 'object' && typeof (s as { tool?: unknown }).tool === 'string' ? (s as { tool: string }).tool : '')));
+  if (!Array.isArray(steps)) return [];
+  return steps
+    .map((s) => (s && typeof s === 'object' ? (s as { tool?: unknown }).tool : undefined))
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => t.replace(/@[^@]*$/, ''));
+}
+
+/** Whether the flow a `<flow>` argument names uses browser tools (serve, mcp and schedule ask this). */
+export async function flowUsesBrowser(arg: string, io: CliIO): Promise<boolean> {
+  return usesBrowserTools(await flowToolRefs(arg, io));
+}
+
+/**
+ * What a flow with these tool refs needs loaded: the browser tools for `browser/*`, installed packs
+ * for any ref that is neither built in nor a browser tool. A pure flow loads neither.
+ */
+export function toolNeeds(refs: readonly string[]): { browser: boolean; packs: boolean } {
+  const builtin = new Set(builtinTools().map((t) => t.contract.ref));
+  return {
+    browser: usesBrowserTools(refs),
+    packs: refs.some((r) => !builtin.has(r) && !r.startsWith('browser/')),
+  };
 }
 
 /**

@@ -57,6 +57,20 @@ export function createLauncher(options: LauncherOptions): Launcher {
     throw new FlowError('invalid_options', `[flowctl] [launcher] maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
   if (token !== undefined && token.length === 0) throw new FlowError('invalid_options', '[flowctl] [launcher] token must not be empty');
+  if (Array.isArray(options.flows)) {
+    // A fixed list is checked at once, so a bad list fails here and not on the first request.
+    const names = new Set<string>();
+    for (const f of options.flows as LauncherFlowSource & unknown[]) {
+      const name = (f as { name?: unknown })?.name;
+      if (typeof name !== 'string' || name === '' || !(f as { spec?: unknown }).spec) {
+        throw new FlowError('invalid_flows', '[flowctl] [launcher] every served flow needs a name and a spec');
+      }
+      if (names.has(name)) throw new FlowError('duplicate_flow', `[flowctl] [launcher] two served flows are named "${name}"`);
+      names.add(name);
+    }
+  } else if (typeof options.flows !== 'function') {
+    throw new FlowError('invalid_flows', '[flowctl] [launcher] flows must be a list of {name, spec} or a function returning one');
+  }
   const catalog = createCatalog(engine, options.flows, front);
   const sorted = async () => [...(await catalog.all()).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 

@@ -98,13 +98,23 @@ function syntaxError(env: CheckEnv, err: unknown, path: PathSegment[]): void {
   env.sink.error('expr_syntax', err.message.replace('[flowctl] [expr] ', '').replace(/ \(column \d+\)$/, ''), path, { offset });
 }
 
-/** Every string holding an expression in `value`, with its path relative to `value`. */
-function stringsWithExpressions(value: unknown, rel: PathSegment[], out: { rel: PathSegment[]; text: string }[]): typeof out {
+/** Every string holding an expression in `value`, with its path relative to `value`. `stack` is the
+ * current path, copied only for strings that hold an expression (most values hold none). */
+function stringsWithExpressions(value: unknown, stack: PathSegment[], out: { rel: PathSegment[]; text: string }[]): typeof out {
   if (typeof value === 'string') {
-    if (value.includes('${')) out.push({ rel, text: value });
-  } else if (Array.isArray(value)) value.forEach((v, i) => stringsWithExpressions(v, [...rel, i], out));
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) stringsWithExpressions(v, [...rel, k], out);
+    if (value.includes('${')) out.push({ rel: [...stack], text: value });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      stack.push(i);
+      stringsWithExpressions(value[i], stack, out);
+      stack.pop();
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const k in value) {
+      stack.push(k);
+      stringsWithExpressions((value as Record<string, unknown>)[k], stack, out);
+      stack.pop();
+    }
   }
   return out;
 }

@@ -48,8 +48,19 @@ function unknownKeys(sink: DiagnosticSink, obj: Obj, known: string[], path: Path
   }
 }
 
+function allFinite(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(allFinite);
+  if (isObj(value)) {
+    for (const k in value) if (!allFinite(value[k])) return false;
+  }
+  return true;
+}
+
 /** Numbers YAML allows but JSON does not (.inf, .nan) cannot enter a FlowSpec. */
 function checkJson(sink: DiagnosticSink, value: unknown, path: PathSegment[]): void {
+  // Fast path without building paths: almost every value is fine.
+  if (allFinite(value)) return;
   if (typeof value === 'number' && !Number.isFinite(value)) {
     sink.error('bad_type', `${value} is not a JSON number`, path);
   } else if (Array.isArray(value)) {

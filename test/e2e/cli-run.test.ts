@@ -117,6 +117,18 @@ describe('flowctl run: argument rules', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/flow "nosuch" not found/);
   });
+
+  it('a flow that does not compile is exit 2 with its diagnostics, and no run is created', async () => {
+    const dir = await project();
+    await writeFile(join(dir, 'flows', 'bad.yaml'), 'name: bad\nsteps:\n  - id: a\n    tool: core/nope@1\n');
+    const r = await flowctl(dir, ['run', 'bad', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/flows\/bad\.yaml:4:\d+/);
+    const { error } = JSON.parse(r.stdout);
+    expect(error.code).toBe('compile_failed');
+    expect(error.data.diagnostics[0]).toMatchObject({ file: 'flows/bad.yaml', line: 4 });
+    expect(existsSync(join(dir, '.flowctl'))).toBe(false);
+  });
 });
 
 describe('flowctl run: results', () => {
@@ -181,6 +193,10 @@ describe('flowctl run: results', () => {
     expect(plan.effects).toMatchObject({ outward: true, fs_writes: ['out/greeting.txt'], net_hosts: [], browser: false });
     // inputs are still checked
     expect((await flowctl(dir, ['run', 'files', '--dry', '--input', 'bogus=1'])).code).toBe(2);
+    // and so is the sandbox name
+    const badBox = await flowctl(dir, ['run', 'files', '--dry', '--sandbox', 'nope']);
+    expect(badBox.code).toBe(2);
+    expect(badBox.stderr).toMatch(/known providers: subprocess/);
   });
 
   it('--record-journal writes a fixture that verifies, and runs are stored in .flowctl/ of the cwd', async () => {
@@ -267,5 +283,31 @@ describe('flowctl run: cancel', () => {
     const run = JSON.parse(last.stdout);
     expect(run.status).toBe('canceled');
     expect(run.journal.at(-1).event).toBe('run_finished');
+  });
+});
+
+describe('flowctl run with installed pack tools', () => {
+  it('a flow calls a composite tool from .flowctl/registry; its outward steps are confirmed like any; runs last names the outer run', async () => {
+    const dir = await project('files');
+    await writeFile(join(dir, 'tool.json'), JSON.stringify({ ref: 'demo/save', version: '1.0.0', description: 'writes a greeting', implementation: { flow: 'files' } }));
+    await writeFile(
+      join(dir, 'flows', 'uses.yaml'),
+      'name: uses\nsteps:\n  - id: call\n    tool: demo/save@1\n    args:\n      text: packed\noutput: ${steps.call.output}\n',
+    );
+    for (const args of [['pack', 'init', '--version', '1.0.0'], ['pack', 'add', '--body', 'flows/files.yaml'], ['pack', 'add', '--body', 'tool.json'], ['pack', 'publish']]) {
+      const r = await flowctl(dir, args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+    }
+    const refused = await flowctl(dir, ['run', 'uses']);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/step call \(demo\/save@1\.0\.0\): fs/);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+
+    const r = await flowctl(dir, ['run', 'uses', '--yes', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const run = JSON.parse(r.stdout);
+    expect(run.output).toEqual({ written: 'out/greeting.txt', read: 'pre packed' });
+    expect(await readFile(join(dir, 'out', 'greeting.txt'), 'utf8')).toBe('pre packed');
+    expect((await flowctl(dir, ['runs', 'last'])).stdout).toBe(`${run.id}\n`);
   });
 });

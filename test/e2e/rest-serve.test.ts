@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs module of the example, without types
@@ -105,6 +107,40 @@ describe('flowctl serve', () => {
     }
     const refused = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], { cwd: project, timeoutMs: 30_000 });
     expect(refused.stderr).toMatch(/refusing to serve on non-loopback host "0\.0\.0\.0" without --allow-remote and a token/);
+  });
+
+  it('keeps runs in SQL with --store=sql (PGlite under .flowctl/db without DATABASE_URL)', async () => {
+    const proc = serve(['hello', '--port', '0', '--store=sql'], project, { DATABASE_URL: undefined });
+    try {
+      const base = (await proc.waitFor(LISTENING, 90_000))[1]!;
+      expect(proc.stderr()).toContain('runs are stored in PGlite in .flowctl/db');
+      const r = await postJson(`${base}/flows/hello/runs?mode=async`, { who: 'Sql' });
+      expect(r.status).toBe(202);
+      let run: any;
+      for (let i = 0; i < 200; i++) {
+        run = await (await fetch(`${base}/runs/${r.body.run_id}`)).json();
+        if (run.status === 'succeeded' || run.status === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(run.output).toEqual({ greeting: 'Hello, Sql!' });
+      expect((await proc.stop('SIGTERM')).code).toBe(0);
+      expect(existsSync(join(project, '.flowctl/db'))).toBe(true);
+    } finally {
+      await proc.stop('SIGKILL');
+    }
+  });
+
+  it('exits 1 when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = String((blocker.address() as AddressInfo).port);
+      const r = await runCli(['serve', 'hello', '--port', port], { cwd: project, timeoutMs: 30_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port}`);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 
   it('serves the flows of the packs in --registry <dir>', async () => {

@@ -2,20 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
 import { verifyJournal } from '../../src/run/fixture.js';
 import type { JournalEntry } from '../../src/run/types.js';
-import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
+import { bundleChildScript, describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { FLOW_DIGEST, runRecord } from '../unit/storage-sql/fixtures.js';
 
 const WRITERS = 8;
 const RUNS = 200;
 const ENTRIES = 6; // run_started, 4 steps, run_finished
-
-const dist = (p: string) => pathToFileURL(resolve(import.meta.dirname, '../../dist', p)).href;
 
 /**
  * One writer process. All writers walk the same 200 runs in the same order and race to append the
@@ -27,8 +24,8 @@ const dist = (p: string) => pathToFileURL(resolve(import.meta.dirname, '../../di
 const WRITER_SOURCE = `
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createSqlStorage } from ${JSON.stringify(dist('adapters/storage-sql.js'))};
-import { sealEntry, checkJournalChain } from ${JSON.stringify(dist('index.js'))};
+import { createSqlStorage } from './adapters/storage-sql/index.ts';
+import { sealEntry, checkJournalChain } from './src/run/journal.ts';
 
 const [url, schema, writer, runsFile, total] = process.argv.slice(2);
 const runIds = JSON.parse(readFileSync(runsFile, 'utf8'));
@@ -73,10 +70,13 @@ process.stdout.write(JSON.stringify(stats) + '\\n');
 lines.close();
 `;
 
-function lineReader(child: ChildProcess): { next(): Promise<string> } {
+/** Lines of a child's stdout, one at a time; fails (instead of waiting forever) once stdout closes. */
+function lineReader(child: ChildProcess, stderr: () => string): { next(): Promise<string> } {
   const queue: string[] = [];
-  const waiters: ((line: string) => void)[] = [];
+  const waiters: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
   let buffer = '';
+  let closed = false;
+  const gone = () => new Error(`writer ${child.pid} exited (code ${child.exitCode}) before printing a line:\n${stderr()}`);
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     buffer += chunk;
     let i: number;
@@ -84,17 +84,29 @@ function lineReader(child: ChildProcess): { next(): Promise<string> } {
       const line = buffer.slice(0, i);
       buffer = buffer.slice(i + 1);
       const waiter = waiters.shift();
-      if (waiter) waiter(line);
+      if (waiter) waiter.resolve(line);
       else queue.push(line);
     }
   });
-  return { next: () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise((r) => waiters.push(r))) };
+  child.on('close', () => {
+    closed = true;
+    for (const w of waiters.splice(0)) w.reject(gone());
+  });
+  return {
+    next: () =>
+      queue.length
+        ? Promise.resolve(queue.shift()!)
+        : closed
+          ? Promise.reject(gone())
+          : new Promise((resolve, reject) => waiters.push({ resolve, reject })),
+  };
 }
 
 describePostgres('sql storage: 8 processes race on 200 runs (Postgres)', (url) => {
   const schema = uniqueSchemaName('flowctl_race');
   let dir: string;
   let storage: SqlStorage;
+  let writerScript: string;
   const runIds: string[] = [];
 
   beforeAll(async () => {
@@ -106,18 +118,19 @@ describePostgres('sql storage: 8 processes race on 200 runs (Postgres)', (url) =
       runIds.push(run.id);
     }
     await writeFile(join(dir, 'runs.json'), JSON.stringify(runIds));
-    await writeFile(join(dir, 'writer.mjs'), WRITER_SOURCE);
+    writerScript = await bundleChildScript('sql-race-writer', WRITER_SOURCE);
   });
 
   afterAll(async () => {
     await storage?.dispose();
     await dropSchema(url, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (writerScript) await rm(writerScript, { force: true });
   });
 
   it('keeps every journal gap-free with a verifying chain; lost races fail with journal_conflict', { timeout: 300_000 }, async () => {
     const children = Array.from({ length: WRITERS }, (_, writer) =>
-      spawn(process.execPath, [join(dir, 'writer.mjs'), url, schema, String(writer), join(dir, 'runs.json'), String(ENTRIES)], {
+      spawn(process.execPath, [writerScript, url, schema, String(writer), join(dir, 'runs.json'), String(ENTRIES)], {
         stdio: ['pipe', 'pipe', 'pipe'],
       }),
     );
@@ -126,7 +139,7 @@ describePostgres('sql storage: 8 processes race on 200 runs (Postgres)', (url) =
     const exits = children.map((c) => once(c, 'exit') as Promise<[number | null, NodeJS.Signals | null]>);
     const kill = setTimeout(() => children.forEach((c) => c.kill('SIGKILL')), 280_000);
     try {
-      const readers = children.map(lineReader);
+      const readers = children.map((c, i) => lineReader(c, () => stderr[i]));
       // Barrier: every writer is connected and migrated before any of them starts appending.
       const ready = await Promise.all(readers.map((r) => r.next()));
       expect(ready).toEqual(Array(WRITERS).fill('ready'));

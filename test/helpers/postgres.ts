@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
 import pg from 'pg';
 import { describe, it } from 'vitest';
 
@@ -58,4 +61,29 @@ export async function pgQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(u
   } finally {
     await client.end();
   }
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * Bundle a child-process script (TypeScript, importing the sources by relative path from the repo
+ * root) into node_modules/.cache, so SQL tests spawn processes that run the current sources. The
+ * shared dist/ is not used: other builds clean it at any moment. Packages stay external and resolve
+ * from the repo's node_modules. Returns the path to run with `node`.
+ */
+export async function bundleChildScript(name: string, source: string): Promise<string> {
+  const outdir = join(ROOT, 'node_modules/.cache/flowctl-sql-tests');
+  await mkdir(outdir, { recursive: true });
+  const outfile = join(outdir, `${name}-${process.pid}-${randomBytes(3).toString('hex')}.mjs`);
+  await build({
+    stdin: { contents: source, resolveDir: ROOT, loader: 'ts', sourcefile: `${name}.ts` },
+    outfile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'silent',
+  });
+  return outfile;
 }

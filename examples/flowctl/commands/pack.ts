@@ -77,7 +77,8 @@ async function init(args: ParsedArgs, io: CliIO): Promise<number> {
   const draft = newDraft(name, flagString(args, 'version') ?? '0.0.0');
   const existing = await readDraft(file).catch((err: unknown) => (err instanceof FlowError && err.code === 'pack_draft_not_found' ? undefined : Promise.reject(err)));
   if (existing) {
-    if (existing.name !== draft.name || existing.version !== draft.version) {
+    const versionGiven = args.flags.version !== undefined;
+    if (existing.name !== draft.name || (versionGiven && existing.version !== draft.version)) {
       throw new FlowError('pack_draft_exists', `[flowctl] [packs] ${DRAFT_FILE} already defines ${existing.name}@${existing.version}; edit it or remove it first`);
     }
     io.stderr.write(`${DRAFT_FILE} already defines ${existing.name}@${existing.version}; nothing to do\n`);
@@ -85,7 +86,8 @@ async function init(args: ParsedArgs, io: CliIO): Promise<number> {
     await writeDraft(file, draft);
     io.stderr.write(`wrote ${DRAFT_FILE} for ${draft.name}@${draft.version}\n`);
   }
-  if (flagBool(args, 'json')) io.stdout.write(`${prettyJson({ name: draft.name, version: draft.version, created: !existing })}\n`);
+  const current = existing ?? draft;
+  if (flagBool(args, 'json')) io.stdout.write(`${prettyJson({ name: current.name, version: current.version, created: !existing })}\n`);
   return EXIT.ok;
 }
 

@@ -10,7 +10,7 @@ import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate } from '../confirm.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
-import { cancelOnSignals, getRunOrThrow, openProject, openSandbox, resolveRunId, specToolRefs, usesBrowserTools, type Project } from '../project.js';
+import { cancelOnSignals, getRunOrThrow, openProject, openSandbox, resolveRunId, specToolRefs, toolNeeds, type Project } from '../project.js';
 import { finishLine } from './run.js';
 
 const FLAGS = ['verify', 'rerun', 'yes', 'json'];
@@ -42,10 +42,11 @@ export default async function replay(args: ParsedArgs, rawIO: CliIO): Promise<nu
     const loaded = await loadSource(io, args.positionals[0]!);
     // Hermetic and verify replays run no tool: no browser, no sandbox, no network.
     const live = mode === 'rerun';
+    const needs = toolNeeds(specToolRefs(loaded.spec));
     project = await openProject(io, {
-      browser: live && usesBrowserTools(specToolRefs(loaded.spec)),
+      browser: live && needs.browser,
+      packs: live && needs.packs,
       executor: live ? await openSandbox(undefined, io.env) : undefined,
-      packs: live,
     });
     const progress = createProgressPrinter(io, loaded.spec);
     const gate = createConfirmGate(io, { yes, action: `replay --rerun of ${loaded.label}`, beforePrompt: () => progress.clear() });

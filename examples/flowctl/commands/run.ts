@@ -12,7 +12,7 @@ import { createConfirmGate, formatEffectSummary } from '../confirm.js';
 import { collectInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
-import { cancelOnSignals, flowUsesBrowser, openProject, openSandbox, type Project } from '../project.js';
+import { cancelOnSignals, flowToolRefs, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
 import { compileFlowOrThrow } from '../resolve-flow.js';
 
 const FLAGS = ['input', 'input-file', 'dry', 'yes', 'record-journal', 'sandbox', 'json'];
@@ -36,9 +36,10 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
   let project: Project | undefined;
   try {
     const inputs = await collectInputs(args, io.cwd);
-    // Opened before anything runs, so an unknown provider fails fast (exit 2) and nothing else happens.
-    const executor = dry ? undefined : await openSandbox(sandbox, io.env);
-    project = await openProject(io, { browser: await flowUsesBrowser(flowArg, io), executor });
+    // Opened before anything runs (also with --dry), so an unknown provider fails fast (exit 2).
+    // Creating a provider starts nothing: its worker processes start with the first step it takes.
+    const executor = await openSandbox(sandbox, io.env);
+    project = await openProject(io, { ...toolNeeds(await flowToolRefs(flowArg, io)), executor });
     const { spec, flow_digest } = await compileFlowOrThrow(flowArg, io);
     if (dry) return printPlan(io, spec, flow_digest, inputs, json);
 
@@ -52,10 +53,11 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
       cancel.release();
       progress.clear();
     }
-    if (recordPath) await writeFixture(io, recordPath, result, spec);
+    const fixtureWritten = recordPath ? await writeFixture(io, recordPath, result, spec) : true;
     if (json) io.stdout.write(`${prettyJson(result)}\n`);
     else if (result.status === 'succeeded') printOutputValue(io, result.output);
-    return finishLine(io, result, spec.name, gate.refusal !== undefined);
+    const code = finishLine(io, result, spec.name, gate.refusal !== undefined);
+    return fixtureWritten ? code : Math.max(code, EXIT.failed);
   } catch (err) {
     return reportError(io, err, { json, command: 'run' });
   } finally {
@@ -90,11 +92,18 @@ function printPlan(io: CliIO, spec: FlowSpec, flowDigest: string, given: Record<
   return EXIT.ok;
 }
 
-async function writeFixture(io: CliIO, path: string, result: Run, spec: FlowSpec): Promise<void> {
+/** `--record-journal`: false (and the reason on stderr) when the file cannot be written; the run's result is still printed. */
+async function writeFixture(io: CliIO, path: string, result: Run, spec: FlowSpec): Promise<boolean> {
   const full = resolve(io.cwd, path);
-  await mkdir(dirname(full), { recursive: true });
-  await writeFile(full, writeJournalFixture(result, spec));
+  try {
+    await mkdir(dirname(full), { recursive: true });
+    await writeFile(full, writeJournalFixture(result, spec));
+  } catch (err) {
+    io.stderr.write(`flowctl run: cannot write --record-journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
+    return false;
+  }
   io.stderr.write(`flowctl: journal fixture written to ${path}\n`);
+  return true;
 }
 
 /** The closing stderr line and the exit code of a finished (or refused) run. */

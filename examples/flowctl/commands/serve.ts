@@ -107,9 +107,9 @@ async function registryFlows(io: CliIO, dir: string, only: string | undefined): 
 
 async function openStorage(io: CliIO, store: string | undefined): Promise<{ storage: Storage; label: string }> {
   if (store === undefined || store === 'fs') return { storage: openStore(io.cwd), label: `${STORE_DIR}/` };
-  if (store !== 'sql') throw new UsageError(`--store must be fs or sql, got "${store}"`);
-  // PENDING-SQL: adapters/storage-sql has no index yet; wired when it lands.
-  throw new FlowError('store_unavailable', '[flowctl] [serve] --store=sql: the SQL storage adapter is not in this build');
+  const { sqlStorageFromEnv, DEFAULT_PGLITE_DIR } = await import('../../../adapters/storage-sql/index.js');
+  const storage = sqlStorageFromEnv({ env: io.env, cwd: io.cwd, defaultDataDir: DEFAULT_PGLITE_DIR });
+  return { storage, label: io.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${DEFAULT_PGLITE_DIR}` };
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -141,6 +141,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
   const registry = flagString(args, 'registry');
   const store = flagString(args, 'store');
   if (token !== undefined && token.trim() === '') throw new UsageError('--token must not be empty');
+  if (store !== undefined && store !== 'fs' && store !== 'sql') throw new UsageError(`--store must be fs or sql (--store=sql), got "${store}"`);
   if (!isLoopbackHost(host) && !(allowRemote && token !== undefined)) {
     const missing = [!allowRemote && '--allow-remote', token === undefined && 'a token (--token or FLOWCTL_SERVE_TOKEN)'].filter(Boolean).join(' and ');
     throw new UsageError(`refusing to serve on non-loopback host "${host}" without ${missing}; nothing was bound`);

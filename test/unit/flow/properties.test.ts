@@ -123,7 +123,16 @@ const arbFormat = fc.record({
   spaced: fc.boolean(),
 });
 
-function render(flow: Obj, f: fc.RecordValue<{ seed: number; style: string; indent: number; quotes: 'PLAIN' | 'QUOTE_DOUBLE' | 'QUOTE_SINGLE'; comment: boolean; spaced: boolean }>): string {
+interface Format {
+  seed: number;
+  style: string;
+  indent: number;
+  quotes: 'PLAIN' | 'QUOTE_DOUBLE' | 'QUOTE_SINGLE';
+  comment: boolean;
+  spaced: boolean;
+}
+
+function render(flow: Obj, f: Format): string {
   const shuffled = shuffleKeys(f.spaced ? respace(flow) : flow, { s: f.seed + 1 });
   let out: string;
   if (f.style === 'json') out = JSON.stringify(shuffled);

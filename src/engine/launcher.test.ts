@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStorage } from '../../adapters/storage-memory/index.js';
+import { isFlowError } from '../errors.js';
+import { compile } from '../flow/compile.js';
+import { bearerMatches } from '../http/auth.js';
+import { readBodyText } from '../http/body.js';
+import { builtinTools } from '../tools/builtins/index.js';
+import { createToolRegistry } from '../tools/registry.js';
+import { createEngine } from './engine.js';
+import { createLauncher } from './launcher.js';
+
+// The launcher in-process (no transport): what the transport suite cannot easily reach.
+const tools = createToolRegistry(builtinTools());
+const flow = (greeting: string) => {
+  const r = compile(`name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args:\n      template: ${greeting}\noutput: \${steps.t.output.text}\n`, { file: 'hi.yaml', tools });
+  if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
+  return r;
+};
+const post = (path: string, body?: string) => new Request(`http://launcher${path}`, { method: 'POST', body });
+
+describe('createLauncher', () => {
+  it('deploys each served flow under its name on front rest, and a resolver picks up a new digest', async () => {
+    const engine = createEngine({ storage: createMemoryStorage(), tools });
+    let current = flow('one');
+    const launcher = createLauncher({ engine, flows: () => [{ name: 'hi', spec: current.spec }] });
+    const first = await (await launcher.fetch(post('/flows/hi/runs'))).json();
+    expect(first.output).toBe('one');
+    expect((await engine.resolve({ name: 'hi', front: 'rest' }))?.digest).toBe(current.flow_digest);
+    current = flow('two');
+    const second = await (await launcher.fetch(post('/flows/hi/runs'))).json();
+    expect(second.output).toBe('two');
+    expect(second.flow_digest).toBe(current.flow_digest);
+    expect((await engine.resolve({ name: 'hi', front: 'rest' }))?.digest).toBe(current.flow_digest);
+    await engine.dispose();
+  });
+
+  it('refuses a bad flow list at once', () => {
+    const engine = createEngine({ storage: createMemoryStorage(), tools });
+    const { spec } = flow('x');
+    const attempt = (flows: unknown) => {
+      try {
+        createLauncher({ engine, flows: flows as never });
+        return 'ok';
+      } catch (err) {
+        return isFlowError(err) ? err.code : String(err);
+      }
+    };
+    expect(attempt([{ name: 'a', spec }, { name: 'a', spec }])).toBe('duplicate_flow');
+    expect(attempt([{ name: '', spec }])).toBe('invalid_flows');
+    expect(attempt('flows/')).toBe('invalid_flows');
+    expect(attempt([{ name: 'a', spec }])).toBe('ok');
+  });
+
+  it('answers a body that is not UTF-8 with 400 invalid_json', async () => {
+    const engine = createEngine({ storage: createMemoryStorage(), tools });
+    const launcher = createLauncher({ engine, flows: [{ name: 'hi', spec: flow('x').spec }] });
+    const res = await launcher.fetch(new Request('http://launcher/flows/hi/runs', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]) }));
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toBe('invalid_json');
+    expect(await engine.listRuns()).toEqual([]);
+    await engine.dispose();
+  });
+
+  it('counts streamed bytes when there is no Content-Length', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new Uint8Array(6));
+        c.enqueue(new Uint8Array(6));
+        c.close();
+      },
+    });
+    const req = new Request('http://x/', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    await expect(readBodyText(req, 10)).rejects.toMatchObject({ code: 'body_too_large' });
+    const ok = new Request('http://x/', { method: 'POST', body: 'héllo' });
+    expect(await readBodyText(ok, 6)).toBe('héllo');
+  });
+
+  it('matches a bearer token only exactly, with the Bearer scheme', () => {
+    expect(bearerMatches('Bearer abc', 'abc')).toBe(true);
+    expect(bearerMatches('bearer   abc ', 'abc')).toBe(true);
+    expect(bearerMatches('Bearer abcd', 'abc')).toBe(false);
+    expect(bearerMatches('Bearer ab', 'abc')).toBe(false);
+    expect(bearerMatches('Basic abc', 'abc')).toBe(false);
+    expect(bearerMatches('abc', 'abc')).toBe(false);
+    expect(bearerMatches(null, 'abc')).toBe(false);
+    expect(bearerMatches('Bearer ', 'abc')).toBe(false);
+  });
+});

@@ -1,0 +1,218 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import packageJson from '../../package.json' with { type: 'json' };
+import { prettyJson, type Digest } from '../canonical.js';
+import { FlowError, isFlowError } from '../errors.js';
+import type { Engine } from '../engine/types.js';
+import type { FlowSpec } from '../flow/types.js';
+import type { InputIssue } from '../run/inputs.js';
+import type { Run } from '../run/types.js';
+import { validateAgainstSchema } from '../tools/contract.js';
+import type { JsonSchema, ToolRegistry } from '../tools/types.js';
+import { toolAnnotations } from './annotations.js';
+import { createProgressFromJournal } from './progress.js';
+import { secretInputNames, toolInputSchema, toolOutputShape } from './tool-schemas.js';
+
+/** One flow served as one MCP tool, named by the flow name. */
+export interface McpFlow {
+  name: string;
+  spec: FlowSpec;
+  /** The tool description. Default: the FlowSpec's description, else `Run the flow <name>.` */
+  description?: string;
+}
+
+export type McpLogLevel = 'info' | 'warn' | 'error';
+
+export interface McpServerOptions {
+  /** Runs every call; runs land in its storage like any other run. */
+  engine: Engine;
+  /** The tools. Names must be unique and valid MCP tool names (1 to 128 of `A-Z a-z 0-9 _ - .`). */
+  flows: McpFlow[];
+  /**
+   * Server-side log lines: one per call (run id and status) and failures. Default: dropped. On
+   * stdio, send them to stderr: stdout carries only protocol messages.
+   */
+  onLog?: (level: McpLogLevel, message: string) => void;
+  /** Types step outputs in the outputSchema from the tools' contracts. Default: none (such leaves are open, `{}`). */
+  tools?: ToolRegistry;
+  /** The deploy front the flows are deployed on and run from. Default `mcp`. */
+  front?: string;
+  /** The implementation announced in `initialize`. Default `{name: 'flowctl', version: <package version>}`. */
+  serverInfo?: { name: string; version: string };
+}
+
+/** `_meta` keys flowctl adds to tools and results. */
+export const META = {
+  flowDigest: 'flowctl/flow_digest',
+  secretInputs: 'flowctl/secret_inputs',
+  runId: 'flowctl/run_id',
+  status: 'flowctl/status',
+} as const;
+
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+interface ServedTool {
+  flow: McpFlow;
+  tool: Omit<McpTool, '_meta'>;
+  outputWrapped: boolean;
+  inputSchema: JsonSchema;
+}
+
+function buildTool(flow: McpFlow, tools: ToolRegistry | undefined): ServedTool {
+  const inputSchema = toolInputSchema(flow.spec);
+  const output = toolOutputShape(flow.spec, tools);
+  const tool = {
+    name: flow.name,
+    description: flow.description ?? flow.spec.description ?? `Run the flow ${flow.name}.`,
+    inputSchema: inputSchema as McpTool['inputSchema'],
+    ...(output.schema ? { outputSchema: output.schema as McpTool['outputSchema'] } : {}),
+    annotations: toolAnnotations(flow.spec),
+  };
+  return { flow, tool, outputWrapped: output.wrapped, inputSchema };
+}
+
+function errorResult(error: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: prettyJson({ error }) }], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
+}
+
+function invalidArguments(name: string, issues: InputIssue[]): CallToolResult {
+  const list = issues.map((i) => (i.path ? `${i.path} ${i.message}` : i.message)).join('; ');
+  return errorResult({ code: 'invalid_inputs', message: `[flowctl] [mcp] arguments of ${name} violate its inputs contract; no run started: ${list}`, issues });
+}
+
+/**
+ * A failed or canceled run: its id (inspect and replay it with the CLI) and the failing step's
+ * error, read from the journal's run_finished entry.
+ */
+function failedRunResult(name: string, run: Run): CallToolResult {
+  const finished = run.journal.findLast((e) => e.event === 'run_finished');
+  const err = finished?.event === 'run_finished' ? finished.error : undefined;
+  return errorResult(
+    {
+      code: err?.code ?? `run_${run.status}`,
+      message: `[flowctl] [mcp] run ${run.id} of ${name} ${run.status}${err ? `${err.step ? ` at step ${err.step}` : ''}: ${err.message}` : ''}`,
+      run_id: run.id,
+      status: run.status,
+      ...(err?.step !== undefined ? { step: err.step } : {}),
+      flow_digest: run.flow_digest,
+    },
+    { [META.runId]: run.id, [META.status]: run.status },
+  );
+}
+
+/**
+ * Every issue of the arguments against the inputSchema. A secret input passed as an argument gets
+ * its own message (its value never enters the message: it may be a secret).
+ */
+function argumentIssues(served: ServedTool, args: unknown): InputIssue[] {
+  const secrets = new Set(secretInputNames(served.flow.spec));
+  const { ok, issues } = validateAgainstSchema(served.inputSchema, args);
+  if (ok) return [];
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return [{ path: '', message: 'the arguments must be an object' }];
+  const properties = served.inputSchema.properties as Record<string, unknown>;
+  return issues.map((issue) => {
+    const top = issue.path.split(/[.[]/)[0]!;
+    if (secrets.has(top)) return { path: top, message: 'is a secret input: it resolves from the secret store and is never an argument' };
+    if (top !== '' && !Object.hasOwn(properties, top)) return { path: issue.path, message: `is not an input of flow "${served.flow.name}"` };
+    return issue;
+  });
+}
+
+/**
+ * One MCP server over the engine, for any transport: stdio (adapters/mcp-stdio) and hosted HTTP.
+ * Each flow is one tool (docs/mcp.md). A call runs the flow without asking: the MCP client already
+ * decided to call the tool, and the annotations tell it which tools reach outside.
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const { engine, onLog } = options;
+  const front = options.front ?? 'mcp';
+  const served = new Map<string, ServedTool>();
+  for (const flow of options.flows) {
+    if (!TOOL_NAME.test(flow.name)) {
+      throw new FlowError('invalid_tool_name', `[flowctl] [mcp] "${flow.name}" is not a valid MCP tool name (1 to 128 of A-Z a-z 0-9 _ - .)`);
+    }
+    if (served.has(flow.name)) throw new FlowError('duplicate_flow', `[flowctl] [mcp] two flows are named "${flow.name}"`);
+    served.set(flow.name, buildTool(flow, options.tools));
+  }
+
+  // Deployed once, on first use, so every call runs the exact digest tools/list announced.
+  let deployed: Promise<Map<string, Digest>> | undefined;
+  const digests = () => {
+    deployed ??= (async () => {
+      const out = new Map<string, Digest>();
+      for (const [name, s] of served) out.set(name, await engine.deploy(name, s.flow.spec, { front }));
+      return out;
+    })();
+    deployed.catch(() => (deployed = undefined));
+    return deployed;
+  };
+
+  const server = new Server(options.serverInfo ?? { name: 'flowctl', version: packageJson.version }, { capabilities: { tools: {} } });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const byName = await digests();
+    const tools: McpTool[] = [...served.values()]
+      .sort((a, b) => (a.flow.name < b.flow.name ? -1 : 1))
+      .map((s) => {
+        const secrets = secretInputNames(s.flow.spec);
+        return { ...s.tool, _meta: { [META.flowDigest]: byName.get(s.flow.name), ...(secrets.length ? { [META.secretInputs]: secrets } : {}) } };
+      });
+    return { tools };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const s = served.get(name);
+    if (!s) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const args = request.params.arguments ?? {};
+    const issues = argumentIssues(s, args);
+    if (issues.length > 0) {
+      onLog?.('warn', `[flowctl] [mcp] ${name}: invalid arguments, no run started (${issues.length} issue${issues.length === 1 ? '' : 's'})`);
+      return invalidArguments(name, issues);
+    }
+    const digest = (await digests()).get(name)!;
+
+    const token = extra._meta?.progressToken;
+    let sending: Promise<void> = Promise.resolve();
+    const progressOf = createProgressFromJournal(s.flow.spec.steps.length);
+    const onEntry = token === undefined
+      ? undefined
+      : (entry: Parameters<typeof progressOf>[0]) => {
+          const update = progressOf(entry);
+          if (!update) return;
+          sending = sending
+            .then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }))
+            .catch((err: unknown) => onLog?.('warn', `[flowctl] [mcp] ${name}: a progress notification was not sent: ${(err as Error)?.message ?? err}`));
+        };
+
+    let run: Run;
+    try {
+      run = await engine.run({ digest }, args, { signal: extra.signal, onEntry });
+    } catch (err) {
+      if (!isFlowError(err)) throw err;
+      onLog?.('warn', `[flowctl] [mcp] ${name}: ${err.code}: ${err.message}`);
+      if (err.code === 'invalid_inputs') return invalidArguments(name, ((err.data as { issues?: InputIssue[] })?.issues) ?? []);
+      return errorResult({ code: err.code, message: err.message });
+    } finally {
+      // Progress goes out before the result, in journal order.
+      await sending;
+    }
+    onLog?.(run.status === 'succeeded' ? 'info' : 'warn', `[flowctl] [mcp] ${name}: run ${run.id} ${run.status}`);
+    if (run.status !== 'succeeded') return failedRunResult(name, run);
+    const meta = { [META.runId]: run.id, [META.status]: run.status, [META.flowDigest]: run.flow_digest };
+    if (!s.tool.outputSchema) {
+      return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (the flow has no output)` }], _meta: meta };
+    }
+    const structured = (s.outputWrapped ? { value: run.output ?? null } : run.output ?? {}) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
+  });
+
+  return server;
+}
