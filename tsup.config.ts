@@ -22,7 +22,8 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: false,
-    clean: true,
+    // scripts/build.mjs empties dist/ first: a clean here would race the CLI build, which runs in parallel.
+    clean: false,
     target: 'node22',
     platform: 'node',
     splitting: true,
@@ -32,6 +33,8 @@ export default defineConfig([
   {
     // The CLI: ESM only, commands split into lazily loaded chunks so `flowctl --help` starts fast.
     entry: { cli: 'examples/flowctl/main.ts' },
+    // Its own folder, so its chunks never collide with the library's chunks.
+    outDir: 'dist/cli',
     format: ['esm'],
     dts: false,
     clean: false,

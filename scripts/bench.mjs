@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 const only = process.argv.slice(2);
-const build = spawnSync(process.execPath, ['node_modules/tsup/dist/cli-default.js'], { stdio: 'inherit' });
+const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 let failed = 0;
 for (const file of readdirSync('bench').filter((f) => f.endsWith('.bench.mjs')).sort()) {

@@ -4,5 +4,5 @@ import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 if (!existsSync('tsup.config.ts')) process.exit(0);
-const r = spawnSync(process.execPath, ['node_modules/tsup/dist/cli-default.js'], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 
 const steps = [
-  ['build', ['node_modules/tsup/dist/cli-default.js']],
+  ['build', ['scripts/build.mjs']],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
   ['api report', ['node_modules/@microsoft/api-extractor/bin/api-extractor', 'run']],
   ['publint', ['node_modules/publint/src/cli.js', '--strict']],

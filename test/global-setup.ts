@@ -16,10 +16,10 @@ function newestMtime(dir: string): number {
 
 export default function setup(): void {
   const root = resolve(import.meta.dirname, '..');
-  const cli = join(root, 'dist/cli.js');
+  const cli = join(root, 'dist/cli/cli.js');
   const sources = Math.max(...['src', 'adapters', 'examples'].map((d) => newestMtime(join(root, d))));
   if (existsSync(cli) && statSync(cli).mtimeMs >= sources) return;
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/tsup/dist/cli-default.js')], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
   // A broken build fails the tests that spawn the CLI, with the build's own errors printed above;
   // unit tests still run.
   if (r.status !== 0) process.stderr.write('[test] build failed: tests that spawn the CLI will fail\n');

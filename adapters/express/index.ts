@@ -9,15 +9,28 @@ export interface FetchHandler {
 /** The express middleware signature, typed structurally so express stays an optional peer dependency. */
 export type ExpressMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
+type ParsedRequest = IncomingMessage & { body?: unknown; rawBody?: Buffer };
+
+/**
+ * When a body parser (express.json(), express.text(), express.raw()) already consumed the stream,
+ * hand its bytes back: @hono/node-server reads `rawBody` instead of the drained stream.
+ */
+function restoreConsumedBody(req: ParsedRequest): void {
+  if (!req.readableDidRead || req.rawBody instanceof Buffer || req.body === undefined) return;
+  const body = req.body;
+  req.rawBody = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+}
+
 /**
  * Mount a web-standard handler in an express app, at a path prefix that the handler owns:
  * `app.use('/flowctl', flowctlExpress(launcher))`. Express strips the prefix from `req.url`, so the
- * handler sees its own routes (`/flows/...`). Mount it before any body parser (express.json()
- * would consume the body the handler needs to read and limit itself).
+ * handler sees its own routes (`/flows/...`). Mount it before body parsers when you can: a parser
+ * that ran first applies its own size limit, and its parsed body is re-serialized for the handler.
  */
 export function flowctlExpress(handler: FetchHandler): ExpressMiddleware {
   const listener = getRequestListener((request) => handler.fetch(request));
   return (req, res, next) => {
+    restoreConsumedBody(req);
     listener(req, res).catch(next);
   };
 }

@@ -124,6 +124,7 @@ export class PgJournalNotifier implements JournalNotifier {
     const client = this.#client;
     this.#client = undefined;
     if (client) await client.end().catch(() => {});
+    this.#wakers.wakeAll(); // waiting watchers find the storage disposed at once, not after their poll
   }
 }
 
@@ -166,5 +167,6 @@ export class PGliteJournalNotifier implements JournalNotifier {
     const unlisten = await this.#unlisten?.catch(() => undefined);
     this.#unlisten = undefined;
     await unlisten?.().catch(() => {});
+    this.#wakers.wakeAll();
   }
 }

@@ -259,3 +259,28 @@ describe.each(TRANSPORTS)('REST launcher over $name', (transport: Transport) => 
     expect(doc.components.schemas.Run.additionalProperties).toBe(false);
   });
 });
+
+describe('express adapter behind express.json()', () => {
+  it('still gets the body a parser consumed first', async () => {
+    const { default: express } = await import('express');
+    const { flowctlExpress } = await import('../../adapters/express/index.js');
+    const engine = fixtureEngine();
+    const app = express();
+    app.use(express.json());
+    app.use('/api', flowctlExpress(createLauncher({ engine, flows: fixtureFlows() })));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/api`;
+      const res = await post(`${base}/flows/greet/runs`, JSON.stringify({ who: 'Parsed' }));
+      expect(res.status).toBe(200);
+      expect((await json(res)).output).toEqual({ greeting: 'Hello, Parsed!', times: 1 });
+      const bad = await post(`${base}/flows/greet/runs`, JSON.stringify({ who: 7 }));
+      expect(bad.status).toBe(422);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await engine.dispose();
+    }
+  });
+});

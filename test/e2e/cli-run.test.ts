@@ -208,6 +208,11 @@ describe('flowctl run: results', () => {
     const v = await flowctl(dir, ['replay', 'fx/hello.json', '--verify']);
     expect(v.code, v.stderr).toBe(0);
     expect(v.stdout).toBe('Hello, world!\n');
+    // a fixture that cannot be written: the result is still printed, the exit says something failed
+    const blocked = await flowctl(dir, ['run', 'hello', '--record-journal', 'flows/hello.yaml/x.json']);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stdout).toBe('Hello, world!\n');
+    expect(blocked.stderr).toMatch(/cannot write --record-journal flows\/hello\.yaml\/x\.json/);
   });
 });
 

@@ -99,10 +99,10 @@ describe('sql storage: PGlite survives SIGKILL', () => {
         expect(() => verifyJournal({ journal, flow_digest: FLOW_DIGEST })).not.toThrow();
         expect(journal.at(-1)).toMatchObject({ event: 'run_finished', output: run?.output });
       }
-      // Whatever the kill interrupted is a consistent prefix: no gaps, no torn entries.
+      // Runs the writer got further with (their lines still in the pipe, or the one the kill
+      // interrupted) are consistent prefixes: no gaps, no torn entries.
       const all = await storage.runs.list();
       expect(all.length).toBeGreaterThanOrEqual(committed.length);
-      expect(all.length).toBeLessThanOrEqual(committed.length + 1);
       for (const run of all) {
         const journal = await storage.journal.read(run.id);
         expect(journal.map((e) => e.seq)).toEqual([...Array(journal.length).keys()]);

@@ -51,6 +51,22 @@ describeSqlBackends('sql storage: migrations and lifecycle', (backend) => {
     expect((await flowErrorOf(storage.init()))?.code).toBe('storage_disposed');
   });
 
+  it('ends a waiting watch with storage_disposed when the storage is disposed', async () => {
+    // The backends' poll is 2 minutes: only dispose's wake-up can end this watch within the test.
+    const storage = await backend.create();
+    const run = runRecord();
+    await storage.runs.create(run);
+    const seen: string[] = [];
+    const watching = (async () => {
+      for await (const e of storage.journal.watch(run.id)) seen.push(e.event);
+    })();
+    const outcome = watching.then(() => 'ended', (err: unknown) => (isFlowError(err) ? err.code : String(err)));
+    await storage.runs.get(run.id); // the watch has had its turn to subscribe and read
+    await storage.dispose();
+    expect(await outcome).toBe('storage_disposed');
+    expect(seen).toEqual([]);
+  });
+
   it('refuses ambiguous or missing driver options (invalid_options)', () => {
     const attempt = (options: object) => {
       try {

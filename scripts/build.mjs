@@ -1,0 +1,9 @@
+// Build dist/ from scratch: empty it, then run tsup (library and CLI configs in parallel, separate folders).
+import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const r = spawnSync(process.execPath, ['node_modules/tsup/dist/cli-default.js', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+process.exit(r.status ?? 1);
