@@ -54,7 +54,7 @@ export interface ToolOutputShape {
  * a mapping is the object itself; a single expression, a list, a string or a literal is wrapped as
  * `{value}`. Leaf types come from the compiler's static types; an expression can also be null at
  * run time (a reference to a skipped step or an absent optional input is null), so expression
- * leaves always admit null, and a leaf whose type cannot be inferred is left open (`{}`).
+ * leaves are `anyOf` their inferred types and null, and a leaf whose type cannot be inferred is left open (`{}`).
  * `tools` (optional) lets step outputs be typed from their tools' contracts.
  */
 export function toolOutputShape(spec: FlowSpec, tools?: ToolRegistry): ToolOutputShape {
@@ -72,7 +72,8 @@ export function toolOutputShape(spec: FlowSpec, tools?: ToolRegistry): ToolOutpu
       if (typeof part === 'string' || part === undefined) return { type: 'string' };
       const types = inferType(part.expr, env);
       if (types === undefined || types.size === 0) return {};
-      return { type: [...new Set([...types, 'null'])].sort() };
+      // anyOf of single types rather than a `type` array: more MCP clients map that form.
+      return { anyOf: [...new Set([...types, 'null'])].sort().map((type) => ({ type })) };
     }
     if (Array.isArray(value)) return { type: 'array' };
     if (isPlainObject(value)) return objectSchema(value);
