@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempProject } from '../helpers/cli.js';
@@ -31,6 +31,10 @@ describe('installed pack tools', () => {
       join(user, 'use.yaml'),
       ['name: use', 'inputs:', '  who:', '    type: string', 'steps:', '  - id: hi', '    tool: greeter/hello@1', '    args:', '      who: ${inputs.who}', 'output: ${steps.hi.output.greeting}', ''].join('\n'),
     );
+    // compile resolves the installed pack's tool and pins it in flowctl.lock
+    await ok(['compile', 'use.yaml'], user);
+    const lock = JSON.parse(await readFile(join(user, 'flowctl.lock'), 'utf8'));
+    expect(lock.entries).toContainEqual({ ref: 'greeter/hello', version: '1.2.0', contract_digest: contractDigest });
     const run = await ok(['run', 'use.yaml', '--input', 'who=Ada', '--json'], user);
     const result = JSON.parse(run.stdout);
     expect(result.status).toBe('succeeded');

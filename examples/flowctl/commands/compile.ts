@@ -6,6 +6,7 @@ import { isFlowError } from '../../../src/errors.js';
 import { LOCK_FILE_NAME, serializeLock } from '../../../src/tools/lock.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
+import { registerInstalledPackTools } from '../pack-tools.js';
 import { compileFlowArg, printDiagnostics } from '../resolve-flow.js';
 
 /**
@@ -21,6 +22,7 @@ export default async function compile(args: ParsedArgs, io: CliIO): Promise<numb
   if (args.positionals.length !== 1) throw new UsageError('compile takes one <flow> (a path, or a name in flows/)');
   let c;
   try {
+    await registerInstalledPackTools(io);
     c = await compileFlowArg(args.positionals[0]!, io);
   } catch (err) {
     if (!isFlowError(err)) throw err;

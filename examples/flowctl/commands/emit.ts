@@ -2,6 +2,7 @@ import { isFlowError } from '../../../src/errors.js';
 import { emitTs, emitYaml } from '../../../src/flow/emit.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
+import { registerInstalledPackTools } from '../pack-tools.js';
 import { compileFlowArg, printDiagnostics, type FlowCompilation } from '../resolve-flow.js';
 
 /**
@@ -15,6 +16,7 @@ export default async function emit(args: ParsedArgs, io: CliIO): Promise<number>
   if (args.positionals.length !== 1) throw new UsageError('emit takes one <flow> (a path, or a name in flows/)');
   let c: FlowCompilation;
   try {
+    await registerInstalledPackTools(io);
     c = await compileFlowArg(args.positionals[0]!, io);
   } catch (err) {
     if (!isFlowError(err)) throw err;

@@ -5,6 +5,7 @@ import { emitYaml } from '../../../src/flow/emit.js';
 import { lintCompiled } from '../../../src/flow/lint.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
+import { registerInstalledPackTools } from '../pack-tools.js';
 import { compileFlowArg, printDiagnostics, type FlowCompilation } from '../resolve-flow.js';
 
 /**
@@ -18,6 +19,7 @@ export default async function lint(args: ParsedArgs, io: CliIO): Promise<number>
   if (args.positionals.length !== 1) throw new UsageError('lint takes one <flow> (a path, or a name in flows/)');
   let c: FlowCompilation;
   try {
+    await registerInstalledPackTools(io);
     c = await compileFlowArg(args.positionals[0]!, io);
   } catch (err) {
     if (!isFlowError(err)) throw err;
