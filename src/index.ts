@@ -108,3 +108,11 @@ export { createLauncher, type Launcher, type LauncherOptions, type LauncherFlow,
 export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './engine/openapi.js';
 export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator } from './engine/request-schemas.js';
 export { HTTP_STATUS_BY_CODE } from './http/errors.js';
+
+// MCP tools from flows (docs/mcp.md) and cron schedules (docs/schedule.md)
+export { createMcpServer, META as MCP_META, type McpFlow, type McpLogLevel, type McpServerOptions } from './mcp/server.js';
+export { toolInputSchema, toolOutputShape, secretInputNames, type ToolOutputShape } from './mcp/tool-schemas.js';
+export { toolAnnotations, type FlowToolAnnotations } from './mcp/annotations.js';
+export { createProgressFromJournal, type ProgressUpdate } from './mcp/progress.js';
+export { parseCron, type CronSchedule, type ParseCronOptions } from './schedule/cron.js';
+export { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';

@@ -74,8 +74,11 @@ export function createCatalog(engine: Engine, source: LauncherFlowSource, front:
     /** The served flows by name (deployed). */
     async all(): Promise<Map<string, ServedFlow>> {
       if (typeof source === 'function') return load(await source());
-      fixed ??= load(source);
-      fixed.catch(() => (fixed = undefined));
+      if (!fixed) {
+        fixed = load(source);
+        // A failed deploy is retried on the next request.
+        fixed.catch(() => (fixed = undefined));
+      }
       return fixed;
     },
   };

@@ -8,6 +8,9 @@ import type { JsonSchema, ToolRegistry } from '../tools/types.js';
  * `type: "object"` (docs/mcp.md, "Schemas").
  */
 
+/** The description of a leaf whose type the compiler cannot infer (it accepts any JSON value). */
+const OPEN = 'any JSON value (its type is known only when the flow runs)';
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
@@ -54,7 +57,7 @@ export interface ToolOutputShape {
  * a mapping is the object itself; a single expression, a list, a string or a literal is wrapped as
  * `{value}`. Leaf types come from the compiler's static types; an expression can also be null at
  * run time (a reference to a skipped step or an absent optional input is null), so expression
- * leaves are `anyOf` their inferred types and null, and a leaf whose type cannot be inferred is left open (`{}`).
+ * leaves are `anyOf` their inferred types and null, and a leaf whose type cannot be inferred is left open (any value, with a description saying so).
  * `tools` (optional) lets step outputs be typed from their tools' contracts.
  */
 export function toolOutputShape(spec: FlowSpec, tools?: ToolRegistry): ToolOutputShape {
@@ -71,7 +74,7 @@ export function toolOutputShape(spec: FlowSpec, tools?: ToolRegistry): ToolOutpu
       const part = template.parts[0];
       if (typeof part === 'string' || part === undefined) return { type: 'string' };
       const types = inferType(part.expr, env);
-      if (types === undefined || types.size === 0) return {};
+      if (types === undefined || types.size === 0) return { description: OPEN };
       // anyOf of single types rather than a `type` array: more MCP clients map that form.
       return { anyOf: [...new Set([...types, 'null'])].sort().map((type) => ({ type })) };
     }

@@ -93,6 +93,13 @@ describe('a Recording through the CLI', () => {
     expect(emitted.code).toBe(0);
     expect(emitted.stdout).toMatch(/tool: browser\/upload@1/);
     expect(emitted.stdout).toContain('value: ${inputs.password}');
+    // The emitted YAML is an editable Flow that compiles to the very same FlowSpec.
+    await mkdir(join(project, 'flows'), { recursive: true });
+    await writeFile(join(project, 'flows/shop-edit.yaml'), emitted.stdout);
+    const digestOf = (stderr: string) => /sha256:[0-9a-f]{64}/.exec(stderr)?.[0];
+    const [fromRecording, fromYaml] = await Promise.all([cli(['compile', 'shop', '--check']), cli(['compile', 'flows/shop-edit.yaml', '--check'])]);
+    expect(fromYaml.code, fromYaml.stderr).toBe(0);
+    expect(digestOf(fromYaml.stderr)).toBe(digestOf(fromRecording.stderr));
     const linted = await cli(['lint', 'shop']);
     expect(linted.code).toBe(0);
     expect(linted.stderr).not.toContain('brittle-locator');

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCli, tempProject } from '../helpers/cli.js';
 import { connectMcp, ECHO_PAGE, mcpProject, type McpSession } from './mcp-helpers.js';
 
 // `flowctl mcp` spawned as a real stdio server, driven by the MCP SDK's own Client.
@@ -45,7 +45,7 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
     });
     expect(byName.hello!.outputSchema).toEqual({
       type: 'object',
-      properties: { greeting: { type: ['null', 'string'] } },
+      properties: { greeting: { anyOf: [{ type: 'null' }, { type: 'string' }] } },
       required: ['greeting'],
       additionalProperties: false,
     });
@@ -147,5 +147,29 @@ describe('flowctl mcp as a plain stdio process', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/flow "nope" not found/);
+  });
+});
+
+describe('flowctl mcp --registry', () => {
+  it('serves the flows of the packs in a registry directory', async () => {
+    const author = await tempProject('flowctl-mcp-pack-');
+    for (const args of [['init'], ['pack', 'init', 'greeter', '--version', '1.0.0'], ['pack', 'add', '--body', 'flows/hello.yaml'], ['pack', 'publish', '--registry', 'shared']]) {
+      const r = await runCli(args, { cwd: author });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const user = await tempProject('flowctl-mcp-user-');
+    const s = await connectMcp(user, ['--registry', join(author, 'shared')]);
+    try {
+      const { tools } = await s.client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(['hello']);
+      const result = await s.client.callTool({ name: 'hello', arguments: {} });
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(JSON.stringify(result.structuredContent)).toContain('Hello');
+      expect(s.stderr()).toContain('greeter@1.0.0');
+    } finally {
+      await s.close();
+    }
+    // The run went to the user's project store.
+    expect((await runCli(['runs', 'last'], { cwd: user })).stdout).toMatch(/^[0-9a-f-]{36}\n$/);
   });
 });

@@ -50,18 +50,18 @@ describe('toolOutputShape', () => {
     expect(shape.wrapped).toBe(false);
     const props = shape.schema!.properties as Record<string, Record<string, unknown>>;
     expect(shape.schema).toMatchObject({ type: 'object', additionalProperties: false, required: ['any', 'fixed', 'label', 'list', 'n', 'nested', 'text'] });
-    expect(props.text).toEqual({ type: ['null', 'string'] });
-    expect(props.n).toEqual({ type: ['integer', 'null'] });
+    expect(props.text).toEqual({ anyOf: [{ type: 'null' }, { type: 'string' }] });
+    expect(props.n).toEqual({ anyOf: [{ type: 'integer' }, { type: 'null' }] });
     expect(props.label).toEqual({ type: 'string' });
     expect(props.fixed).toEqual({ type: 'number' });
     expect(props.list).toEqual({ type: 'array' });
-    expect(props.nested).toMatchObject({ type: 'object', required: ['ok', 'who'], properties: { ok: { type: 'boolean' }, who: { type: ['null', 'string'] } } });
-    expect(props.any).toEqual({ type: ['null', 'object'] });
+    expect(props.nested).toMatchObject({ type: 'object', required: ['ok', 'who'], properties: { ok: { type: 'boolean' }, who: { anyOf: [{ type: 'null' }, { type: 'string' }] } } });
+    expect(props.any).toEqual({ anyOf: [{ type: 'null' }, { type: 'object' }] });
   });
 
   it('without the tool registry, step outputs are open', () => {
     const props = toolOutputShape(compileYaml(INPUTS)).schema!.properties as Record<string, unknown>;
-    expect(props.text).toEqual({});
+    expect(props.text).toEqual({ description: expect.stringContaining('any JSON value') });
   });
 
   it('a non-mapping projection is wrapped as {value}; no projection has no schema', () => {
@@ -74,7 +74,7 @@ output: \${steps.a.output.value}
 `);
     expect(toolOutputShape(single)).toEqual({
       wrapped: true,
-      schema: { type: 'object', properties: { value: {} }, required: ['value'], additionalProperties: false },
+      schema: { type: 'object', properties: { value: { description: expect.stringContaining('any JSON value') } }, required: ['value'], additionalProperties: false },
     });
     const none = compileYaml(`name: none
 steps:
