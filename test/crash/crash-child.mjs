@@ -1,7 +1,9 @@
 // Child process for crash.test.ts: runs long flows against storage-fs until it is killed.
 // argv: <store dir> <steps per run>. Prints "ready" once the first run is under way.
-import { createEngine, createToolRegistry, defineTool, contractDigest, toolError } from '../../dist/index.js';
-import { createFsStorage } from '../../dist/adapters/storage-fs.js';
+// FLOWCTL_DIST: a private copy of dist/ (see dist-snapshot.ts); default: the package's own build.
+const dist = process.env.FLOWCTL_DIST ?? new URL('../../dist', import.meta.url).pathname;
+const { createEngine, createToolRegistry, defineTool, contractDigest, toolError } = await import(`${dist}/index.js`);
+const { createFsStorage } = await import(`${dist}/adapters/storage-fs.js`);
 
 const [dir, stepsArg] = process.argv.slice(2);
 const steps = Number(stepsArg ?? 200);

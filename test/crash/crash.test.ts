@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { verifyJournal } from '../../src/run/fixture.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
+import { snapshotDist } from './dist-snapshot.js';
 
 const CHILD = resolve(import.meta.dirname, 'crash-child.mjs');
 const KILLS = Number(process.env.KILLS ?? 24);
@@ -20,8 +21,17 @@ function prng(seed: number): () => number {
   };
 }
 
+let dist: Awaited<ReturnType<typeof snapshotDist>>;
+beforeAll(async () => {
+  dist = await snapshotDist();
+}, 120_000);
+afterAll(async () => dist?.cleanup());
+
 function spawnChild(dir: string, args: string[] = []) {
-  const child = spawn(process.execPath, [CHILD, dir, '150', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CHILD, dir, '150', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FLOWCTL_DIST: dist.dist },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -35,7 +45,10 @@ function spawnChild(dir: string, args: string[] = []) {
         resolvePromise();
       }
     });
-    void exited.then(() => clearTimeout(timer));
+    void exited.then((exit) => {
+      clearTimeout(timer);
+      if (!stdout.includes('ready')) reject(new Error(`child exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`));
+    });
   });
   return { child, ready, exited, output: () => ({ stdout, stderr }) };
 }

@@ -29,7 +29,7 @@ afterAll(async () => {
   await new Promise<void>((r) => page.close(() => r()));
 });
 
-const textOf = (result: { content?: unknown }) => ((result.content as { type: string; text: string }[])[0]!).text;
+const textOf = (result: object) => ((result as { content: { type: string; text: string }[] }).content[0]!).text;
 
 describe('flowctl mcp over stdio (SDK Client)', () => {
   it('tools/list has one tool per flow with its schemas and annotations', async () => {

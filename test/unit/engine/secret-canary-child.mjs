@@ -3,9 +3,11 @@
 // argv: <store dir>. The secret comes from FLOWCTL_SECRET_API_TOKEN.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { contractDigest, createEngine, createToolRegistry, defineTool, prettyJson, writeJournalFixture } from '../../../dist/index.js';
-import { createFsStorage } from '../../../dist/adapters/storage-fs.js';
-import { createEnvSecrets } from '../../../dist/adapters/secrets-env.js';
+// FLOWCTL_DIST: a private copy of dist/ (see test/crash/dist-snapshot.ts); default: the package's own build.
+const dist = process.env.FLOWCTL_DIST ?? new URL('../../../dist', import.meta.url).pathname;
+const { contractDigest, createEngine, createToolRegistry, defineTool, prettyJson, writeJournalFixture } = await import(`${dist}/index.js`);
+const { createFsStorage } = await import(`${dist}/adapters/storage-fs.js`);
+const { createEnvSecrets } = await import(`${dist}/adapters/secrets-env.js`);
 
 const dir = process.argv[2];
 const attempts = new Map();

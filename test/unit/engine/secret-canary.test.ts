@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { snapshotDist } from '../../crash/dist-snapshot.js';
 
 const CHILD = resolve(import.meta.dirname, 'secret-canary-child.mjs');
 // Distinctive, and no substring of anything the engine writes on its own.
@@ -20,12 +21,17 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 describe('secret canary (child process, storage-fs, env secrets)', () => {
   let dir: string;
-  afterAll(async () => rm(dir, { recursive: true, force: true }));
+  let dist: Awaited<ReturnType<typeof snapshotDist>> | undefined;
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await dist?.cleanup();
+  });
 
   it('never shows the plaintext in Runs, journal files, fixtures, logs, stdout or stderr', async () => {
     dir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
+    dist = await snapshotDist();
     const child = spawn(process.execPath, [CHILD, dir], {
-      env: { ...process.env, FLOWCTL_SECRET_API_TOKEN: CANARY },
+      env: { ...process.env, FLOWCTL_SECRET_API_TOKEN: CANARY, FLOWCTL_DIST: dist.dist },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -53,5 +59,5 @@ describe('secret canary (child process, storage-fs, env secrets)', () => {
     }
     expect(stdout.includes(CANARY), 'plaintext on stdout').toBe(false);
     expect(stderr.includes(CANARY), 'plaintext on stderr').toBe(false);
-  });
+  }, 180_000); // a bound (snapshot of dist/, one child process), not a timing assertion
 });
