@@ -123,10 +123,10 @@ export function checkContract(contract: ToolContract): void {
       problems.push(`${key} must be a JSON Schema with root type "object"`);
       continue;
     }
-    try {
-      compile(schema);
-    } catch (err) {
-      problems.push(`${key}: ${(err as Error).message}`);
+    // Meta-schema validation only: compiling every contract's schemas at import would cost every CLI
+    // start tens of milliseconds; validators compile lazily on first use (and are cached).
+    if (!ajv.validateSchema(schema)) {
+      problems.push(`${key}: ${ajv.errorsText(ajv.errors, { dataVar: key })}`);
     }
   }
   if (problems.length > 0) {
