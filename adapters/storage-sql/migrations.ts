@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { FlowError, prefixed } from '../../src/errors.js';
+import { quoteIdent } from './journal-notifier.js';
 import { DIGEST_SQL_PATTERN, RUN_STATUSES, UUID_SQL_PATTERN } from './schema.js';
+import { errorCode } from './sql-errors.js';
 
 /**
  * The one migration set, shared by PGlite and Postgres, applied by kysely's Migrator at init.
@@ -69,7 +71,13 @@ const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATION
  * rather than run against tables we do not understand.
  */
 export async function migrateToLatest(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
-  if (schema !== undefined) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  if (schema !== undefined) {
+    // `if not exists` still races when several processes create the schema at once: the loser's
+    // unique violation means the schema is there, which is all we need.
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db).catch((err: unknown) => {
+      if (errorCode(err) !== '23505' && errorCode(err) !== '42P06') throw err;
+    });
+  }
   await refuseNewerSchema(db, schema);
   const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
   const { error, results } = await migrator.migrateToLatest();
@@ -100,8 +108,4 @@ async function refuseNewerSchema(db: Kysely<any>, schema: string | undefined): P
       { data: { unknown, known: Object.keys(MIGRATIONS) } },
     );
   }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }

@@ -1,8 +1,7 @@
 import type { EffectSummary } from '../engine/types.js';
 import { evaluateValue } from '../flow/expr.js';
-import type { FlowSpec } from '../flow/types.js';
+import type { FlowSpec, StepSpec } from '../flow/types.js';
 import { OUTWARD_CAPABILITIES } from '../tools/types.js';
-import type { StepSpec } from '../flow/types.js';
 
 /** A step is outward-facing when its resolved contract declares net, fs, browser or spawn. */
 export function isOutward(step: StepSpec): boolean {

@@ -1,4 +1,4 @@
-import { digestBytes } from '../canonical.js';
+import { digestBytes, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { evaluateValue } from '../flow/expr.js';
 import type { FlowSpec, StepSpec } from '../flow/types.js';
@@ -12,7 +12,6 @@ import { contractDigest, formatIssues, isRetryableError, toolError, validateAgai
 import type { RunScope, StepWarning, Tool, ToolContext, ToolRegistry } from '../tools/types.js';
 import type { AttemptHooks, AttemptRequest, AttemptResult, StepSource } from './step-source.js';
 import type { StepError } from './types.js';
-import type { Digest } from '../canonical.js';
 
 export interface LiveSourceOptions {
   runId: string;

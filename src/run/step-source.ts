@@ -1,6 +1,6 @@
+import type { Digest } from '../canonical.js';
 import type { ExprScope } from '../flow/expr.js';
 import type { StepSpec } from '../flow/types.js';
-import type { Digest } from '../canonical.js';
 import type { Effect, StepWarning } from '../tools/types.js';
 import type { StepError } from './types.js';
 

@@ -84,7 +84,9 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
   });
 
   it('bad arguments give an isError result with the issues, and no run', async () => {
-    const before = (await runCli(['runs'], { cwd: dir })).stdout;
+    // `runs` lists the stored runs (one line each, on stderr).
+    const before = (await runCli(['runs'], { cwd: dir })).stderr;
+    expect(before).toMatch(/[0-9a-f-]{36}/);
     const result = await session.client.callTool({ name: 'count', arguments: { n: 'many', m: 1 } });
     expect(result.isError).toBe(true);
     const { error } = JSON.parse(textOf(result));
@@ -96,7 +98,7 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
     const secret = await session.client.callTool({ name: 'secretecho', arguments: { url: pageUrl, password: CANARY } });
     expect(secret.isError).toBe(true);
     expect(JSON.stringify(secret)).not.toContain(CANARY);
-    expect((await runCli(['runs'], { cwd: dir })).stdout).toBe(before);
+    expect((await runCli(['runs'], { cwd: dir })).stderr).toBe(before);
   });
 
   it('a failing flow gives an isError result with the run id and the failing step error', async () => {

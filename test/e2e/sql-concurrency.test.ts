@@ -24,8 +24,8 @@ const ENTRIES = 6; // run_started, 4 steps, run_finished
 const WRITER_SOURCE = `
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createSqlStorage } from './adapters/storage-sql/index.ts';
-import { sealEntry, checkJournalChain } from './src/run/journal.ts';
+import { createSqlStorage } from '@root/adapters/storage-sql/index.ts';
+import { sealEntry, checkJournalChain } from '@root/src/run/journal.ts';
 
 const [url, schema, writer, runsFile, total] = process.argv.slice(2);
 const runIds = JSON.parse(readFileSync(runsFile, 'utf8'));

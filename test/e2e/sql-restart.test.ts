@@ -19,8 +19,8 @@ const KILL_AFTER = 15; // committed runs before the SIGKILL
  */
 const WRITER_SOURCE = `
 import { randomUUID } from 'node:crypto';
-import { createSqlStorage } from './adapters/storage-sql/index.ts';
-import { sealEntry } from './src/run/journal.ts';
+import { createSqlStorage } from '@root/adapters/storage-sql/index.ts';
+import { sealEntry } from '@root/src/run/journal.ts';
 
 const storage = createSqlStorage({ pglite: { dataDir: process.argv[2] } });
 await storage.init();

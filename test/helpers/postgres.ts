@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import pg from 'pg';
+import { build } from 'tsup';
 import { describe, it } from 'vitest';
 
 /**
@@ -66,24 +66,35 @@ export async function pgQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(u
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * Bundle a child-process script (TypeScript, importing the sources by relative path from the repo
- * root) into node_modules/.cache, so SQL tests spawn processes that run the current sources. The
- * shared dist/ is not used: other builds clean it at any moment. Packages stay external and resolve
- * from the repo's node_modules. Returns the path to run with `node`.
+ * Bundle a child-process script (TypeScript that imports the sources with `@root/...` paths, e.g.
+ * `@root/adapters/storage-sql/index.ts`) into node_modules/.cache, so SQL tests spawn processes that
+ * run the current sources. The shared dist/ is not used: other builds clean it at any moment.
+ * Packages stay external and resolve from the repo's node_modules. Returns the path to run with node.
  */
 export async function bundleChildScript(name: string, source: string): Promise<string> {
-  const outdir = join(ROOT, 'node_modules/.cache/flowctl-sql-tests');
-  await mkdir(outdir, { recursive: true });
-  const outfile = join(outdir, `${name}-${process.pid}-${randomBytes(3).toString('hex')}.mjs`);
-  await build({
-    stdin: { contents: source, resolveDir: ROOT, loader: 'ts', sourcefile: `${name}.ts` },
-    outfile,
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'silent',
-  });
-  return outfile;
+  const outDir = join(ROOT, 'node_modules/.cache/flowctl-sql-tests');
+  const id = `${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  await mkdir(outDir, { recursive: true });
+  const entry = join(outDir, `${id}.src.ts`);
+  await writeFile(entry, source.replaceAll("'@root/", `'${ROOT}/`));
+  try {
+    await build({
+      config: false,
+      entry: { [id]: entry },
+      outDir,
+      format: ['esm'],
+      platform: 'node',
+      target: 'node22',
+      bundle: true,
+      splitting: false,
+      dts: false,
+      clean: false,
+      silent: true,
+      external: [/^[^./]/],
+      outExtension: () => ({ js: '.mjs' }),
+    });
+  } finally {
+    await rm(entry, { force: true });
+  }
+  return join(outDir, `${id}.mjs`);
 }

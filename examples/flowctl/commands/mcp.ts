@@ -5,7 +5,6 @@ import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
-import type { FlowSpec } from '../../../src/flow/types.js';
 import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
 import { createMcpServer, type McpFlow } from '../../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';

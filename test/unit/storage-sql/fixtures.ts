@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { digestOf, type Digest } from '../../../src/canonical.js';
 import type { RunRecord } from '../../../src/ports/storage.js';
+import { entryDigest } from '../../../src/run/journal.js';
 import type { JournalEntry } from '../../../src/run/types.js';
 
 export const FLOW_DIGEST = `sha256:${'ab'.repeat(32)}` as Digest;
@@ -17,11 +18,6 @@ export function runRecord(overrides: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
-/** The digest of an entry: digestOf(entry without `at` and `digest`), as the journal defines it. */
-export function entryDigest(entry: Omit<JournalEntry, 'digest'> | JournalEntry): Digest {
-  const { at: _at, digest: _digest, ...rest } = entry as JournalEntry;
-  return digestOf(rest);
-}
 
 /** Entry `seq` of a journal whose previous entry has digest `prev`. The last of `total` is run_finished. */
 export function journalEntry(seq: number, prev: Digest | null, last: boolean, extra: Record<string, unknown> = {}): JournalEntry {
