@@ -26,6 +26,21 @@ describeSqlBackends('sql storage: migrations and lifecycle', (backend) => {
     expect(applied.rows.map((r) => r.name)).toEqual(['0001_initial']);
   });
 
+  it('lets several storages start on one new schema at once: one migrates, all work', async () => {
+    const options = backend.options();
+    const storages = Array.from({ length: 6 }, () => createSqlStorage({ ...options, poolSize: 2 }));
+    try {
+      await Promise.all(storages.map((s) => s.init()));
+      const run = runRecord();
+      await storages[0].runs.create(run);
+      for (const s of storages) expect(await s.runs.get(run.id)).toStrictEqual(run);
+      const applied = await sql<{ name: string }>`select name from ${sql.table(`${options.schema}.kysely_migration`)}`.execute(storages[1].db);
+      expect(applied.rows).toEqual([{ name: '0001_initial' }]);
+    } finally {
+      await Promise.all(storages.map((s) => s.dispose()));
+    }
+  });
+
   it('refuses a database whose schema is newer than this code (schema_too_new)', async () => {
     const first = await backend.create();
     await sql`insert into ${sql.table(`${first.schema}.kysely_migration`)} (name, timestamp) values ('0002_from_the_future', '2099-01-01T00:00:00.000Z')`.execute(first.db);
