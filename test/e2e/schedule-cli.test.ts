@@ -100,12 +100,14 @@ describe('flowctl schedule', () => {
     expect(finished.every((m) => m[2] === 'succeeded')).toBe(true);
   });
 
-  it('an outward flow without --yes is refused (exit 3) and nothing runs', async () => {
-    const r = await runCli(['schedule', 'save', '--cron', '* * * * * *'], { cwd: dir });
-    expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/runs unattended, so nobody can confirm\. Re-run with --yes/);
+  it('an outward flow runs unattended after stating its effects once (no prompt, no TTY needed)', async () => {
+    const r = await scheduleUntil(['save', '--cron', '* * * * * *'], (s) => [...s.matchAll(RUN_LINE)].length >= 1);
+    expect(r.reached).toBe(true);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/every fire of save can have outward effects/);
     expect(r.stderr).toMatch(/file writes: +out\.txt/);
-    expect(r.stderr).not.toMatch(/firing/);
+    expect([...r.stderr.matchAll(RUN_LINE)].every((m) => m[2] === 'succeeded')).toBe(true);
+    expect(r.stderr).not.toMatch(/refus/);
   });
 
   it('with --registry and no <flow>, schedules the first flow of the registry', async () => {

@@ -44,8 +44,8 @@ async function registryFlow(io: CliIO, dir: string, name: string | undefined): P
 /**
  * `flowctl schedule <flow> --cron <expr>`: run a flow on a cron schedule with fixed inputs
  * (docs/schedule.md). Each fire logs its run id and status on stderr; a fire that comes while the
- * previous run is in flight is skipped. Nobody watches an unattended schedule, so a flow with
- * outward effects needs --yes (else exit 3). SIGINT/SIGTERM stop after the run in flight (exit 0);
+ * previous run is in flight is skipped. A schedule never prompts (nobody watches it): it prints the
+ * outward effects of the flow once at start (--yes silences that notice). SIGINT/SIGTERM stop after the run in flight (exit 0);
  * a second signal cancels that run.
  */
 export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<number> {
@@ -78,10 +78,10 @@ export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<
     // Checked once, before the first fire: a schedule must not fail on every fire for a typo.
     const resolved = resolveInputs(spec, inputs);
     const summary = summarizeEffects(spec, resolved.inputs);
+    // Like serve and mcp, a schedule is a launcher the user started on purpose, and it runs unattended:
+    // it never prompts. It states the outward effects every fire can have once, up front.
     if (summary.outward && !yes) {
-      io.stderr.write(`schedule ${spec.name} has outward effects.\n${formatEffectSummary(summary).join('\n')}\n`);
-      io.stderr.write('flowctl schedule: refusing: a schedule runs unattended, so nobody can confirm. Re-run with --yes to allow these effects on every fire.\n');
-      return EXIT.refused;
+      io.stderr.write(`flowctl schedule: every fire of ${spec.name} can have outward effects:\n${formatEffectSummary(summary).join('\n')}\n`);
     }
 
     engine = createEngine({ storage: openStore(io.cwd), secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd });
