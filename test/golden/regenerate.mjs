@@ -11,7 +11,7 @@ const root = resolve(import.meta.dirname, '../..');
 const flowsDir = join(root, 'test/fixtures/flows');
 const goldenDir = join(root, 'test/golden');
 
-const build = spawnSync(process.execPath, [join(root, 'node_modules/tsup/dist/cli-default.js')], { cwd: root, stdio: 'inherit' });
+const build = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 // An empty project directory: no flowctl.lock, so every tool resolves to its highest version.

@@ -203,7 +203,9 @@ export const httpRequest = defineTool<HttpInput, HttpOutput>(
       required: ['status', 'headers', 'body', 'url'],
       additionalProperties: false,
     },
-    capabilities: ['net'],
+    // `secrets`: a request may carry a resolved secret (an API key in a header, a token in the body).
+    // The compiler grants it to a step only when that step's args reference a secret input.
+    capabilities: ['net', 'secrets'],
   },
   request,
 );
