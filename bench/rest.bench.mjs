@@ -151,6 +151,11 @@ ${rows}
 
 - Throughput ratio launcher/bare (median of rounds): **${(ratio * 100).toFixed(1)}%** (target >= ${TARGET_RATIO * 100}%: ${ok(ratio >= TARGET_RATIO)})
 - Launcher p99 (median of rounds): **${p99} ms** (target < ${TARGET_P99_MS} ms: ${ok(p99 < TARGET_P99_MS)})
+
+Reading it: the bare server does no work, so the ratio is the whole run's cost (engine, journal
+digests, storage, Run validation, HTTP) against raw HTTP. With ${CONNECTIONS} connections latency is
+about ${CONNECTIONS} / throughput (Little's law), so a p99 under ${TARGET_P99_MS} ms needs well over
+${Math.round(CONNECTIONS / (TARGET_P99_MS / 1000))} runs/s.
 `;
   writeSection('rest', 'REST launcher: sync runs vs bare node:http', body);
   process.stdout.write(body);

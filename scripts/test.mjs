@@ -6,6 +6,7 @@ const steps = [
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
   ['api report', ['node_modules/@microsoft/api-extractor/bin/api-extractor', 'run']],
   ['publint', ['node_modules/publint/src/cli.js', '--strict']],
+  ['are the types wrong', ['node_modules/@arethetypeswrong/cli/dist/index.js', '--pack', '.', '--profile', 'node16']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]],
 ];
 

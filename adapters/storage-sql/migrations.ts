@@ -75,7 +75,7 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | undefine
     // `if not exists` still races when several processes create the schema at once: the loser's
     // unique violation means the schema is there, which is all we need.
     await sql`create schema if not exists ${sql.id(schema)}`.execute(db).catch((err: unknown) => {
-      throw err;
+      if (errorCode(err) !== '23505' && errorCode(err) !== '42P06') throw err;
     });
   }
   await refuseNewerSchema(db, schema);
