@@ -69,6 +69,7 @@ Launcher
         --input k=v                 an input (repeatable)
         --input-file <path>         inputs from a JSON or YAML file
         --registry <dir>            use the first flow resolved from a registry
+        --yes                       do not print the outward-effect notice at start
 
   help, --help, -h                  this text
 
