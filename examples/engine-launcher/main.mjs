@@ -9,7 +9,7 @@
 // - Everything it writes goes to the working dir (default examples/engine-launcher/.data/, git-ignored):
 //   flows/ and recordings/ (so `flowctl mcp` and `flowctl inspect` run there), and the run store:
 //   the fs store .flowctl/ by default, or with --store=sql (or DATABASE_URL) Postgres at DATABASE_URL,
-//   else PGlite in <dir>/pglite.
+//   else PGlite in <dir>/.flowctl/db (as flowctl serve --store=sql).
 // It imports the package by its own name (`flowctl`), so it runs the built dist/ (npm run build,
 // which `bash scripts/setup.sh` does).
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
@@ -52,8 +52,8 @@ const useSql = opts.store === 'sql' || (opts.store === undefined && Boolean(proc
 async function openStorage() {
   if (!useSql) return { storage: createFsStorage({ dir: join(dir, '.flowctl') }), label: `fs store ${join(dir, '.flowctl')}` };
   const { sqlStorageFromEnv } = await import('flowctl/adapters/storage-sql');
-  const storage = sqlStorageFromEnv({ defaultDataDir: join(dir, 'pglite') });
-  return { storage, label: process.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${join(dir, 'pglite')}` };
+  const storage = sqlStorageFromEnv({ defaultDataDir: join(dir, '.flowctl', 'db') });
+  return { storage, label: process.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${join(dir, '.flowctl', 'db')}` };
 }
 
 async function main() {
