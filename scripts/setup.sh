@@ -35,7 +35,9 @@ fi
 if ! command -v tmux >/dev/null 2>&1; then apt_install tmux || say "tmux unavailable: pseudo-terminal tests will be skipped"; fi
 
 # 3. npm dependencies; `prepare` builds dist/ so the flowctl bin works.
-if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# npm install, not npm ci: npm 11 leaves the optional per-platform packages of rollup out of the lock
+# file, and npm ci then refuses the lock as out of sync. npm install still honours the locked versions.
+npm install --no-audit --no-fund
 
 # 4. PostgreSQL for tests: use the one on 127.0.0.1:5432 when it answers, else install Debian's and start a cluster.
 if [ "$want_pg" = 1 ] && [ -z "${TEST_DATABASE_URL:-}" ]; then
