@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { CallToolResultSchema, ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempProject } from '../helpers/cli.js';
 import { connectMcp, ECHO_PAGE, mcpProject, type McpSession } from './mcp-helpers.js';
@@ -76,8 +77,19 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
   });
 
   it('progress notifications follow the journal when the request carries a progress token', async () => {
+    // The SDK Client drops progress that arrives in the same stdout chunk as the response (its
+    // notification handlers run a microtask later, after the response removed the progress handler).
+    // So this test collects notifications/progress itself, sends the token itself, and lets queued
+    // handlers run once after the response: the server writes every progress notification before it.
     const progress: { progress: number; total?: number; message?: string }[] = [];
-    const result = await session.client.callTool({ name: 'count', arguments: { n: 42 } }, undefined, { onprogress: (p) => progress.push(p) });
+    session.client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+      if (n.params.progressToken === 'count-progress') progress.push(n.params);
+    });
+    const result = await session.client.request(
+      { method: 'tools/call', params: { name: 'count', arguments: { n: 42 }, _meta: { progressToken: 'count-progress' } } },
+      CallToolResultSchema,
+    );
+    await new Promise((r) => setImmediate(r));
     expect(result.structuredContent).toEqual({ value: 42 });
     expect(progress.map((p) => [p.progress, p.total])).toEqual([[1, 3], [2, 3], [3, 3]]);
     expect(progress.map((p) => p.message)).toEqual(['step one succeeded (1/3)', 'step two succeeded (2/3)', 'step three succeeded (3/3)']);

@@ -1,76 +1,18 @@
-import { readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { serveMcpStdio } from '../../../adapters/mcp-stdio/index.js';
 import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
 import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
-import { createMcpServer, type McpFlow } from '../../../src/mcp/server.js';
+import { createMcpServer } from '../../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
-import { flowToolRefs, toolNeeds, openStore, projectTools, specToolRefs, STORE_DIR, usesBrowserTools } from '../project.js';
-import { compileFlowArg, printDiagnostics, registerCliTools } from '../resolve-flow.js';
+import { flowToolRefs, toolNeeds, openStore, projectTools, STORE_DIR } from '../project.js';
+import { registerCliTools } from '../resolve-flow.js';
+import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
 
 const FLAGS = ['registry'];
-
-/** Every flow file of the project: flows/*.yaml|yml, then recordings/*.json (the order bare names resolve in). */
-function projectFlowFiles(cwd: string): string[] {
-  const list = (dir: string, exts: string[]) => {
-    try {
-      return readdirSync(join(cwd, dir))
-        .filter((f) => exts.some((e) => f.endsWith(e)))
-        .sort()
-        .map((f) => `${dir}/${f}`);
-    } catch {
-      return [];
-    }
-  };
-  return [...list('flows', ['.yaml', '.yml']), ...list('recordings', ['.json'])];
-}
-
-interface Sourced {
-  flows: McpFlow[];
-  origin: Map<string, string>;
-}
-
-/** Compile the project's flows (or only `only`). A file that does not compile is skipped with its diagnostics, unless it was named. */
-async function compileProjectFlows(io: CliIO, files: string[], only: string | undefined): Promise<Sourced> {
-  const flows: McpFlow[] = [];
-  const origin = new Map<string, string>();
-  for (const file of files) {
-    const c = await compileFlowArg(file, io);
-    if (!c.result.ok) {
-      printDiagnostics(io, c.result.diagnostics);
-      if (only !== undefined) throw new FlowError('compile_failed', `[flowctl] ${c.source.file} does not compile`, { data: { diagnostics: c.result.diagnostics } });
-      io.stderr.write(`flowctl mcp: skipped ${c.source.file}: it does not compile\n`);
-      continue;
-    }
-    const name = c.result.spec.name;
-    if (origin.has(name)) {
-      io.stderr.write(`flowctl mcp: skipped ${c.source.file}: the tool "${name}" is already served from ${origin.get(name)}\n`);
-      continue;
-    }
-    origin.set(name, c.source.file);
-    flows.push({ name, spec: c.result.spec });
-  }
-  return { flows, origin };
-}
-
-/** The flows of a registry's packs; the newest version of the first pack with a name wins it. */
-async function registryFlows(io: CliIO, dir: string, only: string | undefined): Promise<Sourced> {
-  const { loadRegistryFlows } = await import('../../../src/packs/index.js');
-  const flows: McpFlow[] = [];
-  const origin = new Map<string, string>();
-  for (const f of await loadRegistryFlows(resolve(io.cwd, dir))) {
-    if ((only !== undefined && f.name !== only) || origin.has(f.name)) continue;
-    origin.set(f.name, `${f.pack}@${f.version}`);
-    flows.push({ name: f.name, spec: f.spec });
-  }
-  if (only !== undefined && flows.length === 0) throw new FlowError('flow_not_found', `[flowctl] no pack in ${dir} has a flow named "${only}"`);
-  return { flows, origin };
-}
 
 /**
  * `flowctl mcp [flow]`: an MCP server over stdio (docs/mcp.md). Every flow of flows/ and
@@ -94,7 +36,7 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     const files = registry === undefined ? (only === undefined ? projectFlowFiles(io.cwd) : [only]) : [];
     const fromRegistry = registry === undefined ? undefined : await registryFlows(io, registry, only);
     // Which tools to load is known before compiling: compiling needs them registered.
-    let browser = fromRegistry?.flows.some((f) => usesBrowserTools(specToolRefs(f.spec))) ?? false;
+    let browser = fromRegistry?.browser ?? false;
     for (const file of files) browser ||= toolNeeds(await flowToolRefs(file, io)).browser;
     const project = await projectTools({
       cwd: io.cwd,
@@ -105,7 +47,7 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     });
     tools = project;
     registerCliTools(project.extra);
-    const source = fromRegistry ?? (await compileProjectFlows(io, files, only));
+    const source = fromRegistry ?? (await compileProjectFlows(io, 'mcp', files, only));
     if (source.flows.length === 0) {
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
     }

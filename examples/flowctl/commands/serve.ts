@@ -1,10 +1,8 @@
-import { readdirSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
 import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
 import { serveNodeHttp } from '../../../adapters/node-http/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
-import { createLauncher, type LauncherFlow } from '../../../src/engine/launcher.js';
+import { createLauncher } from '../../../src/engine/launcher.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
 import type { FlowSpec } from '../../../src/flow/types.js';
@@ -12,8 +10,9 @@ import type { Storage } from '../../../src/ports/storage.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
-import { flowUsesBrowser, openStore, projectTools, specToolRefs, STORE_DIR, usesBrowserTools } from '../project.js';
-import { compileFlowArg, printDiagnostics, registerCliTools } from '../resolve-flow.js';
+import { flowUsesBrowser, openStore, projectTools, STORE_DIR } from '../project.js';
+import { registerCliTools } from '../resolve-flow.js';
+import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
 
 const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store'];
 const DEFAULT_PORT = 8080;
@@ -36,73 +35,6 @@ function parsePort(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT;
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${value}"`);
   return Number(value);
-}
-
-interface ServeSource {
-  flows: LauncherFlow[];
-  /** Where each flow came from, for the start-up listing. */
-  origin: Map<string, string>;
-  browser: boolean;
-}
-
-/** Every flow file of the project: flows/*.yaml|yml first, then recordings/*.json (the order names resolve in). */
-function projectFlowFiles(cwd: string): string[] {
-  const list = (dir: string, exts: string[]) => {
-    try {
-      return readdirSync(join(cwd, dir))
-        .filter((f) => exts.some((e) => f.endsWith(e)))
-        .sort()
-        .map((f) => `${dir}/${f}`);
-    } catch {
-      return [];
-    }
-  };
-  return [...list('flows', ['.yaml', '.yml']), ...list('recordings', ['.json'])];
-}
-
-/**
- * Compile the project's flows (or only `only`), after the tools they need are registered. A file
- * that does not compile is skipped with its diagnostics, unless it was named.
- */
-async function compileProjectFlows(io: CliIO, args: string[], only: string | undefined): Promise<Omit<ServeSource, 'browser'>> {
-  const flows: LauncherFlow[] = [];
-  const origin = new Map<string, string>();
-  for (const arg of args) {
-    const c = await compileFlowArg(arg, io);
-    if (!c.result.ok) {
-      printDiagnostics(io, c.result.diagnostics);
-      if (only !== undefined) {
-        throw new FlowError('compile_failed', `[flowctl] ${c.source.file} does not compile`, { data: { diagnostics: c.result.diagnostics } });
-      }
-      io.stderr.write(`flowctl serve: skipped ${c.source.file}: it does not compile\n`);
-      continue;
-    }
-    const name = c.result.spec.name;
-    if (origin.has(name)) {
-      io.stderr.write(`flowctl serve: skipped ${c.source.file}: the name "${name}" is already served from ${origin.get(name)}\n`);
-      continue;
-    }
-    origin.set(name, c.source.file);
-    flows.push({ name, spec: c.result.spec });
-  }
-  return { flows, origin };
-}
-
-/** The flows of the packs in a registry; the newest version of a pack wins a name, later packs are shadowed. */
-async function registryFlows(io: CliIO, dir: string, only: string | undefined): Promise<ServeSource> {
-  const { loadRegistryFlows } = await import('../../../src/packs/index.js');
-  const flows: LauncherFlow[] = [];
-  const origin = new Map<string, string>();
-  for (const f of await loadRegistryFlows(resolve(io.cwd, dir))) {
-    if (only !== undefined && f.name !== only) continue;
-    if (origin.has(f.name)) continue;
-    origin.set(f.name, `${f.pack}@${f.version}`);
-    flows.push({ name: f.name, spec: f.spec });
-  }
-  if (only !== undefined && flows.length === 0) {
-    throw new FlowError('flow_not_found', `[flowctl] no pack in ${dir} has a flow named "${only}"`);
-  }
-  return { flows, origin, browser: flows.some((f) => usesBrowserTools(specToolRefs(f.spec))) };
 }
 
 async function openStorage(io: CliIO, store: string | undefined): Promise<{ storage: Storage; label: string }> {
@@ -171,7 +103,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     });
     tools = project;
     registerCliTools(project.extra);
-    const source = fromRegistry ?? (await compileProjectFlows(io, files, only));
+    const source = fromRegistry ?? (await compileProjectFlows(io, 'serve', files, only));
     if (source.flows.length === 0) {
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
     }
