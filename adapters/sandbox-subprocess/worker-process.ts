@@ -22,7 +22,7 @@ export interface WorkerEntry {
 /**
  * From sources: `worker.ts` beside this file, loaded with Node's type stripping and dev-hooks.mjs.
  * From dist: `adapters/sandbox-subprocess-worker.js`, a tsup entry; this code may sit in dist/adapters/
- * (the adapter's own entry) or in a chunk at dist/ (the core and the CLI bundle it).
+ * (the adapter's own entry), in a chunk at dist/ (the core bundles it) or at dist/cli/ (the CLI does).
  */
 export function locateWorker(): WorkerEntry {
   const file = here();
@@ -30,7 +30,11 @@ export function locateWorker(): WorkerEntry {
   if (file.endsWith('.ts')) {
     return { script: join(dir, 'worker.ts'), execArgv: ['--import', pathToFileURL(join(dir, 'dev-hooks.mjs')).href] };
   }
-  const candidates = [join(dir, 'sandbox-subprocess-worker.js'), join(dir, 'adapters', 'sandbox-subprocess-worker.js')];
+  const candidates = [
+    join(dir, 'sandbox-subprocess-worker.js'),
+    join(dir, 'adapters', 'sandbox-subprocess-worker.js'),
+    join(dir, '..', 'adapters', 'sandbox-subprocess-worker.js'),
+  ];
   const script = candidates.find((c) => existsSync(c));
   if (!script) {
     throw new FlowError('sandbox_worker_missing', `[flowctl] [sandbox-subprocess] worker script not found; looked at ${candidates.join(', ')}`, {
