@@ -52,3 +52,12 @@ export function sortKeysDeep(value: unknown): unknown {
   }
   return value;
 }
+
+/** Freeze a JSON value and everything in it (already frozen parts are skipped). Returns the value. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,4 +1,4 @@
-import type { Digest } from '../../src/canonical.js';
+import { deepFreeze, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunListQuery, RunRecord, Storage } from '../../src/ports/storage.js';
@@ -148,10 +148,3 @@ async function* watchJournal(
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}

@@ -1,4 +1,4 @@
-import { digestOf, type Digest } from '../canonical.js';
+import { deepFreeze, digestOf, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { RunRecord } from '../ports/storage.js';
@@ -62,12 +62,27 @@ export function createEngine(options: EngineOptions): Engine {
     return digest;
   }
 
+  // FlowSpecs are immutable and named by their digest, so a read one can be kept: a run by name then
+  // costs one deploy lookup (which may move, so it is never cached) and no spec read or copy.
+  const specCache = new Map<Digest, FlowSpec>();
+  const SPEC_CACHE_SIZE = 256;
+  async function getSpec(digest: Digest): Promise<FlowSpec | undefined> {
+    const cached = specCache.get(digest);
+    if (cached) return cached;
+    const spec = await storage.specs.get(digest);
+    if (spec) {
+      if (specCache.size >= SPEC_CACHE_SIZE) specCache.delete(specCache.keys().next().value!);
+      specCache.set(digest, deepFreeze(spec));
+    }
+    return spec;
+  }
+
   async function resolve(target: RunTarget): Promise<{ digest: Digest; spec: FlowSpec } | undefined> {
     alive();
     if ('spec' in target) return { digest: await putSpec(target.spec), spec: target.spec };
     const digest = 'digest' in target ? target.digest : await storage.deploys.get(target.front ?? DEFAULT_FRONT, target.name);
     if (!digest) return undefined;
-    const spec = await storage.specs.get(digest);
+    const spec = await getSpec(digest);
     return spec && { digest, spec };
   }
 
@@ -222,14 +237,14 @@ export function createEngine(options: EngineOptions): Engine {
       if (!record) throw new FlowError('not_found', `[flowctl] [replay] run ${source.run_id} not found`);
       journal = await storage.journal.read(source.run_id);
       originalId = record.id;
-      spec ??= await storage.specs.get(record.flow_digest);
+      spec ??= await getSpec(record.flow_digest);
       if (!spec) throw new FlowError('not_found', `[flowctl] [replay] the FlowSpec ${record.flow_digest} of run ${record.id} is not stored`);
     } else {
       journal = source.journal;
       originalId = source.run_id;
       if (!spec) {
         const first = Array.isArray(journal) ? (journal[0] as { flow_digest?: Digest } | undefined) : undefined;
-        spec = first?.flow_digest ? await storage.specs.get(first.flow_digest) : undefined;
+        spec = first?.flow_digest ? await getSpec(first.flow_digest) : undefined;
         if (!spec) throw new FlowError('not_found', '[flowctl] [replay] no FlowSpec given and the journal\'s flow is not stored; pass options.spec');
       }
     }

@@ -1,5 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { canonicalJson, digestOf, type Digest } from '../canonical.js';
+import { canonicalJson, deepFreeze, digestOf, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { CAPABILITIES, type JsonSchema, type Tool, type ToolContext, type ToolContract } from './types.js';
 
@@ -203,10 +203,3 @@ export function defineTool<I = any, O = unknown>(
   };
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
