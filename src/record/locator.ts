@@ -2,12 +2,14 @@ import { z } from 'zod';
 
 /**
  * Locators: how a browser op names its element. A target is a CSS selector string or a locator object
- * with exactly one strategy (`css`, `testid`, `role` (+ optional `name`), `text`, `label`, `xpath`) and
+ * with any of the strategies (`css`, `testid`, `role` (+ optional `name`), `text`, `label`, `xpath`) and
  * optional `fallbacks`, more strategy objects tried in order when the primary fails (locator drift).
+ * An object with several strategies is several ways to find one element: normalizeTarget splits it
+ * into a primary (the first in STRATEGY_KEYS order) and fallbacks (the others, then the explicit ones).
  * See docs/recordings.md ("Targets").
  */
 
-/** One way to find an element. Exactly one strategy key is set (`name` goes with `role`). */
+/** One way to find an element: after normalization exactly one strategy key is set (`name` goes with `role`). */
 export interface LocatorStrategy {
   css?: string;
   testid?: string;
@@ -42,26 +44,20 @@ const strategyShape = {
   xpath: nonEmpty.optional(),
 };
 
-function checkOneStrategy(value: LocatorStrategy, ctx: z.RefinementCtx): void {
-  const keys = STRATEGY_KEYS.filter((k) => value[k] !== undefined);
-  if (keys.length === 0) {
+function checkStrategies(value: LocatorStrategy, ctx: z.RefinementCtx): void {
+  if (!STRATEGY_KEYS.some((k) => value[k] !== undefined)) {
     ctx.addIssue({ code: 'custom', message: `needs one of ${STRATEGY_KEYS.join(', ')}` });
-  } else if (keys.length > 1) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `has ${keys.join(' and ')}: one strategy per locator object (put alternatives in fallbacks)`,
-    });
   }
   if (value.name !== undefined && value.role === undefined) {
     ctx.addIssue({ code: 'custom', path: ['name'], message: 'goes with role (name is the accessible name of a role)' });
   }
 }
 
-export const strategySchema = z.strictObject(strategyShape).superRefine(checkOneStrategy);
+export const strategySchema = z.strictObject(strategyShape).superRefine(checkStrategies);
 
 export const locatorSchema = z
   .strictObject({ ...strategyShape, fallbacks: z.array(strategySchema).optional() })
-  .superRefine(checkOneStrategy);
+  .superRefine(checkStrategies);
 
 export const targetSchema = z.union([nonEmpty, locatorSchema], {
   error: (iss) => (iss.input === undefined ? 'is required' : 'must be a CSS selector string or a locator object'),
@@ -70,18 +66,19 @@ export const targetSchema = z.union([nonEmpty, locatorSchema], {
 /** A CSS string becomes `{css}`; empty fallback lists are dropped. The result is canonical input for digests. */
 export function normalizeTarget(target: TargetInput): Locator {
   if (typeof target === 'string') return { css: target.trim() };
-  const out: Locator = pickStrategy(target);
-  if (target.fallbacks && target.fallbacks.length > 0) out.fallbacks = target.fallbacks.map(pickStrategy);
+  const [primary, ...rest] = [...splitStrategies(target), ...(target.fallbacks ?? []).flatMap(splitStrategies)];
+  const out: Locator = { ...primary };
+  if (rest.length > 0) out.fallbacks = rest;
   return out;
 }
 
-function pickStrategy(s: LocatorStrategy): LocatorStrategy {
-  const out: LocatorStrategy = {};
-  for (const key of [...STRATEGY_KEYS, 'name'] as const) {
-    const v = s[key];
-    if (v !== undefined) out[key] = v.trim();
-  }
-  return out;
+/** The single-strategy objects a (possibly multi-strategy) locator object stands for, in STRATEGY_KEYS order. */
+function splitStrategies(s: LocatorStrategy): LocatorStrategy[] {
+  return STRATEGY_KEYS.filter((key) => s[key] !== undefined).map((key) => {
+    const one: LocatorStrategy = { [key]: s[key]!.trim() };
+    if (key === 'role' && s.name !== undefined) one.name = s.name.trim();
+    return one;
+  });
 }
 
 /** The strategies of a target in the order they are tried: primary first, then fallbacks. */

@@ -192,7 +192,7 @@ describe('browser tools on the fixture site', () => {
     const ctx = newRun();
     try {
       expect((await failure(tool('click').run({}, ctx))).code).toBe('invalid_tool_input');
-      expect((await failure(tool('click').run({ target: { css: '#a', testid: 'b' } }, ctx))).code).toBe('invalid_tool_input');
+      expect((await failure(tool('click').run({ target: { name: 'b' } }, ctx))).code).toBe('invalid_tool_input');
       expect((await failure(tool('navigate').run({ url: 'file:///etc/passwd' }, ctx))).code).toBe('invalid_tool_input');
       expect(ctx.effects).toEqual([]);
     } finally {

@@ -49,7 +49,6 @@ describe('ops schema', () => {
     [[{ target: '#x' }], 'ops[0].kind', /is required/],
     [[{ kind: 'click' }], 'ops[0].target', /is required/],
     [[{ kind: 'drag', source: '#a' }], 'ops[0].target', /is required/],
-    [[{ kind: 'click', target: { css: '#a', testid: 'b' } }], 'ops[0].target', /one strategy per locator/],
     [[{ kind: 'click', target: { name: 'x' } }], 'ops[0].target', /needs one of/],
     [[{ kind: 'click', target: '#a', extra: 1 }], 'ops[0]', /unknown field extra/],
     [[{ kind: 'navigate', url: 'ftp://x' }], 'ops[0].url', /http\(s\) URL/],
@@ -165,5 +164,23 @@ describe('parseRecording', () => {
       const paths = ((err as FlowError).data as { issues: { path: string }[] }).issues.map((i) => i.path);
       expect(paths).toEqual(expect.arrayContaining(['ops[0].target', 'source_digest']));
     }
+  });
+});
+
+describe('locator objects with several strategies', () => {
+  it('split into a primary and fallbacks in a fixed order, before the explicit fallbacks', async () => {
+    const { normalizeTarget } = await import('../../../src/record/locator.js');
+    expect(
+      normalizeTarget({ testid: ' login ', role: 'button', name: 'Log in', css: '#login', fallbacks: [{ text: 'Sign in', xpath: '//button[1]' }] }),
+    ).toEqual({
+      css: '#login',
+      fallbacks: [{ testid: 'login' }, { role: 'button', name: 'Log in' }, { text: 'Sign in' }, { xpath: '//button[1]' }],
+    });
+    expect(normalizeTarget({ label: 'User' })).toEqual({ label: 'User' });
+    expect(normalizeTarget('  #q ')).toEqual({ css: '#q' });
+  });
+
+  it('are accepted in ops files', () => {
+    expect(checkOps([{ kind: 'click', target: { css: '#a', testid: 'b', fallbacks: [{ role: 'link', name: 'A', text: 'A' }] } }]).issues).toEqual([]);
   });
 });
