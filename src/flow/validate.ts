@@ -175,6 +175,8 @@ function checkStep(sink: DiagnosticSink, step: unknown, path: PathSegment[], see
   }
 }
 
+const NON_BLOCKING = new Set(['bad_name', 'duplicate_step']);
+
 /** Check the shape of a Flow. Returns it typed when there is no structural error. */
 export function validateFlowShape(value: unknown, sink: DiagnosticSink): Flow | undefined {
   const before = sink.list.length;
@@ -205,7 +207,9 @@ export function validateFlowShape(value: unknown, sink: DiagnosticSink): Flow | 
     steps.forEach((s, i) => checkStep(sink, s, ['steps', i], seen));
   }
   checkJson(sink, value.output, ['output']);
-  if (sink.list.length > before) return undefined;
+  // A bad name or a repeated step id leaves the flow well-typed: the reference, tool and type checks
+  // still run, so one compile lists every problem. Any other shape error stops here.
+  if (sink.list.slice(before).some((d) => !NON_BLOCKING.has(d.code))) return undefined;
   const flow: Flow = { name: name as string, steps: steps as FlowStep[] };
   if (value.description !== undefined) flow.description = value.description as string;
   if (isObj(value.inputs)) flow.inputs = value.inputs as Record<string, FlowInput>;

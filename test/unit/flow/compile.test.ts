@@ -250,3 +250,33 @@ describe('tool versions and the lock', () => {
     if (!r.ok) expect(r.diagnostics[0]).toMatchObject({ code: 'lock_mismatch', line: 4, column: 11, field: 'steps[0].tool' });
   });
 });
+
+describe('one compile lists every problem', () => {
+  it('a bad name and a repeated step id do not hide the reference, tool and type checks', () => {
+    const r = compile(
+      [
+        'name: Bad_Name',
+        'inputs:',
+        '  n: {type: integer, default: "x"}',
+        'steps:',
+        '  - id: a',
+        '    tool: core/template@9',
+        '    args: {template: "${inputs.m}"}',
+        '  - id: a',
+        '    tool: nope/tool@1',
+        '',
+      ].join('\n'),
+      { file: 'multi.yaml', tools: testRegistry() },
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.diagnostics.map((d) => [d.code, d.line])).toEqual([
+      ['bad_name', 1],
+      ['type_mismatch', 3],
+      ['unknown_tool', 6],
+      ['unknown_input', 7],
+      ['duplicate_step', 8],
+      ['unknown_tool', 9],
+    ]);
+  });
+});
