@@ -193,7 +193,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         return loc;
       },
     });
-    if (input.mask) s.masks.push(r.value);
+    // A value that came from a secret is blacked out on screenshots even when the flow did not say mask.
+    if (input.mask || ctx.isSecret?.(input.value)) s.masks.push(r.value);
     return { matched: r.matched };
   });
 
@@ -209,7 +210,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         what: 'select',
         act: async (loc, t) => ({ loc, selected: await loc.selectOption(input.value, { timeout: t }) }),
       });
-      if (input.mask) {
+      if (input.mask || [input.value].flat().some((v) => ctx.isSecret?.(v))) {
         s.masks.push(r.value.loc);
         return { matched: r.matched };
       }

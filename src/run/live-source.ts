@@ -118,6 +118,7 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
       warn: (m, d) => o.logger.warn(o.mask.maskString(m), o.mask.mask(d)),
     },
     options: o.toolOptions?.[step.tool.ref.split('/')[0]!],
+    isSecret: (text) => o.mask.covers(text),
   };
   try {
     const input = await withSecrets(o, step, request);

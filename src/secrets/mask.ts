@@ -20,6 +20,11 @@ export class SecretMask {
     return this.values.length;
   }
 
+  /** Whether `text` contains any of the resolved values. */
+  covers(text: string): boolean {
+    return this.values.some((v) => text.includes(v));
+  }
+
   maskString(text: string): string {
     let out = text;
     for (const value of this.values) {

@@ -74,6 +74,11 @@ export interface ToolContext {
   logger: ToolLogger;
   /** Options passed by the host for this tool family (e.g. screenshots on). */
   options?: Record<string, unknown>;
+  /**
+   * Whether `text` holds a secret value resolved in this run (so a tool can treat it as sensitive,
+   * e.g. black out the field it typed into on screenshots). Absent when the host tracks no secrets.
+   */
+  isSecret?(text: string): boolean;
 }
 
 /** A tool implementation: a contract plus the code that honours it. */

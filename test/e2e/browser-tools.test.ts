@@ -271,6 +271,21 @@ describe('screenshots', () => {
     expect(await shoot('first-secret', true)).toBe(await shoot('other-secret', true));
     expect(await shoot('first-secret', false)).not.toBe(await shoot('other-secret', false));
   });
+
+  it('black out a field filled with a value the host says is a secret, with no mask argument', async () => {
+    const shoot = async (value: string) => {
+      // The engine passes isSecret: true for text holding a secret resolved in this run.
+      const ctx = newRun({ options: { screenshots: true }, isSecret: (text: string) => text === value });
+      try {
+        await tool('navigate').run({ url: `${base.url}/index.html` }, ctx);
+        await tool('fill').run({ target: '#username', value }, ctx);
+        return ctx.artifactsPut.at(-1)!.digest;
+      } finally {
+        await ctx.close();
+      }
+    };
+    expect(await shoot('first-secret')).toBe(await shoot('other-secret'));
+  });
 });
 
 describe('screencast', () => {
