@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
+import { trackNetwork, type NetworkTracker } from './settle.js';
 
 /**
  * One warm browser per executor (launched lazily on the first browser step, or connected over CDP), and
@@ -24,6 +25,8 @@ export interface RunSession {
   page: Page;
   /** Fields filled with masked (secret) values: blacked out in every later screenshot of the run. */
   masks: PwLocator[];
+  /** The page's document/fetch/XHR requests, for settling after actions (settle.ts). */
+  net: NetworkTracker;
 }
 
 export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
@@ -122,7 +125,7 @@ export class BrowserPool {
       await context.close().catch(() => {});
       throw err;
     }
-    const session: RunSession = { runId, context, page, masks: [] };
+    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page) };
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);

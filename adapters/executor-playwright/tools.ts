@@ -7,6 +7,7 @@ import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
 import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
+import { settleAfterAction } from './settle.js';
 import { actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
 
 /** The seven browser tools over one BrowserPool (see docs/browser.md). */
@@ -76,7 +77,13 @@ function browserTool<I, O>(
 ): Tool {
   return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
     const s = await session(ctx, cfg);
-    const out = await body(input, s, ctx, budgetOf(ctx, cfg));
+    const budget = budgetOf(ctx, cfg);
+    const startedBefore = s.net.started;
+    const out = await body(input, s, ctx, budget);
+    // Reads read the page as it is; actions let the requests they started finish first (settle.ts).
+    if (name !== 'extract' && !(await settleAfterAction(s.page, s.net, startedBefore, budget.restMs))) {
+      ctx.logger.debug(`[flowctl] [browser] ${name}: requests still in flight after ${budget.restMs} ms; going on`);
+    }
     await screenshot(s, ctx, cfg);
     return out;
   });
