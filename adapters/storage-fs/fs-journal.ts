@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { FlowError } from '../../src/errors.js';
 import type { JournalStore } from '../../src/ports/storage.js';
 import type { JournalEntry } from '../../src/run/types.js';
-import { COMPONENT, fsError, fsyncDir, isCode, waitForChange } from './fs-util.js';
+import { syncDir } from '../../src/util/atomic-write.js';
+import { COMPONENT, fsError, isCode, waitForChange } from './fs-util.js';
 
 /**
  * The journal of a run as append-only JSON lines: runs/<id>/journal.jsonl.
@@ -91,7 +92,7 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
         } finally {
           await fh.close();
         }
-        if (seq === 0) await fsyncDir(options.runDir(runId));
+        if (seq === 0) await syncDir(options.runDir(runId));
       } catch (err) {
         throw fsError(`cannot append seq ${seq} to run ${runId}`, err);
       }

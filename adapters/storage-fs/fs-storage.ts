@@ -6,7 +6,8 @@ import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunRecord, Storage } from '../../src/ports/storage.js';
 import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js';
 import { createFsJournal } from './fs-journal.js';
-import { COMPONENT, fsError, isCode, readJson, writeFileAtomic } from './fs-util.js';
+import { TEMP_PREFIX, writeFileDurable } from '../../src/util/atomic-write.js';
+import { COMPONENT, fsError, isCode, readJson } from './fs-util.js';
 
 export interface FsStorageOptions {
   /** The store directory (the CLI uses `<project>/.flowctl`). Created on init. */
@@ -68,7 +69,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
       async put(digest, spec) {
         const path = join(dirs.specs, `${hexOf(digest)}.json`);
         if ((await readJson(path)) !== undefined) return;
-        await writeFileAtomic(path, `${canonicalJson(spec)}\n`);
+        await writeFileDurable(path, `${canonicalJson(spec)}\n`);
       },
       async get(digest) {
         return readJson<FlowSpec>(join(dirs.specs, `${hexOf(digest)}.json`));
@@ -79,7 +80,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
       async set(front, name, digest) {
         hexOf(digest);
         await mkdir(frontDir(front), { recursive: true });
-        await writeFileAtomic(join(frontDir(front), `${encodeURIComponent(name)}.json`), `${canonicalJson({ name, digest })}\n`);
+        await writeFileDurable(join(frontDir(front), `${encodeURIComponent(name)}.json`), `${canonicalJson({ name, digest })}\n`);
       },
       async get(front, name) {
         return (await readJson<{ digest: Digest }>(join(frontDir(front), `${encodeURIComponent(name)}.json`)))?.digest;
@@ -93,7 +94,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
           throw fsError(`cannot list deploys of ${front}`, err);
         }
         const out: { name: string; digest: Digest }[] = [];
-        for (const f of files.filter((f) => f.endsWith('.json')).sort()) {
+        for (const f of files.filter((f) => f.endsWith('.json') && !f.startsWith(TEMP_PREFIX)).sort()) {
           const d = await readJson<{ name: string; digest: Digest }>(join(frontDir(front), f));
           if (d) out.push({ name: d.name, digest: d.digest });
         }
@@ -110,7 +111,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
           if (isCode(err, 'EEXIST')) throw new FlowError('run_exists', `[flowctl] [${COMPONENT}] run ${run.id} already exists`);
           throw fsError(`cannot create run ${run.id}`, err);
         }
-        await writeFileAtomic(join(dir, 'run.json'), `${JSON.stringify(run)}\n`);
+        await writeFileDurable(join(dir, 'run.json'), `${JSON.stringify(run)}\n`);
       },
       get: readRun,
       async list(query) {
@@ -135,7 +136,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
         if (!run) throw new FlowError('not_found', `[flowctl] [${COMPONENT}] run ${id} not found`);
         const next: Record<string, unknown> = { ...run };
         for (const [k, v] of Object.entries(patch)) if (v !== undefined) next[k] = v;
-        await writeFileAtomic(join(runDir(id), 'run.json'), `${JSON.stringify(next)}\n`);
+        await writeFileDurable(join(runDir(id), 'run.json'), `${JSON.stringify(next)}\n`);
       },
     },
 
@@ -145,8 +146,8 @@ export function createFsStorage(options: FsStorageOptions): Storage {
       async put(digest, bytes, mediaType) {
         const base = join(dirs.artifacts, hexOf(digest));
         if ((await readJson(`${base}.json`)) !== undefined) return;
-        await writeFileAtomic(`${base}.bin`, bytes);
-        await writeFileAtomic(`${base}.json`, `${JSON.stringify({ mediaType })}\n`);
+        await writeFileDurable(`${base}.bin`, bytes);
+        await writeFileDurable(`${base}.json`, `${JSON.stringify({ mediaType })}\n`);
       },
       async get(digest) {
         const base = join(dirs.artifacts, hexOf(digest));

@@ -1,6 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { FlowError } from '../../src/errors.js';
 
 export const COMPONENT = 'storage-fs';
@@ -12,39 +11,6 @@ export function fsError(message: string, cause?: unknown, code = 'storage_error'
 
 export function isCode(err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
-}
-
-// Temp names must be unique per process without randomness: pid plus a counter.
-let tempCounter = 0;
-
-/** fsync a directory so a rename or a new file in it survives a crash. */
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * Write a file so a reader sees either the old content or the new, never a torn one: write a temp
- * file beside it, fsync, rename over, fsync the directory.
- */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.${process.pid}.${++tempCounter}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => {});
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-  await fh.close();
-  await rename(tmp, path);
-  await fsyncDir(dirname(path));
 }
 
 /** Read and parse a JSON file; undefined when it does not exist. */

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { prettyJson } from '../canonical.js';
 import { FlowError, prefixed } from '../errors.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import {
   DRAFT_FORMAT,
   draftSchema,

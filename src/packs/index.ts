@@ -1,7 +1,7 @@
 // Packs and registries: re-exports only. See docs/packs.md.
 export * from './types.js';
 export { openRegistry, listRegistry, type RegistryDir, type IndexListing } from './registry-dir.js';
-export { writeFileAtomic, createFileExclusive } from './atomic-write.js';
+export { writeFileAtomic, createFileExclusive } from '../util/atomic-write.js';
 export { buildPack, type BuildPackOptions } from './build.js';
 export { compositeContract, compositeTool, flowCapabilities, flowInputSchema, flowRunnerFromEngine, type FlowRunner } from './composite.js';
 export { DRAFT_FILE, newDraft, parseDraft, readDraft, writeDraft, classifyBody, putDraftFlow, putDraftTool, type BodyKind } from './draft.js';

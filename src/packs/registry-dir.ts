@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestBytes, type Digest } from '../canonical.js';
 import { FlowError, prefixed } from '../errors.js';
-import { createFileExclusive, syncDir, TEMP_PREFIX, writeFileAtomic } from './atomic-write.js';
+import { createFileExclusive, syncDir, TEMP_PREFIX, writeFileAtomic } from '../util/atomic-write.js';
 import { indexEntrySchema, packId, type IndexEntry } from './types.js';
 
 /**

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
 import { prettyJson } from '../../../src/canonical.js';
 import { FlowError } from '../../../src/errors.js';
-import { writeFileAtomic } from '../../../src/packs/atomic-write.js';
+import { writeFileAtomic } from '../../../src/util/atomic-write.js';
 import { buildPack } from '../../../src/packs/build.js';
 import { compileDraftFlow } from '../../../src/packs/compile-source.js';
 import { classifyBody, DRAFT_FILE, newDraft, putDraftFlow, putDraftTool, readDraft, writeDraft } from '../../../src/packs/draft.js';

@@ -33,6 +33,12 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Atomic file writes shared by the fs storage and the pack registry. Temp files are written beside
+ * their target (same file system, so rename is atomic) under TEMP_PREFIX, which every directory
+ * reader skips; a writer killed at any moment leaves the old file or the new one, never half of one.
+ */
+
 /** Replace `path` atomically: temp file in the same directory, fsync, rename. Readers see old or new, never half. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = await writeTemp(path, data);
@@ -60,4 +66,10 @@ export async function createFileExclusive(path: string, data: string | Uint8Arra
   } finally {
     await unlink(temp).catch(() => undefined);
   }
+}
+
+/** writeFileAtomic, then fsync the directory: the new file also survives a power loss, not only a kill. */
+export async function writeFileDurable(path: string, data: string | Uint8Array): Promise<void> {
+  await writeFileAtomic(path, data);
+  await syncDir(dirname(path));
 }
