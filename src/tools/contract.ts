@@ -99,9 +99,17 @@ export function formatIssues(issues: SchemaIssue[]): string {
 
 /** `contract_digest`: the digest of the canonical JSON of exactly the ToolContract fields (extra fields ignored). */
 export function contractDigest(contract: ToolContract): Digest {
+  const cached = digestCache.get(contract);
+  if (cached) return cached;
   const { ref, version, description, input_schema, output_schema, capabilities } = contract;
-  return digestOf({ ref, version, description, input_schema, output_schema, capabilities });
+  const digest = digestOf({ ref, version, description, input_schema, output_schema, capabilities });
+  // The engine checks every step's pin on every run: remember the digest of a contract that cannot
+  // change any more (defineTool deep-freezes its contract).
+  if (Object.isFrozen(contract) && Object.isFrozen(input_schema) && Object.isFrozen(output_schema)) digestCache.set(contract, digest);
+  return digest;
 }
+
+const digestCache = new WeakMap<ToolContract, Digest>();
 
 const REF = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)+$/;
 const SEMVER = /^\d+\.\d+\.\d+$/;
