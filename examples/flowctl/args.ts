@@ -110,8 +110,9 @@ export function assertKnownFlags(args: ParsedArgs, command: string, known: reado
   const unknown = Object.keys(args.flags).filter((f) => !known.includes(f));
   if (unknown.length > 0) {
     const list = unknown.map((f) => (f.length === 1 ? `-${f}` : `--${f}`)).join(', ');
+    // main() prefixes usage errors with `flowctl <command>:`.
     throw new UsageError(
-      `flowctl ${command}: unknown flag ${list}${known.length ? ` (known: ${known.map((k) => `--${k}`).join(', ')})` : ''}`,
+      `unknown flag ${list}${known.length ? ` (known: ${known.map((k) => `--${k}`).join(', ')})` : ` (${command} takes no flags)`}`,
     );
   }
 }

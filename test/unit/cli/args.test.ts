@@ -49,3 +49,10 @@ describe('argument rules (spec/engine.md)', () => {
     expect(() => assertKnownFlags(args, 'emit', ['to'])).toThrow(/unknown flag --json, --input/);
   });
 });
+
+describe('unknown flags', () => {
+  it('name the flag once, without repeating the command prefix main() adds', () => {
+    expect(() => assertKnownFlags(parseArgs(['--bogus']), 'run', ['yes'])).toThrow(/^unknown flag --bogus \(known: --yes\)$/);
+    expect(() => assertKnownFlags(parseArgs(['-x']), 'runs', [])).toThrow(/^unknown flag -x \(runs takes no flags\)$/);
+  });
+});
