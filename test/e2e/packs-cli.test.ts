@@ -38,6 +38,12 @@ describe('flowctl pack', () => {
     const init = await runCli(['pack', 'init', 'fresh', '--json'], { cwd: fresh });
     expect(init.code).toBe(0);
     expect(JSON.parse(init.stdout)).toEqual({ created: true, name: 'fresh', version: '0.0.0' });
+    // --name is the same as the positional name
+    const named = await tempProject('flowctl-packs-e2e-');
+    const byFlag = await runCli(['pack', 'init', '--name', 'by-flag', '--version', '2.0.0', '--json'], { cwd: named });
+    expect(byFlag.code, byFlag.stderr).toBe(0);
+    expect(JSON.parse(byFlag.stdout)).toEqual({ created: true, name: 'by-flag', version: '2.0.0' });
+    expect((await runCli(['pack', 'init', 'one', '--name', 'two'], { cwd: named })).code).toBe(2);
     const draft = JSON.parse(await readFile(join(cwd, 'flowctl.pack.json'), 'utf8'));
     expect(draft.name).toBe('demo');
     expect(draft.flows.map((f: { name: string; file: string }) => [f.name, f.file])).toEqual([['hello', 'flows/hello.yaml']]);

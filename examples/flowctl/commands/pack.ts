@@ -19,7 +19,7 @@ import { projectTools } from '../project.js';
 export const DEFAULT_REGISTRY = '.flowctl/registry';
 
 const FLAGS: Record<string, readonly string[]> = {
-  init: ['version', 'json'],
+  init: ['version', 'name', 'json'],
   add: ['body', 'json'],
   publish: ['registry', 'body', 'version', 'json'],
   export: ['to', 'version', 'json'],
@@ -71,7 +71,12 @@ function build(io: CliIO, draft: PackDraft): Promise<BuiltPack> {
 async function init(args: ParsedArgs, io: CliIO): Promise<number> {
   const file = projectPath(io, DRAFT_FILE);
   const fallback = basename(io.cwd).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
-  const name = args.positionals[1] ?? fallback;
+  // The name: `pack init <name>` or `pack init --name <name>` (a value flag of the spec), else the folder's.
+  const flagName = flagString(args, 'name');
+  if (flagName !== undefined && args.positionals[1] !== undefined && flagName !== args.positionals[1]) {
+    throw new UsageError(`pack init got two names ("${args.positionals[1]}" and --name "${flagName}")`);
+  }
+  const name = args.positionals[1] ?? flagName ?? fallback;
   if (args.positionals.length > 2) throw new UsageError('pack init takes one name');
   if (!PACK_NAME_PATTERN.test(name)) throw new UsageError(`pack name "${name}" is invalid: use lowercase letters, digits, ".", "_" or "-" (flowctl pack init <name>)`);
   const draft = newDraft(name, flagString(args, 'version') ?? '0.0.0');
