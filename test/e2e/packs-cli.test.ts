@@ -102,6 +102,11 @@ describe('flowctl pack', () => {
     expect(imported).toEqual({ name: 'exported', version: '1.0.0', digest: exported.digest, alreadyPresent: false });
     expect((await publishJson(other, '--registry', 'imported-reg')).alreadyPresent).toBe(true);
     expect((await runCli(['registry', 'verify', '--registry', 'imported-reg'], { cwd: other })).code).toBe(0);
+    // the registry directory may also be a positional argument
+    expect((await runCli(['registry', 'verify', 'imported-reg'], { cwd: other })).code).toBe(0);
+    const listed = await runCli(['registry', 'ls', 'imported-reg', '--json'], { cwd: other });
+    expect(JSON.parse(listed.stdout).packs.length).toBeGreaterThan(0);
+    expect((await runCli(['registry', 'verify', 'imported-reg', '--registry', 'elsewhere'], { cwd: other })).code).toBe(2);
 
     const doc = JSON.parse(await readFile(join(other, 'exported.pack.json'), 'utf8'));
     const key = Object.keys(doc.blobs).find((k) => doc.blobs[k].includes('Hello,'))!;

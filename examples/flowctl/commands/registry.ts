@@ -37,8 +37,18 @@ function shown(io: CliIO, dir: string): string {
   return relative(io.cwd, dir).split(sep).join('/') || '.';
 }
 
+/** The registry of ls and verify: --registry, else a positional directory, else the local one. */
+function registryDir(args: ParsedArgs, io: CliIO): string {
+  const flag = flagString(args, 'registry');
+  const positional = args.positionals[1];
+  if (flag !== undefined && positional !== undefined && resolve(io.cwd, flag) !== resolve(io.cwd, positional)) {
+    throw new UsageError(`two registries given ("${positional}" and --registry "${flag}")`);
+  }
+  return resolve(io.cwd, flag ?? positional ?? DEFAULT_REGISTRY);
+}
+
 async function ls(args: ParsedArgs, io: CliIO): Promise<number> {
-  const dir = resolve(io.cwd, flagString(args, 'registry') ?? DEFAULT_REGISTRY);
+  const dir = registryDir(args, io);
   const listing = await listRegistry(dir);
   for (const item of listing) io.stderr.write('error' in item ? `${item.id}  UNREADABLE: ${item.error}\n` : `${item.id}  ${item.entry.digest}\n`);
   if (!listing.length) io.stderr.write(`no packs in ${shown(io, dir)}\n`);
@@ -50,7 +60,7 @@ async function ls(args: ParsedArgs, io: CliIO): Promise<number> {
 }
 
 async function verify(args: ParsedArgs, io: CliIO): Promise<number> {
-  const dir = resolve(io.cwd, flagString(args, 'registry') ?? DEFAULT_REGISTRY);
+  const dir = registryDir(args, io);
   const progress = packProgress(io, 'verify');
   const report = await verifyRegistry(dir, { onProgress: progress.onProgress }).finally(() => progress.done());
   for (const p of report.packs) {
@@ -104,7 +114,11 @@ export default async function registry(args: ParsedArgs, io: CliIO): Promise<num
   const run = sub === undefined ? undefined : SUBCOMMANDS[sub];
   if (!sub || !run) throw new UsageError(`registry needs a subcommand: mirror, ls or verify${sub ? ` (got "${sub}")` : ''}`);
   assertKnownFlags(args, `registry ${sub}`, FLAGS[sub]!);
-  if (args.positionals.length > 1) throw new UsageError(`registry ${sub} takes no positional arguments`);
+  // `registry ls <dir>` and `registry verify <dir>` read like `--registry <dir>`; mirror takes flags only.
+  const maxPositionals = sub === 'mirror' ? 1 : 2;
+  if (args.positionals.length > maxPositionals) {
+    throw new UsageError(sub === 'mirror' ? 'registry mirror takes no positional arguments (use --from and --to)' : `registry ${sub} takes at most one registry directory`);
+  }
   try {
     return await run(args, io);
   } catch (err) {
