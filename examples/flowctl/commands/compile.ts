@@ -2,12 +2,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { prettyJson } from '../../../src/canonical.js';
-import { isFlowError } from '../../../src/errors.js';
 import { LOCK_FILE_NAME, serializeLock } from '../../../src/tools/lock.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
-import { registerInstalledPackTools } from '../pack-tools.js';
-import { compileFlowArg, printDiagnostics } from '../resolve-flow.js';
+import { compileForCommand } from '../pack-tools.js';
+import { printDiagnostics } from '../resolve-flow.js';
 
 /**
  * `flowctl compile <flow>`: writes `out/<name>.flowspec.json` (the FlowSpec, pretty JSON with sorted
@@ -20,16 +19,8 @@ export default async function compile(args: ParsedArgs, io: CliIO): Promise<numb
   const check = flagBool(args, 'check');
   const json = flagBool(args, 'json');
   if (args.positionals.length !== 1) throw new UsageError('compile takes one <flow> (a path, or a name in flows/)');
-  let c;
-  try {
-    await registerInstalledPackTools(io);
-    c = await compileFlowArg(args.positionals[0]!, io);
-  } catch (err) {
-    if (!isFlowError(err)) throw err;
-    io.stderr.write(`flowctl compile: ${err.message}\n`);
-    if (json) io.stdout.write(`${prettyJson({ error: err.toJSON() })}\n`);
-    return EXIT.usage;
-  }
+  const c = await compileForCommand(io, 'compile', args.positionals[0]!, json);
+  if (typeof c === 'number') return c;
   const { result, source } = c;
   if (!result.ok) {
     printDiagnostics(io, result.diagnostics);

@@ -1,9 +1,8 @@
-import { isFlowError } from '../../../src/errors.js';
 import { emitTs, emitYaml } from '../../../src/flow/emit.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
-import { registerInstalledPackTools } from '../pack-tools.js';
-import { compileFlowArg, printDiagnostics, type FlowCompilation } from '../resolve-flow.js';
+import { compileForCommand } from '../pack-tools.js';
+import { printDiagnostics } from '../resolve-flow.js';
 
 /**
  * `flowctl emit <flow> --to yaml|ts`: the compiled flow as canonical YAML (default) or a typed
@@ -14,15 +13,8 @@ export default async function emit(args: ParsedArgs, io: CliIO): Promise<number>
   const to = flagString(args, 'to') ?? 'yaml';
   if (to !== 'yaml' && to !== 'ts') throw new UsageError(`--to must be yaml or ts, got "${to}"`);
   if (args.positionals.length !== 1) throw new UsageError('emit takes one <flow> (a path, or a name in flows/)');
-  let c: FlowCompilation;
-  try {
-    await registerInstalledPackTools(io);
-    c = await compileFlowArg(args.positionals[0]!, io);
-  } catch (err) {
-    if (!isFlowError(err)) throw err;
-    io.stderr.write(`flowctl emit: ${err.message}\n`);
-    return EXIT.usage;
-  }
+  const c = await compileForCommand(io, 'emit', args.positionals[0]!);
+  if (typeof c === 'number') return c;
   if (!c.result.ok) {
     printDiagnostics(io, c.result.diagnostics);
     io.stderr.write(`flowctl emit: ${c.source.file} does not compile\n`);

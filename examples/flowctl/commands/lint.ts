@@ -1,12 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { isFlowError } from '../../../src/errors.js';
 import { formatDiagnostic, NO_SOURCE } from '../../../src/flow/diagnostics.js';
 import { emitYaml } from '../../../src/flow/emit.js';
 import { lintCompiled } from '../../../src/flow/lint.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
-import { registerInstalledPackTools } from '../pack-tools.js';
-import { compileFlowArg, printDiagnostics, type FlowCompilation } from '../resolve-flow.js';
+import { compileForCommand } from '../pack-tools.js';
+import { printDiagnostics } from '../resolve-flow.js';
 
 /**
  * `flowctl lint <flow>`: compile diagnostics, then style findings (`non-canonical`, `no-output`, and
@@ -17,15 +16,8 @@ export default async function lint(args: ParsedArgs, io: CliIO): Promise<number>
   assertKnownFlags(args, 'lint', ['fix']);
   const fix = flagBool(args, 'fix');
   if (args.positionals.length !== 1) throw new UsageError('lint takes one <flow> (a path, or a name in flows/)');
-  let c: FlowCompilation;
-  try {
-    await registerInstalledPackTools(io);
-    c = await compileFlowArg(args.positionals[0]!, io);
-  } catch (err) {
-    if (!isFlowError(err)) throw err;
-    io.stderr.write(`flowctl lint: ${err.message}\n`);
-    return EXIT.usage;
-  }
+  const c = await compileForCommand(io, 'lint', args.positionals[0]!);
+  if (typeof c === 'number') return c;
   const { result, source } = c;
   if (!result.ok) {
     printDiagnostics(io, result.diagnostics);
