@@ -42,6 +42,18 @@ class Wakers {
     };
   }
 
+  /** Add a waker, then make sure the listener is live; a failed start takes the waker back. */
+  async subscribe(runId: string, wake: () => void, live: () => Promise<void>): Promise<() => void> {
+    const remove = this.add(runId, wake);
+    try {
+      await live();
+    } catch (err) {
+      remove();
+      throw err;
+    }
+    return remove;
+  }
+
   dispatch(payload: string): void {
     const runId = payload.slice(0, payload.lastIndexOf(':'));
     for (const wake of this.#byRun.get(runId) ?? []) wake();
@@ -73,15 +85,8 @@ export class PgJournalNotifier implements JournalNotifier {
     private readonly mapError: (err: unknown) => Error,
   ) {}
 
-  async subscribe(runId: string, wake: () => void): Promise<() => void> {
-    const remove = this.#wakers.add(runId, wake);
-    try {
-      await this.live();
-    } catch (err) {
-      remove();
-      throw err;
-    }
-    return remove;
+  subscribe(runId: string, wake: () => void): Promise<() => void> {
+    return this.#wakers.subscribe(runId, wake, () => this.live());
   }
 
   live(): Promise<void> {
@@ -147,15 +152,8 @@ export class PGliteJournalNotifier implements JournalNotifier {
     private readonly channel: string,
   ) {}
 
-  async subscribe(runId: string, wake: () => void): Promise<() => void> {
-    const remove = this.#wakers.add(runId, wake);
-    try {
-      await this.live();
-    } catch (err) {
-      remove();
-      throw err;
-    }
-    return remove;
+  subscribe(runId: string, wake: () => void): Promise<() => void> {
+    return this.#wakers.subscribe(runId, wake, () => this.live());
   }
 
   live(): Promise<void> {

@@ -2,7 +2,8 @@ import { digestOf, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema } from '../tools/types.js';
-import { compileBodyValidator, inputsBodySchema, secretInputs, type BodyValidator } from './request-schemas.js';
+import { secretInputNames } from '../flow/inputs.js';
+import { compileBodyValidator, inputsBodySchema, type BodyValidator } from './request-schemas.js';
 import type { Engine } from './types.js';
 
 /** A flow to serve: the name it is served (and deployed) under, and its FlowSpec. */
@@ -47,7 +48,7 @@ export function createCatalog(engine: Engine, source: LauncherFlowSource, front:
           spec: flow.spec,
           bodySchema,
           validate: compileBodyValidator(bodySchema),
-          secretInputs: secretInputs(flow.spec),
+          secretInputs: secretInputNames(flow.spec),
         };
       })();
       // A failed deploy is retried on the next request rather than cached forever.

@@ -1,3 +1,4 @@
+import { callerInputSchema } from '../flow/inputs.js';
 import type { FlowSpec, InputContract } from '../flow/types.js';
 import { SECRET_REF_PATTERN } from '../ports/secrets.js';
 import type { InputIssue } from '../run/inputs.js';
@@ -42,10 +43,7 @@ function inputSchema(contract: InputContract): JsonSchema {
       [SECRET_MARK]: true,
     };
   }
-  const schema: JsonSchema = { ...contract.schema };
-  if (description !== undefined) schema.description = description;
-  if (contract.default !== undefined && schema.default === undefined) schema.default = contract.default;
-  return schema;
+  return callerInputSchema(contract);
 }
 
 /**
@@ -63,13 +61,6 @@ export function inputsBodySchema(spec: FlowSpec): JsonSchema {
   return { type: 'object', properties, required: required.sort(), additionalProperties: false };
 }
 
-/** Names of the secret inputs of a flow. */
-export function secretInputs(spec: FlowSpec): string[] {
-  return Object.entries(spec.inputs)
-    .filter(([, c]) => c.secret)
-    .map(([n]) => n)
-    .sort();
-}
 
 
 export type BodyValidator = (body: unknown) => InputIssue[];

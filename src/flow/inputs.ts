@@ -3,7 +3,7 @@ import { SECRET_REF_PATTERN } from '../ports/secrets.js';
 import { formatIssues, validateAgainstSchema } from '../tools/contract.js';
 import type { JsonSchema } from '../tools/types.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import type { FlowInput, InputContract } from './types.js';
+import type { FlowInput, FlowSpec, InputContract } from './types.js';
 
 /**
  * Flow inputs -> the InputContract stored in a FlowSpec. Each contract carries the JSON Schema of
@@ -84,4 +84,23 @@ export function buildInputContracts(inputs: Record<string, FlowInput> | undefine
     out[name] = contract;
   }
   return out;
+}
+
+/**
+ * The schema a caller sees for a non-secret input: its value schema with its description and
+ * default (the launcher's request body and OpenAPI, the MCP inputSchema).
+ */
+export function callerInputSchema(contract: InputContract): JsonSchema {
+  const schema: JsonSchema = { ...contract.schema };
+  if (contract.description !== undefined) schema.description = contract.description;
+  if (contract.default !== undefined && schema.default === undefined) schema.default = contract.default;
+  return schema;
+}
+
+/** Names of a flow's secret inputs, sorted: they are resolved from the secret store, never passed as values. */
+export function secretInputNames(spec: FlowSpec): string[] {
+  return Object.entries(spec.inputs)
+    .filter(([, c]) => c.secret)
+    .map(([n]) => n)
+    .sort();
 }

@@ -1,4 +1,5 @@
 import { hasExpression, parseTemplate } from '../flow/expr.js';
+import { callerInputSchema, secretInputNames } from '../flow/inputs.js';
 import { inferType } from '../flow/static-types.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema, ToolRegistry } from '../tools/types.js';
@@ -24,22 +25,14 @@ export function toolInputSchema(spec: FlowSpec): JsonSchema {
   const required: string[] = [];
   for (const [name, contract] of Object.entries(spec.inputs)) {
     if (contract.secret) continue;
-    const schema: JsonSchema = { ...contract.schema };
-    if (contract.description !== undefined) schema.description = contract.description;
-    if (contract.default !== undefined && schema.default === undefined) schema.default = contract.default;
-    properties[name] = schema;
+    properties[name] = callerInputSchema(contract);
     if (contract.required && contract.default === undefined) required.push(name);
   }
   return { type: 'object', properties, required: required.sort(), additionalProperties: false };
 }
 
 /** Names of the flow's secret inputs (resolved from the secret store, never arguments). */
-export function secretInputNames(spec: FlowSpec): string[] {
-  return Object.entries(spec.inputs)
-    .filter(([, c]) => c.secret)
-    .map(([n]) => n)
-    .sort();
-}
+export { secretInputNames };
 
 export interface ToolOutputShape {
   /** The outputSchema; undefined when the flow has no output projection (no structuredContent then). */

@@ -3,9 +3,9 @@ import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
 import { serveNodeHttp } from '../../../adapters/node-http/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { createLauncher } from '../../../src/engine/launcher.js';
+import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
-import type { FlowSpec } from '../../../src/flow/types.js';
 import type { Storage } from '../../../src/ports/storage.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
@@ -94,12 +94,8 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
       cwd: io.cwd,
       browser,
       registryDir: registry,
-      // A composite pack tool runs its flow as a nested run of the same engine.
-      runFlow: async (spec: FlowSpec, inputs: Record<string, unknown>) => {
-        const run = await engine!.run({ spec }, inputs);
-        if (run.status !== 'succeeded') throw new FlowError('composite_failed', `[flowctl] [serve] flow ${spec.name} (run ${run.id}) ${run.status}`, { data: { run_id: run.id, retryable: false } });
-        return run.output;
-      },
+      // A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
+      runFlow: flowRunnerFromEngine(() => engine!),
     });
     tools = project;
     registerCliTools(project.extra);
