@@ -21,6 +21,9 @@ const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
   schedule: () => import('./commands/schedule.js'),
 };
 
+/** Commands that never load a <flow> (nor a Recording), so they skip the browser registrations. */
+const NO_FLOW_COMMANDS = new Set(['init', 'runs', 'inspect', 'install', 'registry']);
+
 export const ALL_COMMANDS = [
   'init', 'compile', 'emit', 'run', 'lint', 'record', 'replay', 'inspect', 'runs',
   'pack', 'install', 'registry', 'serve', 'mcp', 'schedule', 'help',
@@ -53,7 +56,8 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
   }
   try {
     const args = parseArgs(rest);
-    await import('./recordings.js'); // Recording loader, browser tool contracts, brittle-locator lint
+    // Recording loader, browser tool contracts, brittle-locator lint: only commands that load flows need them.
+    if (!NO_FLOW_COMMANDS.has(command)) await import('./recordings.js');
     const mod = await load();
     return await mod.default(args, io);
   } catch (err) {
