@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 
 /** A content digest: `sha256:` followed by 64 lowercase hex characters. */
@@ -12,13 +12,82 @@ export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
  * give the same bytes.
  */
 export function canonicalJson(value: unknown): string {
-  const out = stringify(value);
+  // Fast path: a value whose plain objects already list their keys in sorted order (at every depth)
+  // serialises to the same bytes with the native JSON.stringify, several times faster than the
+  // key-sorting serialiser. The journal builds its entries that way. Anything else (unsorted keys,
+  // integer-like keys, toJSON, class instances, very deep or cyclic values) takes the general path.
+  const out = inCanonicalOrder(value, 0) ? JSON.stringify(value) : stringify(value);
   if (out === undefined) throw new TypeError('[flowctl] canonicalJson: value is not JSON-serialisable');
   return out;
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
+}
+
+const MAX_FAST_DEPTH = 64;
+
+/**
+ * Whether JSON.stringify(value) is already canonical: every object is a plain object (or array)
+ * without toJSON whose own keys, in property order, are strictly ascending by UTF-16 code units
+ * (as Array#sort orders them). Integer-like keys, which objects list numerically first, fail the
+ * check whenever that order differs from the sorted one.
+ */
+function inCanonicalOrder(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (depth > MAX_FAST_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!inCanonicalOrder(value[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  let prev: string | undefined;
+  for (const key of Object.keys(value)) {
+    if (prev !== undefined && !(prev < key)) return false;
+    prev = key;
+    if (!inCanonicalOrder((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * A JSON value in canonical order: the value itself when it already is, else a copy with keys sorted
+ * at every depth and undefined object members dropped (parts already in order are shared, not
+ * copied). canonicalJson of either gives the same bytes; values in canonical order take its fast
+ * path. Values JSON cannot hold as they are (toJSON, class instances, integer-like keys) are copied
+ * through their canonical JSON text.
+ */
+export function inCanonicalForm<T>(value: T): T {
+  return toCanonicalForm(value, 0) as T;
+}
+
+function toCanonicalForm(value: unknown, depth: number): unknown {
+  if (inCanonicalOrder(value, depth)) return value;
+  if (depth <= MAX_FAST_DEPTH && value !== null && typeof value === 'object') {
+    if (Array.isArray(value)) {
+      return value.map((v) => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : toCanonicalForm(v, depth + 1)));
+    }
+    const proto = Object.getPrototypeOf(value) as unknown;
+    const plain = (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+    const keys = Object.keys(value).sort();
+    if (plain && !keys.some(isIntegerLike)) {
+      const out: Record<string, unknown> = {};
+      for (const key of keys) {
+        const v = (value as Record<string, unknown>)[key];
+        if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') out[key] = toCanonicalForm(v, depth + 1);
+      }
+      return out;
+    }
+  }
+  const text = stringify(value);
+  return text === undefined ? value : (JSON.parse(text) as unknown);
+}
+
+/** Keys that objects list first, in numeric order, whatever order they were added in. */
+function isIntegerLike(key: string): boolean {
+  return /^(0|[1-9]\d*)$/.test(key) && Number(key) < 4294967295;
 }
 
 /** `sha256:<hex>` of raw bytes or a string (UTF-8). */
@@ -53,11 +122,41 @@ export function sortKeysDeep(value: unknown): unknown {
   return value;
 }
 
-/** Freeze a JSON value and everything in it (already frozen parts are skipped). Returns the value. */
+/** Whether a value and everything in it are frozen (a depth beyond 64 counts as not). */
+export function isDeepFrozen(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (frozenByUs.has(value)) return true;
+  if (depth > MAX_FAST_DEPTH || !Object.isFrozen(value)) return false;
+  for (const v of Object.values(value)) if (!isDeepFrozen(v, depth + 1)) return false;
+  return true;
+}
+
+/** Freeze a JSON value and everything in it. Returns the value. */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
+  if (value !== null && typeof value === 'object' && !frozenByUs.has(value) && freezeAll(value, 0)) frozenByUs.add(value);
   return value;
 }
+
+/** Freeze value and everything in it; true when all of it is known frozen (a cycle or a depth over 64 is not). */
+function freezeAll(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object' || frozenByUs.has(value)) return true;
+  if (depth > MAX_FAST_DEPTH) {
+    freezeUnfrozen(value);
+    return false;
+  }
+  Object.freeze(value);
+  let all = true;
+  for (const v of Object.values(value)) if (!freezeAll(v, depth + 1)) all = false;
+  return all;
+}
+
+/** Freeze what is not frozen yet, stopping at frozen parts (so a cycle ends). */
+function freezeUnfrozen(value: unknown): void {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) freezeUnfrozen(v);
+  }
+}
+
+// Roots deepFreeze froze completely: isDeepFrozen answers for them without a walk.
+const frozenByUs = new WeakSet<object>();

@@ -1,4 +1,4 @@
-import { deepFreeze, type Digest } from '../../src/canonical.js';
+import { deepFreeze, isDeepFrozen, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunListQuery, RunRecord, Storage } from '../../src/ports/storage.js';
@@ -56,12 +56,12 @@ export function createMemoryStorage(): Storage {
     runs: {
       async create(run) {
         if (runs.has(run.id)) throw new FlowError('run_exists', `[flowctl] [${NAME}] run ${run.id} already exists`);
-        runs.set(run.id, jsonClone(run));
+        runs.set(run.id, copyRecord(run));
         journals.set(run.id, []);
       },
       async get(id) {
         const run = runs.get(id);
-        return run && jsonClone(run);
+        return run && copyRecord(run);
       },
       async list(query?: RunListQuery) {
         const all = [...runs.values()].sort(compareRunsNewestFirst);
@@ -72,7 +72,7 @@ export function createMemoryStorage(): Storage {
         if (!run) throw new FlowError('not_found', `[flowctl] [${NAME}] run ${id} not found`);
         const next: RunRecord = { ...run };
         for (const [k, v] of Object.entries(patch)) {
-          if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = jsonClone(v);
+          if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = copyIn(v);
         }
         runs.set(id, next);
       },
@@ -88,7 +88,8 @@ export function createMemoryStorage(): Storage {
             { data: { run_id: runId, seq: entry.seq, next_seq: journal.length } },
           );
         }
-        journal.push(deepFreeze(jsonClone(entry)));
+        // The engine's sealed entries are deep-frozen already: nobody can change them, so keep them as they are.
+        journal.push(isDeepFrozen(entry) ? entry : deepFreeze(jsonClone(entry)));
         notify(runId);
       },
       // Entries are frozen when stored, so readers share them without copies (a 1,000-step run reads
@@ -146,6 +147,18 @@ async function* watchJournal(
     set.delete(listener);
     signal?.removeEventListener('abort', listener);
   }
+}
+
+/** A run record copied field by field (its fields are mostly strings). */
+function copyRecord(run: RunRecord): RunRecord {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(run)) if (v !== undefined) out[k] = copyIn(v);
+  return out as unknown as RunRecord;
+}
+
+/** A value to keep: primitives and deep-frozen values as they are (nobody can change them), others copied. */
+function copyIn<T>(value: T): T {
+  return value === null || typeof value !== 'object' || isDeepFrozen(value) ? value : jsonClone(value);
 }
 
 /** Stored values are JSON by contract; a JSON round trip copies them faster than structuredClone. */

@@ -6,8 +6,18 @@ import type { Clock, IdSource, Logger } from '../ports/clock.js';
  * system clock or generate random ids; tests and fixtures inject deterministic ones.
  */
 export function systemClock(): Clock {
+  // Many entries are stamped within one millisecond: format each millisecond once.
+  let lastMs = Number.NaN;
+  let lastIso = '';
   return {
-    now: () => new Date().toISOString(),
+    now: () => {
+      const ms = Date.now();
+      if (ms !== lastMs) {
+        lastMs = ms;
+        lastIso = new Date(ms).toISOString();
+      }
+      return lastIso;
+    },
     millis: () => performance.now(),
     sleep: (ms, signal) =>
       new Promise<void>((resolve, reject) => {

@@ -30,6 +30,10 @@ interface Launch {
   replayOf?: RunStartedEntry['replay_of'];
   /** Hermetic or verify replay: answer from this journal instead of running tools. */
   recorded?: { journal: JournalEntry[]; verify: boolean };
+  /** The run record's started_at. */
+  startedAt?: string;
+  /** The entries this process appended, once the run executed (sealed and frozen, as stored). */
+  journal?: readonly JournalEntry[];
 }
 
 /**
@@ -97,13 +101,13 @@ export function createEngine(options: EngineOptions): Engine {
   async function create(target: RunTarget, inputs: Record<string, unknown> | undefined, extra: Partial<Launch> = {}): Promise<Launch> {
     const { digest, spec } = await mustResolve(target);
     const resolved = resolveInputs(spec, inputs ?? {});
-    const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, ...extra };
+    const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, startedAt: clock.now(), ...extra };
     const record: RunRecord = {
       id: launch.runId,
       flow_digest: digest,
       flow_name: spec.name,
       status: 'pending',
-      started_at: clock.now(),
+      started_at: launch.startedAt!,
       ...(extra.replayOf ? { replay_of: extra.replayOf.run_id } : {}),
     };
     await storage.runs.create(record);
@@ -176,6 +180,7 @@ export function createEngine(options: EngineOptions): Engine {
         onStarted: () => storage.runs.update(runId, { status: 'running' }),
       });
     } finally {
+      launch.journal = writer.entries;
       await scope.dispose().catch((err: unknown) => logger.warn(`[flowctl] [engine] run ${runId}: disposing run resources failed: ${mask.maskError(err)}`));
     }
     if (launch.recorded?.verify && !outcome.fatal) outcome.fatal = checkReplayComplete(launch.recorded.journal, writer.entries.length);
@@ -218,6 +223,22 @@ export function createEngine(options: EngineOptions): Engine {
 
   async function finish(launch: Launch, outcome: RunOutcome): Promise<Run> {
     if (outcome.fatal) throw outcome.fatal;
+    // The run's whole journal was appended by this process, each entry acknowledged by storage: the
+    // Run is built from those entries, exactly as getRun builds it from the stored ones, without
+    // reading them back.
+    const journal = launch.journal;
+    const finished = journal?.[journal.length - 1];
+    if (finished?.event === 'run_finished' && journal!.length === finished.seq + 1 && launch.startedAt !== undefined) {
+      return {
+        id: launch.runId,
+        flow_digest: launch.flowDigest,
+        status: finished.status,
+        started_at: launch.startedAt,
+        finished_at: finished.at,
+        journal: [...journal!],
+        ...(finished.status === 'succeeded' && finished.output !== undefined ? { output: finished.output } : {}),
+      };
+    }
     const run = await getRun(launch.runId);
     if (!run) throw new FlowError('not_found', `[flowctl] [engine] run ${launch.runId} vanished from storage`);
     return run;

@@ -1,4 +1,4 @@
-import { digestOf, type Digest } from '../canonical.js';
+import { digestOf, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import { defaultSecretRef, isSecretRef } from '../secrets/refs.js';
@@ -63,7 +63,8 @@ export function resolveInputs(spec: FlowSpec, given: unknown = {}): ResolvedInpu
     inputs[name] = value;
   }
   if (issues.length > 0) throw invalid(issues);
-  return { inputs, inputs_digest: digestOf(inputs) };
+  const ordered = inCanonicalForm(inputs);
+  return { inputs: ordered, inputs_digest: digestOf(ordered) };
 }
 
 function invalid(issues: InputIssue[]): FlowError {

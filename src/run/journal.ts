@@ -1,4 +1,4 @@
-import { digestOf, type Digest } from '../canonical.js';
+import { deepFreeze, digestOf, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { JournalEntry } from './types.js';
 
@@ -22,8 +22,21 @@ export function entryDigest(entry: UnsealedEntry | JournalEntry): Digest {
   return digestOf(rest);
 }
 
+/**
+ * Seal an entry: its digest added, keys in canonical order at every depth (so digests and JSON
+ * serialisation take canonicalJson's fast path, also after a storage round trip), deep-frozen.
+ */
 export function sealEntry(entry: UnsealedEntry): JournalEntry {
-  return { ...entry, digest: entryDigest(entry) } as JournalEntry;
+  const source = entry as unknown as Record<string, unknown>;
+  const keys = Object.keys(source).filter((k) => source[k] !== undefined && k !== 'digest');
+  keys.push('digest');
+  keys.sort();
+  const body: Record<string, unknown> = {};
+  for (const k of keys) if (k !== 'at' && k !== 'digest') body[k] = inCanonicalForm(source[k]);
+  const digest = digestOf(body);
+  const sealed: Record<string, unknown> = {};
+  for (const k of keys) sealed[k] = k === 'digest' ? digest : k === 'at' ? source.at : body[k];
+  return deepFreeze(sealed) as unknown as JournalEntry;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { digestOf, type Digest } from '../canonical.js';
+import { deepFreeze, digestOf, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { evaluateCondition, evaluateValue, type ExprScope } from '../flow/expr.js';
 import type { FlowSpec, StepSpec } from '../flow/types.js';
@@ -33,14 +33,21 @@ export interface RunOutcome {
   fatal?: FlowError;
 }
 
+const pinsOfFrozenSpecs = new WeakMap<FlowSpec, readonly ToolPin[]>();
+
 /** The tool pins a FlowSpec uses, one per ref@version, sorted: recorded in run_started. */
 export function contractsOf(spec: FlowSpec): ToolPin[] {
+  const known = pinsOfFrozenSpecs.get(spec);
+  if (known) return known as ToolPin[];
   const pins = new Map<string, ToolPin>();
   for (const step of spec.steps) {
-    const pin = { ref: step.tool.ref, version: step.tool.version, contract_digest: step.tool.contract_digest };
+    const pin = { contract_digest: step.tool.contract_digest, ref: step.tool.ref, version: step.tool.version };
     pins.set(`${pin.ref}@${pin.version}`, pin);
   }
-  return [...pins.keys()].sort().map((k) => pins.get(k)!);
+  const list = [...pins.keys()].sort().map((k) => pins.get(k)!);
+  // A frozen FlowSpec (the engine keeps its specs frozen) cannot change: its pins are computed once.
+  if (Object.isFrozen(spec) && Object.isFrozen(spec.steps)) pinsOfFrozenSpecs.set(spec, deepFreeze(list));
+  return list;
 }
 
 /**
@@ -124,9 +131,11 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
     return undefined;
   }
 
-  async function runStep(step: StepSpec, input: unknown): Promise<AttemptResult> {
+  async function runStep(step: StepSpec, args: unknown): Promise<AttemptResult> {
+    // Journaled values are kept in canonical key order: their digests and JSON then take the fast path.
+    const input = inCanonicalForm(args);
     const inputDigest = digestOf(o.mask.mask(input));
-    const tool = { ref: step.tool.ref, version: step.tool.version, contract_digest: step.tool.contract_digest };
+    const tool = { contract_digest: step.tool.contract_digest, ref: step.tool.ref, version: step.tool.version };
     for (let attempt = 1; ; attempt++) {
       const prepared = source.prepare(step, attempt);
       await writer.append({ event: 'step_started', step: step.id, tool, attempt, input, input_digest: inputDigest, provider: prepared.provider });
@@ -146,7 +155,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
       await Promise.all(effects);
       const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
       if (result.ok) {
-        const output = o.mask.mask(result.output);
+        const output = inCanonicalForm(o.mask.mask(result.output));
         await writer.append({
           event: 'step_succeeded',
           step: step.id,
