@@ -64,7 +64,7 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
     });
 
   return {
-    async append(runId, entry) {
+    async append(runId, entry, text) {
       const seq = entry.seq;
       if (!Number.isInteger(seq) || seq < 0) throw conflict(runId, seq, known.get(runId) ?? 0);
       let count = known.get(runId);
@@ -87,7 +87,8 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
       try {
         const fh = await open(file(runId), 'a');
         try {
-          await fh.write(`${JSON.stringify(entry)}\n`);
+          // One line per entry: a given text with a line break in it is not used.
+          await fh.write(`${text !== undefined && !text.includes('\n') ? text : JSON.stringify(entry)}\n`);
           await fh.datasync();
         } finally {
           await fh.close();

@@ -1,4 +1,4 @@
-import { deepFreeze, isDeepFrozen, type Digest } from '../../src/canonical.js';
+import { isDeepFrozen, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunListQuery, RunRecord, Storage } from '../../src/ports/storage.js';
@@ -8,16 +8,17 @@ import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js
 const NAME = 'storage-memory';
 
 /**
- * In-process storage for tests and embedding. Everything is copied in (structuredClone) and out, so a
- * caller mutating a returned object never changes what is stored; journal entries, immutable by
- * nature, are frozen instead of copied out. Not durable; watch() sees only appends made through this
- * instance.
+ * In-process storage for tests and embedding. Everything is copied in and out, so a caller mutating
+ * a returned object never changes what is stored. Journal entries are kept as JSON text, as a
+ * database would keep them: the engine hands over the text it made while sealing, and a heap of
+ * strings costs the garbage collector far less than a heap of small objects. Not durable;
+ * watch() sees only appends made through this instance.
  */
 export function createMemoryStorage(): Storage {
   const specs = new Map<Digest, FlowSpec>();
   const deploys = new Map<string, Map<string, Digest>>();
   const runs = new Map<string, RunRecord>();
-  const journals = new Map<string, JournalEntry[]>();
+  const journals = new Map<string, StoredJournal>();
   const artifacts = new Map<Digest, { bytes: Uint8Array; mediaType: string }>();
   // Woken on every append; each watcher re-reads its run's journal from its own cursor.
   const listeners = new Map<string, Set<() => void>>();
@@ -57,7 +58,7 @@ export function createMemoryStorage(): Storage {
       async create(run) {
         if (runs.has(run.id)) throw new FlowError('run_exists', `[flowctl] [${NAME}] run ${run.id} already exists`);
         runs.set(run.id, copyRecord(run));
-        journals.set(run.id, []);
+        journals.set(run.id, { texts: [], finished: false });
       },
       async get(id) {
         const run = runs.get(id);
@@ -78,24 +79,23 @@ export function createMemoryStorage(): Storage {
       },
     },
     journal: {
-      async append(runId, entry) {
+      async append(runId, entry, text) {
         const journal = journals.get(runId);
         if (!journal) throw new FlowError('not_found', `[flowctl] [${NAME}] run ${runId} not found`);
-        if (entry.seq !== journal.length) {
+        const next = journal.texts.length;
+        if (entry.seq !== next) {
           throw new FlowError(
             'journal_conflict',
-            `[flowctl] [${NAME}] run ${runId}: append at seq ${entry.seq}, but the next seq is ${journal.length}`,
-            { data: { run_id: runId, seq: entry.seq, next_seq: journal.length } },
+            `[flowctl] [${NAME}] run ${runId}: append at seq ${entry.seq}, but the next seq is ${next}`,
+            { data: { run_id: runId, seq: entry.seq, next_seq: next } },
           );
         }
-        // The engine's sealed entries are deep-frozen already: nobody can change them, so keep them as they are.
-        journal.push(isDeepFrozen(entry) ? entry : deepFreeze(jsonClone(entry)));
+        journal.texts.push(text ?? JSON.stringify(entry));
+        if (entry.event === 'run_finished') journal.finished = true;
         notify(runId);
       },
-      // Entries are frozen when stored, so readers share them without copies (a 1,000-step run reads
-      // 2,000 entries on every getRun).
       async read(runId, fromSeq = 0) {
-        return (journals.get(runId) ?? []).slice(Math.max(0, fromSeq));
+        return (journals.get(runId)?.texts ?? []).slice(Math.max(0, fromSeq)).map(parseEntry);
       },
       watch(runId, options = {}) {
         return watchJournal(runId, options, journals, listeners);
@@ -116,7 +116,7 @@ export function createMemoryStorage(): Storage {
 async function* watchJournal(
   runId: string,
   options: { fromSeq?: number; signal?: AbortSignal },
-  journals: Map<string, JournalEntry[]>,
+  journals: Map<string, StoredJournal>,
   listeners: Map<string, Set<() => void>>,
 ): AsyncGenerator<JournalEntry> {
   let next = Math.max(0, options.fromSeq ?? 0);
@@ -130,16 +130,17 @@ async function* watchJournal(
   try {
     for (;;) {
       if (signal?.aborted) return;
-      const journal = journals.get(runId) ?? [];
-      while (next < journal.length) {
-        const entry = journal[next]!;
+      const journal = journals.get(runId);
+      const texts = journal?.texts ?? [];
+      while (next < texts.length) {
+        const entry = parseEntry(texts[next]!);
         next++;
         yield entry;
         if (entry.event === 'run_finished') return;
         if (signal?.aborted) return;
       }
       // A run that already finished before fromSeq: nothing more will come.
-      if (journal.some((e) => e.event === 'run_finished')) return;
+      if (journal?.finished) return;
       await new Promise<void>((resolve) => (wake = resolve));
       wake = undefined;
     }
@@ -147,6 +148,16 @@ async function* watchJournal(
     set.delete(listener);
     signal?.removeEventListener('abort', listener);
   }
+}
+
+/** One run's journal: each entry's canonical JSON text, in seq order. */
+interface StoredJournal {
+  texts: string[];
+  finished: boolean;
+}
+
+function parseEntry(text: string): JournalEntry {
+  return JSON.parse(text) as JournalEntry;
 }
 
 /** A run record copied field by field (its fields are mostly strings). */

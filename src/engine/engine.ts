@@ -8,6 +8,7 @@ import { JournalWriter } from '../run/journal-writer.js';
 import { createLiveSource } from '../run/live-source.js';
 import { createRecordedSource } from '../run/recorded-source.js';
 import { checkReplayComplete, createVerifyCheck, planReplay } from '../run/replay.js';
+import { rememberJournalTexts } from '../run/run-json.js';
 import { parseRun } from '../run/run-schema.js';
 import { executeRun, type RunOutcome } from '../run/runner.js';
 import type { JournalEntry, Run, RunStartedEntry } from '../run/types.js';
@@ -32,8 +33,9 @@ interface Launch {
   recorded?: { journal: JournalEntry[]; verify: boolean };
   /** The run record's started_at. */
   startedAt?: string;
-  /** The entries this process appended, once the run executed (sealed and frozen, as stored). */
+  /** The entries this process appended and their JSON texts, once the run executed (as stored). */
   journal?: readonly JournalEntry[];
+  texts?: readonly string[];
 }
 
 /**
@@ -181,6 +183,7 @@ export function createEngine(options: EngineOptions): Engine {
       });
     } finally {
       launch.journal = writer.entries;
+      launch.texts = writer.texts;
       await scope.dispose().catch((err: unknown) => logger.warn(`[flowctl] [engine] run ${runId}: disposing run resources failed: ${mask.maskError(err)}`));
     }
     if (launch.recorded?.verify && !outcome.fatal) outcome.fatal = checkReplayComplete(launch.recorded.journal, writer.entries.length);
@@ -229,7 +232,7 @@ export function createEngine(options: EngineOptions): Engine {
     const journal = launch.journal;
     const finished = journal?.[journal.length - 1];
     if (finished?.event === 'run_finished' && journal!.length === finished.seq + 1 && launch.startedAt !== undefined) {
-      return {
+      const run: Run = {
         id: launch.runId,
         flow_digest: launch.flowDigest,
         status: finished.status,
@@ -238,6 +241,8 @@ export function createEngine(options: EngineOptions): Engine {
         journal: [...journal!],
         ...(finished.status === 'succeeded' && finished.output !== undefined ? { output: finished.output } : {}),
       };
+      if (launch.texts) rememberJournalTexts(run.journal, launch.texts);
+      return run;
     }
     const run = await getRun(launch.runId);
     if (!run) throw new FlowError('not_found', `[flowctl] [engine] run ${launch.runId} vanished from storage`);

@@ -2,7 +2,8 @@ import { Hono, type Context } from 'hono';
 import { FlowError } from '../errors.js';
 import { bearerMatches } from '../http/auth.js';
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
-import { errorResponse, httpErrorInfo, jsonResponse } from '../http/errors.js';
+import { errorResponse, httpErrorInfo, jsonResponse, jsonTextResponse } from '../http/errors.js';
+import { runJson } from '../run/run-json.js';
 import type { Logger } from '../ports/clock.js';
 import { createCatalog, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
 import { buildOpenApi } from './openapi.js';
@@ -131,7 +132,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       const started = await engine.start(target, inputs);
       return jsonResponse(202, started, { location: `/runs/${started.run_id}` });
     }
-    return jsonResponse(200, await engine.run(target, inputs));
+    return jsonTextResponse(200, runJson(await engine.run(target, inputs)));
   });
   app.all('/flows/:name/runs', methodNotAllowed('POST'));
 
@@ -139,7 +140,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
     const id = runId(c);
     const run = await engine.getRun(id);
     if (!run) throw new FlowError('run_not_found', `[flowctl] [launcher] no run ${id}`);
-    return jsonResponse(200, run);
+    return jsonTextResponse(200, runJson(run));
   });
   app.all('/runs/:id', methodNotAllowed('GET, HEAD'));
 
@@ -160,7 +161,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       const mode = ((body as { mode?: 'verify' | 'rerun' }).mode ?? 'verify');
       if (!(await engine.getRun(id))) throw new FlowError('run_not_found', `[flowctl] [launcher] no run ${id}`);
       // The HTTP request is the caller's consent: a rerun over REST does not ask before effects.
-      return jsonResponse(200, await engine.replay({ run_id: id }, { mode }));
+      return jsonTextResponse(200, runJson(await engine.replay({ run_id: id }, { mode })));
     } catch (err) {
       if (httpErrorInfo(err).status >= 500) logger?.error('[flowctl] [launcher] replay failed', { error: String((err as Error)?.stack ?? err) });
       return errorResponse(err, 'code');

@@ -45,7 +45,12 @@ export function httpErrorInfo(err: unknown): HttpErrorInfo {
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return jsonTextResponse(status, JSON.stringify(body), headers);
+}
+
+/** A response whose body is JSON text serialised already (e.g. runJson). */
+export function jsonTextResponse(status: number, text: string, headers: Record<string, string> = {}): Response {
+  return new Response(text, {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
   });

@@ -54,8 +54,11 @@ export interface JournalStore {
   /**
    * Append `entry` at `entry.seq`, which must equal the current length of the run's journal.
    * Otherwise throw FlowError `journal_conflict`: a second writer fails instead of forking.
+   * `text`, when given, is the entry's JSON text (JSON.parse(text) deep-equals `entry`, key order
+   * aside): the engine passes the text it made while sealing, so a store that keeps JSON need not
+   * serialise the entry again. A store may ignore it.
    */
-  append(runId: string, entry: JournalEntry): Promise<void>;
+  append(runId: string, entry: JournalEntry, text?: string): Promise<void>;
   /** Entries with seq >= fromSeq, in order. */
   read(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
   /**

@@ -2,7 +2,7 @@ import type { Digest } from '../canonical.js';
 import type { Clock, Logger } from '../ports/clock.js';
 import type { JournalStore } from '../ports/storage.js';
 import type { SecretMask } from '../secrets/mask.js';
-import { sealEntry, type EntryDraft, type UnsealedEntry } from './journal.js';
+import { sealEntryText, type EntryDraft, type UnsealedEntry } from './journal.js';
 import type { JournalEntry } from './types.js';
 
 export interface JournalWriterOptions {
@@ -25,6 +25,8 @@ export interface JournalWriterOptions {
  */
 export class JournalWriter {
   readonly entries: JournalEntry[] = [];
+  /** Each entry's JSON text, as handed to storage (same order as entries). */
+  readonly texts: string[] = [];
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: JournalWriterOptions) {}
@@ -47,7 +49,7 @@ export class JournalWriter {
   private async write(draft: EntryDraft): Promise<JournalEntry> {
     const o = this.options;
     const seq = this.entries.length;
-    const entry = sealEntry({
+    const { entry, text } = sealEntryText({
       ...o.mask.mask(draft),
       at: o.clock.now(),
       flow_digest: o.flowDigest,
@@ -56,8 +58,9 @@ export class JournalWriter {
       prev: seq === 0 ? null : this.entries[seq - 1]!.digest,
     } as UnsealedEntry);
     o.check?.(entry);
-    await o.store.append(o.runId, entry);
+    await o.store.append(o.runId, entry, text);
     this.entries.push(entry);
+    this.texts.push(text);
     if (o.onEntry) {
       try {
         o.onEntry(entry);

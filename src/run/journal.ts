@@ -1,4 +1,4 @@
-import { deepFreeze, digestOf, inCanonicalForm, type Digest } from '../canonical.js';
+import { canonicalJson, digestBytes, digestOf, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { JournalEntry } from './types.js';
 
@@ -23,20 +23,47 @@ export function entryDigest(entry: UnsealedEntry | JournalEntry): Digest {
 }
 
 /**
- * Seal an entry: its digest added, keys in canonical order at every depth (so digests and JSON
- * serialisation take canonicalJson's fast path, also after a storage round trip), deep-frozen.
+ * Seal an entry: its digest added, the other members in canonical key order at every depth (so the
+ * digest and later checks take canonicalJson's fast path, also after a storage round trip).
  */
 export function sealEntry(entry: UnsealedEntry): JournalEntry {
+  return sealEntryText(entry).entry;
+}
+
+// Every member an entry of the journal format can have but `at` and `digest`, in canonical order.
+const MEMBER_ORDER = [
+  'artifacts', 'attempt', 'contracts', 'duration_ms', 'effect', 'error', 'event', 'flow_digest', 'flow_name', 'input',
+  'input_digest', 'inputs', 'inputs_digest', 'output', 'output_digest', 'prev', 'provider', 'reason', 'replay_of', 'seq',
+  'status', 'step', 'tool', 'warnings', 'will_retry',
+].sort();
+const KNOWN_MEMBERS = new Set(MEMBER_ORDER);
+
+/**
+ * sealEntry, also giving the sealed entry's JSON text (`at` and `digest` first, then the members in
+ * canonical order), made in the same pass: storage and responses use it instead of serialising the
+ * entry again.
+ */
+export function sealEntryText(entry: UnsealedEntry): { entry: JournalEntry; text: string } {
   const source = entry as unknown as Record<string, unknown>;
-  const keys = Object.keys(source).filter((k) => source[k] !== undefined && k !== 'digest');
-  keys.push('digest');
-  keys.sort();
+  let known = true;
+  for (const k in source) {
+    if (k !== 'at' && k !== 'digest' && !KNOWN_MEMBERS.has(k)) {
+      known = false;
+      break;
+    }
+  }
+  const order = known ? MEMBER_ORDER : Object.keys(source).filter((k) => k !== 'at' && k !== 'digest').sort();
   const body: Record<string, unknown> = {};
-  for (const k of keys) if (k !== 'at' && k !== 'digest') body[k] = inCanonicalForm(source[k]);
-  const digest = digestOf(body);
-  const sealed: Record<string, unknown> = {};
-  for (const k of keys) sealed[k] = k === 'digest' ? digest : k === 'at' ? source.at : body[k];
-  return deepFreeze(sealed) as unknown as JournalEntry;
+  for (const k of order) {
+    const v = source[k];
+    if (v !== undefined) body[k] = inCanonicalForm(v);
+  }
+  const bodyText = canonicalJson(body);
+  const digest = digestBytes(bodyText);
+  const at = source.at;
+  const sealed = (at === undefined ? { digest, ...body } : { at, digest, ...body }) as unknown as JournalEntry;
+  const head = `${at === undefined ? '' : `"at":${JSON.stringify(at)},`}"digest":"${digest}"`;
+  return { entry: sealed, text: bodyText === '{}' ? `{${head}}` : `{${head},${bodyText.slice(1)}` };
 }
 
 /**

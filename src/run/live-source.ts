@@ -121,7 +121,9 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
     isSecret: (text) => o.mask.covers(text),
   };
   try {
-    const input = await withSecrets(o, step, request);
+    // The journaled input stays as journaled whatever the tool does with the object it is given.
+    const resolvedInput = await withSecrets(o, step, request);
+    const input = resolvedInput === request.input ? jsonCopy(resolvedInput) : resolvedInput;
     const inCheck = validateAgainstSchema(tool.contract.input_schema, input);
     if (!inCheck.ok) {
       throw new FlowError('input_contract_violation', `[flowctl] [run] step "${step.id}": input breaks the ${step.tool.ref} contract: ${formatIssues(inCheck.issues)}`);
@@ -164,6 +166,10 @@ async function withSecrets(o: LiveSourceOptions, step: StepSpec, request: Attemp
   }
   if (Object.keys(values).length === 0) return request.input;
   return evaluateValue(step.args, { inputs: { ...o.inputs, ...values }, steps: request.scope.steps });
+}
+
+function jsonCopy(value: unknown): unknown {
+  return value === undefined ? undefined : (JSON.parse(JSON.stringify(value)) as unknown);
 }
 
 /** The tool's result as plain JSON (undefined becomes null); anything else breaks the contract. */

@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLauncher } from '../../src/engine/launcher.js';
 import type { Engine } from '../../src/engine/types.js';
+import { checkJournalChain } from '../../src/run/journal.js';
 import { RunSchema } from '../../src/run/run-schema.js';
 import type { Run } from '../../src/run/types.js';
 import { fixtureEngine, fixtureFlows, TRANSPORTS, watchConnection, type Started, type Transport } from './transport-fixtures.js';
@@ -56,6 +57,11 @@ describe.each(TRANSPORTS)('REST launcher over $name', (transport: Transport) => 
     expect(run.flow_digest).toBe(discovery.flows.find((f: { name: string }) => f.name === 'greet').digest);
     // The engine recorded the same run: the response is not a copy of something else.
     expect((await engine.getRun(run.id))?.output).toEqual(run.output);
+    // The sync answer (serialised from the texts the engine stored while sealing) is the Run that
+    // GET /runs/{id} reads back from storage, entry for entry, and every entry checks out.
+    const polled = await json(await fetch(`${open.base}/runs/${run.id}`));
+    expect(polled).toEqual(run);
+    expect(() => checkJournalChain(run.journal)).not.toThrow();
   });
 
   it('answers a failed run as a 200 Run with status failed', async () => {

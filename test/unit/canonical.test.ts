@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, deepFreeze, digestOf, inCanonicalForm, isDeepFrozen } from '../../src/canonical.js';
-import { entryDigest, sealEntry } from '../../src/run/journal.js';
+import { entryDigest, sealEntry, sealEntryText } from '../../src/run/journal.js';
 
 // Keys that stress ordering: integer-like keys (objects list them first, numerically), prefixes,
 // non-ASCII and astral characters (UTF-16 order), the empty key.
@@ -105,25 +105,42 @@ describe('deepFreeze / isDeepFrozen', () => {
 });
 
 describe('sealEntry', () => {
-  it('returns a deep-frozen entry in canonical key order whose digest is its entryDigest', () => {
-    const entry = sealEntry({
-      event: 'step_succeeded',
-      step: 's',
-      attempt: 1,
-      output: { z: 1, a: { y: [{ q: 1, p: 2 }] } },
-      output_digest: digestOf({ z: 1, a: { y: [{ q: 1, p: 2 }] } }),
-      at: '2026-01-01T00:00:00.000Z',
-      flow_digest: `sha256:${'a'.repeat(64)}`,
-      inputs_digest: `sha256:${'b'.repeat(64)}`,
-      seq: 0,
-      prev: null,
-    } as never);
-    expect(isDeepFrozen(entry)).toBe(true);
-    expect(Object.keys(entry)).toEqual([...Object.keys(entry)].sort());
-    expect(JSON.stringify(entry)).toBe(canonicalJson(entry));
+  const unsealed = {
+    event: 'step_succeeded',
+    step: 's',
+    attempt: 1,
+    output: { z: 1, a: { y: [{ q: 1, p: 2 }] }, 10: 'ten', 9: 'nine' },
+    output_digest: digestOf({ z: 1 }),
+    at: '2026-01-01T00:00:00.000Z',
+    flow_digest: `sha256:${'a'.repeat(64)}`,
+    inputs_digest: `sha256:${'b'.repeat(64)}`,
+    seq: 0,
+    prev: null,
+  };
+
+  it('puts at and digest first, then the members in canonical order, and its digest is its entryDigest', () => {
+    const entry = sealEntry(unsealed as never);
+    const keys = Object.keys(entry);
+    expect(keys.slice(0, 2)).toEqual(['at', 'digest']);
+    expect(keys.slice(2)).toEqual([...keys.slice(2)].sort());
     expect(entry.digest).toBe(entryDigest(entry));
     // The digest does not depend on the key order the entry was written in.
     const { at: _at, digest: _d, ...rest } = entry as unknown as Record<string, unknown>;
     expect(entry.digest).toBe(digestOf(Object.fromEntries(Object.entries(rest).reverse())));
+  });
+
+  it('gives the JSON text of exactly the sealed entry, one line, members in canonical order', () => {
+    const { entry, text } = sealEntryText(unsealed as never);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(entry)));
+    expect(text).not.toContain('\n');
+    const { at: _at, digest: _d, ...rest } = JSON.parse(text) as Record<string, unknown>;
+    expect(text.endsWith(canonicalJson(rest).slice(1))).toBe(true);
+  });
+
+  it('seals entries with members outside the journal format too, in canonical order', () => {
+    const { entry, text } = sealEntryText({ ...unsealed, zeta: { b: 1, a: 2 }, alpha: true } as never);
+    expect(entry.digest).toBe(entryDigest(entry));
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(entry)));
+    expect(Object.keys(entry).slice(2)[0]).toBe('alpha');
   });
 });
