@@ -45,7 +45,21 @@ export function toPlaywright(page: Page, s: LocatorStrategy): PwLocator {
 /** Playwright failed to find exactly one element (as opposed to the page or browser failing). */
 export function isLocateFailure(err: unknown): boolean {
   const e = err as Error;
+  // A timeout after Playwright began the action (its call log says "performing click action") is
+  // not a locate failure: the page may already have reacted, and acting again through a fallback
+  // could click twice or act on the next page.
+  if (actionStarted(err)) return false;
   return e?.name === 'TimeoutError' || /strict mode violation/.test(String(e?.message));
+}
+
+/** Whether a Playwright error's call log shows the action itself was performed or under way. */
+export function actionStarted(err: unknown): boolean {
+  return /\bperforming \w+ action\b|\b\w+ action done\b/.test(String((err as Error)?.message ?? ''));
+}
+
+/** Whether a Playwright error's call log shows the action was performed (only a wait after it failed). */
+export function actionDone(err: unknown): boolean {
+  return /\b\w+ action done\b/.test(String((err as Error)?.message ?? ''));
 }
 
 /** Map a Playwright error to a FlowError with a stable code; only its first line is kept (no call logs). */

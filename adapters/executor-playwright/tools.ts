@@ -8,7 +8,7 @@ import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '.
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
 import { settleAfterAction } from './settle.js';
-import { actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
+import { actionDone, actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
 
 /** The seven browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -184,7 +184,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, budget) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    const r = await actOnTarget(s.page, target, ctx, { need: 'one', budget, what: 'click', act: (loc, t) => loc.click({ timeout: t }) });
+    const r = await actOnTarget(s.page, target, ctx, { need: 'one', budget, what: 'click', act: clickOnce });
     return { matched: r.matched };
   });
 
@@ -294,4 +294,18 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   );
 
   return [navigate, click, fill, select, drag, upload, extract];
+}
+
+/**
+ * Click, bounded by `timeoutMs`. Playwright's click also waits for a navigation the click started;
+ * when only that wait runs out (its call log says "click action done"), the click happened and
+ * counts as done: the navigation is then awaited by settleAfterAction, and the click is never
+ * repeated through a fallback on the next page.
+ */
+async function clickOnce(loc: PwLocator, timeoutMs: number): Promise<void> {
+  try {
+    await loc.click({ timeout: timeoutMs });
+  } catch (err) {
+    if (!actionDone(err)) throw err;
+  }
 }

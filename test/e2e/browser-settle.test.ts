@@ -15,6 +15,7 @@ const PAGE = `<!doctype html><html><body>
 <table><tbody id="rows"><tr><td>stale result</td></tr></tbody></table>
 <p id="status">idle</p>
 <form method="post" action="/submit"><input name="n" value="7"><button id="post">Post</button></form>
+<form method="post" action="/slow-submit"><button id="slow">Post slowly</button></form>
 <script>
 document.getElementById('go').addEventListener('click', async () => {
   const res = await fetch('/api/search?q=' + encodeURIComponent(document.getElementById('q').value));
@@ -38,6 +39,13 @@ beforeAll(async () => {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify([`${url.searchParams.get('q')} one`, `${url.searchParams.get('q')} two`]));
       }, 400);
+      return;
+    }
+    if (url.pathname === '/slow-submit') {
+      setTimeout(() => {
+        res.setHeader('content-type', 'text/html');
+        res.end('<!doctype html><p id="done">posted slowly</p>');
+      }, 1200);
       return;
     }
     if (url.pathname === '/submit') {
@@ -85,6 +93,25 @@ describe('reads after an action see the page after the requests it started', () 
       expect(done.value).toBe('posted');
     } finally {
       await ctx.close();
+    }
+  });
+
+  it('a click whose navigation outlasts the primary locator budget succeeds once, without trying fallbacks', async () => {
+    // Before: Playwright's click waited for the navigation it started; the primary budget ran out
+    // after the click was performed, and the fallbacks were tried on the next page (locator_drift,
+    // or a second click). The click now returns once performed and the navigation settles after it.
+    const quick = createPlaywrightExecutor({ primaryTimeoutMs: 300 });
+    const ctx = createTestToolContext({ runId: 'settle-3', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      const use = (name: string): Tool => quick.tools.find((t) => t.contract.ref === `browser/${name}`)!;
+      await use('navigate').run({ url: `${base}/` }, ctx);
+      await use('click').run({ target: { css: '#slow', fallbacks: [{ role: 'button', name: 'Post slowly' }] } }, ctx);
+      expect(ctx.warnings).toEqual([]);
+      const done = (await use('extract').run({ target: '#done' }, ctx)) as { value: unknown };
+      expect(done.value).toBe('posted slowly');
+    } finally {
+      await ctx.close();
+      await quick.dispose();
     }
   });
 });
