@@ -7,7 +7,7 @@ import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
 import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
-import { settleAfterAction } from './settle.js';
+import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
 import { actionDone, actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
 
 /** The seven browser tools over one BrowserPool (see docs/browser.md). */
@@ -81,8 +81,12 @@ function browserTool<I, O>(
     const startedBefore = s.net.started;
     const out = await body(input, s, ctx, budget);
     // Reads read the page as it is; actions let the requests they started finish first (settle.ts).
-    if (name !== 'extract' && !(await settleAfterAction(s.page, s.net, startedBefore, budget.restMs))) {
-      ctx.logger.debug(`[flowctl] [browser] ${name}: requests still in flight after ${budget.restMs} ms; going on`);
+    if (name !== 'extract') {
+      const settled = await settleAfterAction(s.page, s.net, s.timers, startedBefore, budget.restMs);
+      if (!settled.settled) {
+        const what = settled.waitingFor === 'requests' ? `requests still in flight after ${budget.restMs} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
+        ctx.logger.debug(`[flowctl] [browser] ${name}: ${what}; going on`);
+      }
     }
     await screenshot(s, ctx, cfg);
     return out;

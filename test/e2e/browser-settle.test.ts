@@ -16,6 +16,32 @@ const PAGE = `<!doctype html><html><body>
 <p id="status">idle</p>
 <form method="post" action="/submit"><input name="n" value="7"><button id="post">Post</button></form>
 <form method="post" action="/slow-submit"><button id="slow">Post slowly</button></form>
+<button id="save">Save</button><p id="saved">unsaved</p>
+<input aria-label="Filter" id="filter"><p id="filtered">all</p>
+<button id="chain">Chain</button><p id="chained">0</p>
+<p id="clock">0</p><p id="spinner">0</p>
+<script>
+// A simulated delay, no request behind it: the change lands 400 ms after the click.
+document.getElementById('save').addEventListener('click', async () => {
+  document.getElementById('saved').textContent = 'saving';
+  await new Promise((r) => setTimeout(r, 400));
+  document.getElementById('saved').textContent = 'saved';
+});
+// A debounced search box: typing settles 300 ms after the last key, then a request answers.
+let debounce;
+document.getElementById('filter').addEventListener('input', (e) => {
+  clearTimeout(debounce);
+  debounce = setTimeout(async () => {
+    const res = await fetch('/api/search?q=' + encodeURIComponent(e.target.value));
+    document.getElementById('filtered').textContent = (await res.json()).join(', ');
+  }, 300);
+});
+// Timers that set timers: three hops of 150 ms.
+document.getElementById('chain').addEventListener('click', () => {
+  const hop = (n) => setTimeout(() => { document.getElementById('chained').textContent = String(n); if (n < 3) hop(n + 1); }, 150);
+  hop(1);
+});
+</script>
 <script>
 document.getElementById('go').addEventListener('click', async () => {
   const res = await fetch('/api/search?q=' + encodeURIComponent(document.getElementById('q').value));
@@ -23,6 +49,19 @@ document.getElementById('go').addEventListener('click', async () => {
   document.getElementById('rows').innerHTML = items.map((i) => '<tr><td>' + i + '</td></tr>').join('');
   document.getElementById('status').textContent = items.length + ' results';
 });
+</script></body></html>`;
+
+// A named loop (a clock) is recognised as a loop after three fires; an anonymous one that keeps
+// scheduling new closures is cut off by the timer bound.
+const LOOPS = `<!doctype html><html><body><p id="clock">0</p><p id="spin">0</p><button id="noop">Noop</button><script>
+let ticks = 0;
+function tick() { document.getElementById('clock').textContent = String(++ticks); setTimeout(tick, 50); }
+tick();
+if (location.hash === '#anonymous') {
+  let spins = 0;
+  const spin = () => setTimeout(() => { document.getElementById('spin').textContent = String(++spins); spin(); }, 50);
+  spin();
+}
 </script></body></html>`;
 
 let server: Server;
@@ -53,6 +92,11 @@ beforeAll(async () => {
         res.setHeader('content-type', 'text/html');
         res.end('<!doctype html><p id="done">posted</p>');
       }, 300);
+      return;
+    }
+    if (url.pathname === '/loops') {
+      res.setHeader('content-type', 'text/html');
+      res.end(LOOPS);
       return;
     }
     res.setHeader('content-type', 'text/html');
@@ -112,6 +156,65 @@ describe('reads after an action see the page after the requests it started', () 
     } finally {
       await ctx.close();
       await quick.dispose();
+    }
+  });
+});
+
+describe('reads after an action see the page after the short timers it set', () => {
+  const read = async (ctx: ReturnType<typeof createTestToolContext>, target: string) =>
+    ((await tool('extract').run({ target }, ctx)) as { value: unknown }).value;
+
+  it('a click whose handler waits on a timer (no request): extract reads the result, not "saving"', async () => {
+    const ctx = createTestToolContext({ runId: 'timers-1', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/` }, ctx);
+      await tool('click').run({ target: '#save' }, ctx);
+      expect(await read(ctx, '#saved')).toBe('saved');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('a debounced input: the timer, then the request it starts, are both awaited', async () => {
+    const ctx = createTestToolContext({ runId: 'timers-2', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/` }, ctx);
+      await tool('fill').run({ target: { label: 'Filter' }, value: 'figs' }, ctx);
+      expect(await read(ctx, '#filtered')).toBe('figs one, figs two');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('timers that set timers are followed to the end', async () => {
+    const ctx = createTestToolContext({ runId: 'timers-3', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/` }, ctx);
+      await tool('click').run({ target: '#chain' }, ctx);
+      expect(await read(ctx, '#chained')).toBe('3');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('a timer loop does not hold actions up: a named loop is recognised, an anonymous one is cut off and logged', async () => {
+    const pendingLogs = (ctx: ReturnType<typeof createTestToolContext>) => ctx.logs.map((l) => l.message).filter((m) => m.includes('timers still pending'));
+    const named = createTestToolContext({ runId: 'timers-4', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/loops` }, named);
+      await tool('click').run({ target: '#noop' }, named);
+      expect(pendingLogs(named)).toEqual([]);
+    } finally {
+      await named.close();
+    }
+    const anonymous = createTestToolContext({ runId: 'timers-5', cwd: process.cwd(), timeoutMs: 15_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/loops#anonymous` }, anonymous);
+      expect(pendingLogs(anonymous)).toEqual(['[flowctl] [browser] navigate: timers still pending after 3000 ms; going on']);
+      // The page keeps working: the loop is still running and the step went on.
+      expect(Number(await read(anonymous, '#spin'))).toBeGreaterThan(0);
+    } finally {
+      await anonymous.close();
     }
   });
 });
