@@ -100,8 +100,13 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   /** Validate inputs (before anything exists), then create the run record: status pending. */
-  async function create(target: RunTarget, inputs: Record<string, unknown> | undefined, extra: Partial<Launch> = {}): Promise<Launch> {
-    const { digest, spec } = await mustResolve(target);
+  async function create(
+    target: RunTarget | { resolved: { digest: Digest; spec: FlowSpec } },
+    inputs: Record<string, unknown> | undefined,
+    extra: Partial<Launch> = {},
+  ): Promise<Launch> {
+    // `resolved`: a spec the caller already checked, digested and stored (replay).
+    const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
     const resolved = resolveInputs(spec, inputs ?? {});
     const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, startedAt: clock.now(), ...extra };
     const record: RunRecord = {
@@ -278,7 +283,7 @@ export function createEngine(options: EngineOptions): Engine {
     const plan = planReplay(spec, journal, mode);
     const replayOf = { run_id: originalId ?? plan.started.digest, mode };
     await storage.specs.put(plan.flow_digest, spec);
-    const launch = await create({ digest: plan.flow_digest }, plan.started.inputs, {
+    const launch = await create({ resolved: { digest: plan.flow_digest, spec } }, plan.started.inputs, {
       replayOf,
       ...(mode === 'rerun' ? {} : { recorded: { journal: plan.journal, verify: mode === 'verify' } }),
     });
