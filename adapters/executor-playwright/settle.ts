@@ -92,6 +92,10 @@ const TIMER_SCRIPT = `(() => {
     nativeClear.call(this, id);
     done(id);
   };
+  // Pages that inspect these functions see the native ones' text.
+  const nativeText = (fn) => () => Function.prototype.toString.call(fn);
+  Object.defineProperty(globalThis.setTimeout, 'toString', { value: nativeText(nativeSet) });
+  Object.defineProperty(globalThis.clearTimeout, 'toString', { value: nativeText(nativeClear) });
 })();`;
 
 export interface TimerTracker {

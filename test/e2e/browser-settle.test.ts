@@ -53,7 +53,8 @@ document.getElementById('go').addEventListener('click', async () => {
 
 // A named loop (a clock) is recognised as a loop after three fires; an anonymous one that keeps
 // scheduling new closures is cut off by the timer bound.
-const LOOPS = `<!doctype html><html><body><p id="clock">0</p><p id="spin">0</p><button id="noop">Noop</button><script>
+const LOOPS = `<!doctype html><html><body><p id="clock">0</p><p id="spin">0</p><p id="native"></p><button id="noop">Noop</button><script>
+document.getElementById('native').textContent = String(/\\[native code\\]/.test(String(setTimeout)) && /\\[native code\\]/.test(clearTimeout.toString()));
 let ticks = 0;
 function tick() { document.getElementById('clock').textContent = String(++ticks); setTimeout(tick, 50); }
 tick();
@@ -204,6 +205,8 @@ describe('reads after an action see the page after the short timers it set', () 
       await tool('navigate').run({ url: `${base}/loops` }, named);
       await tool('click').run({ target: '#noop' }, named);
       expect(pendingLogs(named)).toEqual([]);
+      // The counter is invisible to a page that inspects the timer functions.
+      expect(await read(named, '#native')).toBe('true');
     } finally {
       await named.close();
     }
