@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
-import { trackNetwork, trackTimers, type NetworkTracker, type TimerTracker } from './settle.js';
+import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle.js';
 
 /**
  * One warm browser per executor (launched lazily on the first browser step, or connected over CDP), and
@@ -27,8 +27,6 @@ export interface RunSession {
   masks: PwLocator[];
   /** The page's document/fetch/XHR requests, for settling after actions (settle.ts). */
   net: NetworkTracker;
-  /** The page's short one-shot timers, for settling after actions (settle.ts). */
-  timers: TimerTracker;
 }
 
 export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
@@ -121,15 +119,14 @@ export class BrowserPool {
     const context = await browser.newContext({ acceptDownloads: false, serviceWorkers: 'block' });
     this.stats_.contextsCreated++;
     let page: Page;
-    let timers: TimerTracker;
     try {
       // The page starts blank: the timer counter is in place before its first navigation.
-      [timers, page] = await Promise.all([trackTimers(context), context.newPage()]);
+      [, page] = await Promise.all([installTimerCounter(context), context.newPage()]);
     } catch (err) {
       await context.close().catch(() => {});
       throw err;
     }
-    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page), timers };
+    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page) };
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);

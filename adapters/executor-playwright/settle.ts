@@ -1,4 +1,4 @@
-import type { BrowserContext, Frame, Page, Request } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 
 /**
  * Settling after an action. A click, fill or navigation often starts work whose result changes the
@@ -55,25 +55,30 @@ export const SHORT_TIMER_MS = 1500;
 export const TIMER_WAIT_MAX_MS = 3000;
 /** A callback that fired this often is a loop (polling, a clock), not a reaction: not waited for. */
 const PERIODIC_FIRES = 3;
-const TIMER_BINDING = '__flowctlTimers';
+const SETTLE_FN = '__flowctlSettle';
 
 /**
- * Runs in every document of a run's context before the page's own scripts: it counts pending
- * one-shot timers with a delay up to SHORT_TIMER_MS whose callback is not a loop, and reports each
- * change between none and some through a binding (two messages per busy spell, none on pages
- * without timers). A timer stays pending until its callback returned, so timers it schedules keep
- * the page busy. setInterval, string callbacks and requestAnimationFrame are not counted.
+ * Runs in every document of a run's context before the page's own scripts. It counts pending
+ * one-shot timers with a delay up to SHORT_TIMER_MS whose callback is not a loop, and defines
+ * `__flowctlSettle(maxMs)`: resolves at once with 'none' when none is pending; otherwise with
+ * 'settled' when none is left or 'timeout' when maxMs ran out, each after one animation frame and
+ * one task, so the DOM updates land. A timer stays pending until its callback returned, so timers it sets are followed.
+ * setInterval, string callbacks and requestAnimationFrame are not counted. setTimeout and
+ * clearTimeout keep their native toString text.
  */
 const TIMER_SCRIPT = `(() => {
-  const report = globalThis[${JSON.stringify(TIMER_BINDING)}];
-  if (typeof report !== 'function' || globalThis.__flowctlTimersInstalled) return;
-  Object.defineProperty(globalThis, '__flowctlTimersInstalled', { value: true });
+  if (Object.prototype.hasOwnProperty.call(globalThis, ${JSON.stringify(SETTLE_FN)})) return;
   const nativeSet = globalThis.setTimeout;
   const nativeClear = globalThis.clearTimeout;
   const fires = new WeakMap();
   const pending = new Set();
-  const tell = (busy) => { try { report(busy).catch(() => {}); } catch {} };
-  const done = (id) => { if (pending.delete(id) && pending.size === 0) tell(false); };
+  const waiters = new Set();
+  const done = (id) => {
+    if (!pending.delete(id) || pending.size > 0) return;
+    const ready = [...waiters];
+    waiters.clear();
+    for (const w of ready) w();
+  };
   globalThis.setTimeout = function setTimeout(callback, delay, ...args) {
     const ms = Number(delay) || 0;
     if (typeof callback !== 'function' || ms > ${SHORT_TIMER_MS} || (fires.get(callback) || 0) >= ${PERIODIC_FIRES}) {
@@ -85,60 +90,33 @@ const TIMER_SCRIPT = `(() => {
       try { return callback.apply(this, args); } finally { done(id); }
     }, delay);
     pending.add(id);
-    if (pending.size === 1) tell(true);
     return id;
   };
   globalThis.clearTimeout = function clearTimeout(id) {
     nativeClear.call(this, id);
     done(id);
   };
-  // Pages that inspect these functions see the native ones' text.
   const nativeText = (fn) => () => Function.prototype.toString.call(fn);
   Object.defineProperty(globalThis.setTimeout, 'toString', { value: nativeText(nativeSet) });
   Object.defineProperty(globalThis.clearTimeout, 'toString', { value: nativeText(nativeClear) });
+  Object.defineProperty(globalThis, ${JSON.stringify(SETTLE_FN)}, {
+    value: (maxMs) => new Promise((resolve) => {
+      if (pending.size === 0) return resolve('none');
+      const land = (outcome) => requestAnimationFrame(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => resolve(outcome);
+        channel.port2.postMessage(0);
+      });
+      const waiter = () => { nativeClear(bound); land('settled'); };
+      const bound = nativeSet(() => { waiters.delete(waiter); land('timeout'); }, maxMs);
+      waiters.add(waiter);
+    }),
+  });
 })();`;
 
-export interface TimerTracker {
-  /** Whether some frame of the page has a short one-shot timer pending. */
-  readonly busy: boolean;
-  /** Resolves when no frame has one. */
-  idle(): Promise<void>;
-}
-
 /** Install the timer counter in every document the context loads from now on. */
-export async function trackTimers(context: BrowserContext): Promise<TimerTracker> {
-  const busyFrames = new Set<Frame>();
-  let waiters: (() => void)[] = [];
-  const update = (frame: Frame, busy: boolean) => {
-    if (busy) busyFrames.add(frame);
-    else if (busyFrames.delete(frame) && busyFrames.size === 0) {
-      const ready = waiters;
-      waiters = [];
-      for (const w of ready) w();
-    }
-  };
-  // A document that goes away takes its timers with it. Listen before anything can open a page.
-  const watched = new WeakSet<Page>();
-  const watch = (page: Page) => {
-    if (watched.has(page)) return;
-    watched.add(page);
-    page.on('framenavigated', (frame) => update(frame, false));
-    page.on('framedetached', (frame) => update(frame, false));
-  };
-  context.on('page', watch);
-  for (const page of context.pages()) watch(page);
-  await Promise.all([
-    context.exposeBinding(TIMER_BINDING, (source, busy: unknown) => update(source.frame, busy === true)),
-    context.addInitScript(TIMER_SCRIPT),
-  ]);
-  return {
-    get busy() {
-      return busyFrames.size > 0;
-    },
-    idle() {
-      return busyFrames.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r));
-    },
-  };
+export async function installTimerCounter(context: BrowserContext): Promise<void> {
+  await context.addInitScript(TIMER_SCRIPT);
 }
 
 /** What held an action's settling up when its bound ran out. */
@@ -149,58 +127,48 @@ export type SettleResult = { settled: true } | { settled: false; waitingFor: 're
  * the page's short timers to fire, in turns (a timer may start a request, a response may set a
  * timer), bounded by `boundMs` for requests and TIMER_WAIT_MAX_MS for timers. When a bound runs out
  * (long polling, streams, a timer loop) the step goes on and the caller says so in the log rather
- * than failing.
+ * than failing. Costs one round trip to the page when it has neither requests nor timers.
  */
-export async function settleAfterAction(
-  page: Page,
-  net: NetworkTracker,
-  timers: TimerTracker | undefined,
-  startedBefore: number,
-  boundMs: number,
-): Promise<SettleResult> {
-  // No extra round trip: Playwright's action handshake returns after the page handled the input
-  // events, and the request and binding events those handlers caused reach us before it
-  // (test/e2e/browser-settle).
-  if (net.started === startedBefore && net.inflight === 0 && !timers?.busy) return { settled: true };
+export async function settleAfterAction(page: Page, net: NetworkTracker, startedBefore: number, boundMs: number): Promise<SettleResult> {
+  // Request events an action's handlers caused reach us before Playwright's action returns
+  // (test/e2e/browser-settle); timers are asked about in the page itself.
   const start = Date.now();
   const timerDeadline = start + Math.min(boundMs, TIMER_WAIT_MAX_MS);
   const deadline = start + boundMs;
-  let result: SettleResult = { settled: true };
+  let waitedForRequests = false;
   // Bounded: every turn waits for something that must change, and both deadlines end the loop.
   for (let turn = 0; turn < 100; turn++) {
     if (net.inflight > 0) {
-      if (!(await within(net.idle(), deadline - Date.now()))) {
-        result = { settled: false, waitingFor: 'requests' };
-        break;
-      }
-      continue;
+      waitedForRequests = true;
+      if (!(await within(net.idle(), deadline - Date.now()))) return { settled: false, waitingFor: 'requests' };
     }
-    if (timers?.busy) {
-      if (Date.now() >= timerDeadline || !(await within(timers.idle(), timerDeadline - Date.now()))) {
-        // Still nothing in flight: a timer loop is no reason to stop the flow.
-        if (net.inflight === 0) {
-          result = { settled: false, waitingFor: 'timers' };
-          break;
-        }
-      }
-      continue;
-    }
-    break;
+    const seen = net.started;
+    const outcome = await page
+      .evaluate(
+        ({ fn, ms, land }) => {
+          const settle = (globalThis as Record<string, unknown>)[fn] as ((ms: number) => Promise<string>) | undefined;
+          const landing = () =>
+            new Promise<string>((r) =>
+              requestAnimationFrame(() => {
+                const channel = new MessageChannel();
+                channel.port1.onmessage = () => r('settled');
+                channel.port2.postMessage(0);
+              }),
+            );
+          // A document without the counter (about:blank, a strict CSP) still lets responses render.
+          if (typeof settle !== 'function') return land ? landing() : 'none';
+          return settle(ms).then((o) => (o === 'none' && land ? landing() : o));
+        },
+        { fn: SETTLE_FN, ms: Math.max(1, timerDeadline - Date.now()), land: waitedForRequests || net.started !== startedBefore },
+      )
+      // The action navigated and the old document is gone: the new one's request settles above.
+      .catch(() => 'none');
+    waitedForRequests = false;
+    if (net.inflight > 0 || net.started !== seen) continue;
+    if (outcome === 'timeout') return { settled: false, waitingFor: 'timers' };
+    return { settled: true };
   }
-  // One animation frame and one task (a message, not a timer) for the DOM updates to land.
-  await page
-    .evaluate(
-      () =>
-        new Promise<void>((r) =>
-          requestAnimationFrame(() => {
-            const channel = new MessageChannel();
-            channel.port1.onmessage = () => r();
-            channel.port2.postMessage(0);
-          }),
-        ),
-    )
-    .catch(() => undefined);
-  return result;
+  return { settled: true };
 }
 
 /** Whether `promise` settled within `ms` (false when the time ran out first). */

@@ -82,7 +82,7 @@ function browserTool<I, O>(
     const out = await body(input, s, ctx, budget);
     // Reads read the page as it is; actions let the requests they started finish first (settle.ts).
     if (name !== 'extract') {
-      const settled = await settleAfterAction(s.page, s.net, s.timers, startedBefore, budget.restMs);
+      const settled = await settleAfterAction(s.page, s.net, startedBefore, budget.restMs);
       if (!settled.settled) {
         const what = settled.waitingFor === 'requests' ? `requests still in flight after ${budget.restMs} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
         ctx.logger.debug(`[flowctl] [browser] ${name}: ${what}; going on`);
