@@ -122,41 +122,11 @@ export function sortKeysDeep(value: unknown): unknown {
   return value;
 }
 
-/** Whether a value and everything in it are frozen (a depth beyond 64 counts as not). */
-export function isDeepFrozen(value: unknown, depth = 0): boolean {
-  if (value === null || typeof value !== 'object') return true;
-  if (frozenByUs.has(value)) return true;
-  if (depth > MAX_FAST_DEPTH || !Object.isFrozen(value)) return false;
-  for (const v of Object.values(value)) if (!isDeepFrozen(v, depth + 1)) return false;
-  return true;
-}
-
-/** Freeze a JSON value and everything in it. Returns the value. */
+/** Freeze a JSON value and everything in it (already frozen parts are skipped). Returns the value. */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !frozenByUs.has(value) && freezeAll(value, 0)) frozenByUs.add(value);
-  return value;
-}
-
-/** Freeze value and everything in it; true when all of it is known frozen (a cycle or a depth over 64 is not). */
-function freezeAll(value: unknown, depth: number): boolean {
-  if (value === null || typeof value !== 'object' || frozenByUs.has(value)) return true;
-  if (depth > MAX_FAST_DEPTH) {
-    freezeUnfrozen(value);
-    return false;
-  }
-  Object.freeze(value);
-  let all = true;
-  for (const v of Object.values(value)) if (!freezeAll(v, depth + 1)) all = false;
-  return all;
-}
-
-/** Freeze what is not frozen yet, stopping at frozen parts (so a cycle ends). */
-function freezeUnfrozen(value: unknown): void {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const v of Object.values(value)) freezeUnfrozen(v);
+    for (const v of Object.values(value)) deepFreeze(v);
   }
+  return value;
 }
-
-// Roots deepFreeze froze completely: isDeepFrozen answers for them without a walk.
-const frozenByUs = new WeakSet<object>();

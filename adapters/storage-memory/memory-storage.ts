@@ -1,4 +1,4 @@
-import { isDeepFrozen, type Digest } from '../../src/canonical.js';
+import type { Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunListQuery, RunRecord, Storage } from '../../src/ports/storage.js';
@@ -167,9 +167,9 @@ function copyRecord(run: RunRecord): RunRecord {
   return out as unknown as RunRecord;
 }
 
-/** A value to keep: primitives and deep-frozen values as they are (nobody can change them), others copied. */
+/** A value to keep: primitives as they are, objects copied. */
 function copyIn<T>(value: T): T {
-  return value === null || typeof value !== 'object' || isDeepFrozen(value) ? value : jsonClone(value);
+  return value === null || typeof value !== 'object' ? value : jsonClone(value);
 }
 
 /** Stored values are JSON by contract; a JSON round trip copies them faster than structuredClone. */
