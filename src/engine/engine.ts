@@ -32,7 +32,7 @@ interface Launch {
   /** Hermetic or verify replay: answer from this journal instead of running tools. */
   recorded?: { journal: JournalEntry[]; verify: boolean };
   /** The run record's started_at. */
-  startedAt?: string;
+  startedAt: string;
   /** The entries this process appended and their JSON texts, once the run executed (as stored). */
   journal?: readonly JournalEntry[];
   texts?: readonly string[];
@@ -103,7 +103,7 @@ export function createEngine(options: EngineOptions): Engine {
   async function create(
     target: RunTarget | { resolved: { digest: Digest; spec: FlowSpec } },
     inputs: Record<string, unknown> | undefined,
-    extra: Partial<Launch> = {},
+    extra: Pick<Partial<Launch>, 'replayOf' | 'recorded'> = {},
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
@@ -114,7 +114,7 @@ export function createEngine(options: EngineOptions): Engine {
       flow_digest: digest,
       flow_name: spec.name,
       status: 'pending',
-      started_at: launch.startedAt!,
+      started_at: launch.startedAt,
       ...(extra.replayOf ? { replay_of: extra.replayOf.run_id } : {}),
     };
     await storage.runs.create(record);
@@ -211,41 +211,18 @@ export function createEngine(options: EngineOptions): Engine {
   async function getRun(id: string): Promise<Run | undefined> {
     const record = await storage.runs.get(id);
     if (!record) return undefined;
-    const journal = await storage.journal.read(id);
-    // The journal is the source of truth: a run_finished decides even if the header update was lost.
-    const finished = journal.findLast((e) => e.event === 'run_finished');
-    const status = finished?.event === 'run_finished' ? finished.status : record.status;
-    const finishedAt = finished?.at ?? record.finished_at;
-    const output = finished?.event === 'run_finished' ? finished.output : record.output;
-    const run: Run = {
-      id: record.id,
-      flow_digest: record.flow_digest,
-      status,
-      started_at: record.started_at,
-      ...(finishedAt !== undefined && status !== 'pending' && status !== 'running' ? { finished_at: finishedAt } : {}),
-      journal,
-      ...(status === 'succeeded' && output !== undefined ? { output } : {}),
-    };
-    return parseRun(run, 'engine');
+    return parseRun(runOf(record, await storage.journal.read(id)), 'engine');
   }
 
   async function finish(launch: Launch, outcome: RunOutcome): Promise<Run> {
     if (outcome.fatal) throw outcome.fatal;
     // The run's whole journal was appended by this process, each entry acknowledged by storage: the
-    // Run is built from those entries, exactly as getRun builds it from the stored ones, without
-    // reading them back.
+    // Run is built from those entries as getRun builds it from the stored ones, without reading them
+    // back.
     const journal = launch.journal;
     const finished = journal?.[journal.length - 1];
-    if (finished?.event === 'run_finished' && journal!.length === finished.seq + 1 && launch.startedAt !== undefined) {
-      const run: Run = {
-        id: launch.runId,
-        flow_digest: launch.flowDigest,
-        status: finished.status,
-        started_at: launch.startedAt,
-        finished_at: finished.at,
-        journal: [...journal!],
-        ...(finished.status === 'succeeded' && finished.output !== undefined ? { output: finished.output } : {}),
-      };
+    if (finished?.event === 'run_finished' && journal!.length === finished.seq + 1) {
+      const run = runOf({ id: launch.runId, flow_digest: launch.flowDigest, status: 'running', started_at: launch.startedAt }, [...journal!]);
       if (launch.texts) rememberJournalTexts(run.journal, launch.texts);
       return run;
     }
@@ -338,5 +315,25 @@ export function createEngine(options: EngineOptions): Engine {
       await options.executor?.dispose?.();
       await storage.dispose();
     },
+  };
+}
+
+/**
+ * A Run from its record and journal. The journal is the source of truth: its run_finished decides
+ * status, finish time and output even if the record's last update was lost.
+ */
+function runOf(record: Pick<RunRecord, 'id' | 'flow_digest' | 'status' | 'started_at' | 'finished_at' | 'output'>, journal: JournalEntry[]): Run {
+  const finished = journal.findLast((e) => e.event === 'run_finished');
+  const status = finished?.event === 'run_finished' ? finished.status : record.status;
+  const finishedAt = finished?.at ?? record.finished_at;
+  const output = finished?.event === 'run_finished' ? finished.output : record.output;
+  return {
+    id: record.id,
+    flow_digest: record.flow_digest,
+    status,
+    started_at: record.started_at,
+    ...(finishedAt !== undefined && status !== 'pending' && status !== 'running' ? { finished_at: finishedAt } : {}),
+    journal,
+    ...(status === 'succeeded' && output !== undefined ? { output } : {}),
   };
 }

@@ -3,9 +3,9 @@ import type { Run } from './types.js';
 // The JSON texts of a Run's journal entries as the engine stored them, by the Run's journal array.
 const journalTexts = new WeakMap<readonly unknown[], readonly string[]>();
 
-/** Remember the stored JSON texts of a Run's journal (same length and order as run.journal). */
+/** Remember the stored JSON texts of a Run's journal (same order as run.journal; runJson checks the length). */
 export function rememberJournalTexts(journal: readonly unknown[], texts: readonly string[]): void {
-  if (journal.length === texts.length) journalTexts.set(journal, texts);
+  journalTexts.set(journal, texts);
 }
 
 /**
