@@ -6,8 +6,8 @@ import type { BrowserContext, Page, Request } from 'playwright-core';
  * debounced search box, a simulated delay, a "Saving..." that turns into "Saved"). Reading the page
  * right away would read it before the change. So after an action the page's document, fetch and XHR
  * requests are awaited until none is in flight, and its short one-shot timers until none is pending;
- * then one animation frame and one task let their DOM updates land. Nothing waits when the page has
- * neither: static pages pay nothing. No fixed sleep: only conditions, each bounded.
+ * then one animation frame and one task let their DOM updates land. A page with neither costs one
+ * round trip that waits for nothing. No fixed sleep: only conditions, each bounded.
  */
 const TRACKED = new Set(['document', 'fetch', 'xhr']);
 
@@ -61,8 +61,7 @@ const SETTLE_FN = '__flowctlSettle';
  * Runs in every document of a run's context before the page's own scripts. It counts pending
  * one-shot timers with a delay up to SHORT_TIMER_MS whose callback is not a loop, and defines
  * `__flowctlSettle(maxMs)`: resolves at once with 'none' when none is pending; otherwise with
- * 'settled' when none is left or 'timeout' when maxMs ran out, each after one animation frame and
- * one task, so the DOM updates land. A timer stays pending until its callback returned, so timers it sets are followed.
+ * 'settled' when none is left or 'timeout' when maxMs ran out. A timer stays pending until its callback returned, so timers it sets are followed.
  * setInterval, string callbacks and requestAnimationFrame are not counted. setTimeout and
  * clearTimeout keep their native toString text.
  */
@@ -102,13 +101,8 @@ const TIMER_SCRIPT = `(() => {
   Object.defineProperty(globalThis, ${JSON.stringify(SETTLE_FN)}, {
     value: (maxMs) => new Promise((resolve) => {
       if (pending.size === 0) return resolve('none');
-      const land = (outcome) => requestAnimationFrame(() => {
-        const channel = new MessageChannel();
-        channel.port1.onmessage = () => resolve(outcome);
-        channel.port2.postMessage(0);
-      });
-      const waiter = () => { nativeClear(bound); land('settled'); };
-      const bound = nativeSet(() => { waiters.delete(waiter); land('timeout'); }, maxMs);
+      const waiter = () => { nativeClear(bound); resolve('settled'); };
+      const bound = nativeSet(() => { waiters.delete(waiter); resolve('timeout'); }, maxMs);
       waiters.add(waiter);
     }),
   });
@@ -145,19 +139,21 @@ export async function settleAfterAction(page: Page, net: NetworkTracker, started
     const seen = net.started;
     const outcome = await page
       .evaluate(
-        ({ fn, ms, land }) => {
+        async ({ fn, ms, land }) => {
           const settle = (globalThis as Record<string, unknown>)[fn] as ((ms: number) => Promise<string>) | undefined;
-          const landing = () =>
-            new Promise<string>((r) =>
+          // A document without the counter (about:blank, a strict CSP) still lets responses render.
+          const outcome = typeof settle === 'function' ? await settle(ms) : 'none';
+          // One animation frame and one task (a message, not a timer) for the DOM updates to land.
+          if (outcome !== 'none' || land) {
+            await new Promise<void>((r) =>
               requestAnimationFrame(() => {
                 const channel = new MessageChannel();
-                channel.port1.onmessage = () => r('settled');
+                channel.port1.onmessage = () => r();
                 channel.port2.postMessage(0);
               }),
             );
-          // A document without the counter (about:blank, a strict CSP) still lets responses render.
-          if (typeof settle !== 'function') return land ? landing() : 'none';
-          return settle(ms).then((o) => (o === 'none' && land ? landing() : o));
+          }
+          return outcome;
         },
         { fn: SETTLE_FN, ms: Math.max(1, timerDeadline - Date.now()), land: waitedForRequests || net.started !== startedBefore },
       )
