@@ -48,15 +48,27 @@ output:
   greeting: \${steps.shape.output.value.greeting}
 `;
 
-async function launcherServer() {
-  const { builtinTools, compile, createEngine, createLauncher, createToolRegistry } = await import('../dist/index.js');
+/** The greet flow compiled, with memory storage behind an engine (every server below starts here). */
+async function greetEngine() {
+  const { builtinTools, compile, createEngine, createToolRegistry } = await import('../dist/index.js');
   const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
-  const { serveNodeHttp } = await import('../dist/adapters/node-http.js');
   const tools = createToolRegistry(builtinTools());
   const r = compile(FLOW, { file: 'greet.yaml', tools });
   if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
-  const engine = createEngine({ storage: createMemoryStorage(), tools });
-  const launcher = createLauncher({ engine, flows: [{ name: 'greet', spec: r.spec }] });
+  return { engine: createEngine({ storage: createMemoryStorage(), tools }), spec: r.spec };
+}
+
+/** One recorded Run of the greet flow: the answer the bare and floor servers give. */
+async function recordedRun() {
+  const { engine, spec } = await greetEngine();
+  return engine.run({ spec }, JSON.parse(BODY));
+}
+
+async function launcherServer() {
+  const { createLauncher } = await import('../dist/index.js');
+  const { serveNodeHttp } = await import('../dist/adapters/node-http.js');
+  const { engine, spec } = await greetEngine();
+  const launcher = createLauncher({ engine, flows: [{ name: 'greet', spec }] });
   return serveNodeHttp(launcher, { port: 0 });
 }
 
@@ -64,12 +76,8 @@ async function launcherServer() {
 async function floorServer() {
   const { Hono } = await import('hono');
   const { getRequestListener } = await import('@hono/node-server');
-  const { builtinTools, compile, createEngine, createToolRegistry, sealEntry } = await import('../dist/index.js');
-  const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
-  const tools = createToolRegistry(builtinTools());
-  const r = compile(FLOW, { file: 'greet.yaml', tools });
-  const engine = createEngine({ storage: createMemoryStorage(), tools });
-  const recorded = await engine.run({ spec: r.spec }, JSON.parse(BODY));
+  const { sealEntry } = await import('../dist/index.js');
+  const recorded = await recordedRun();
   const drafts = recorded.journal.map(({ digest: _digest, at: _at, prev: _prev, ...rest }) => rest);
   const app = new Hono();
   app.post('/flows/:name/runs', async (c) => {
@@ -90,12 +98,7 @@ async function floorServer() {
 
 /** The bare server reads the body like the launcher and answers one recorded Run's JSON. */
 async function bareServer() {
-  const { builtinTools, compile, createEngine, createToolRegistry } = await import('../dist/index.js');
-  const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
-  const tools = createToolRegistry(builtinTools());
-  const r = compile(FLOW, { file: 'greet.yaml', tools });
-  const engine = createEngine({ storage: createMemoryStorage(), tools });
-  const payload = JSON.stringify(await engine.run({ spec: r.spec }, JSON.parse(BODY)));
+  const payload = JSON.stringify(await recordedRun());
   const server = createServer((req, res) => {
     let size = 0;
     req.on('data', (c) => (size += c.length));
