@@ -6,3 +6,6 @@ export type { SqlStorageFromEnvOptions } from './sql-env.js';
 export { MIGRATIONS } from './migrations.js';
 export { DEFAULT_POOL_SIZE, DEFAULT_CONNECT_TIMEOUT_MS } from './pg-connection.js';
 export type { SqlDatabase } from './schema.js';
+export { createSqlServiceStorage } from './service/service-storage.js';
+export type { SqlServiceStorageOptions } from './service/service-storage.js';
+export { SERVICE_MIGRATIONS } from './service/service-migrations.js';

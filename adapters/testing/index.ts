@@ -1,3 +1,4 @@
 // flowctl/testing: conformance suites for third-party adapters (vitest is a peer dependency of this entry).
 export { describeStorageConformance, type StorageConformanceOptions } from './storage-conformance.js';
 export { sampleJournal, sampleRun, conformanceTools, conformanceSpec, conformanceId } from './conformance-fixtures.js';
+export { describeServiceStorageConformance, type ServiceStorageConformanceOptions } from './service-storage-conformance.js';

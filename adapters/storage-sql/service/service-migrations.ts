@@ -1,0 +1,125 @@
+import { sql, type Kysely } from 'kysely';
+import { Migrator, type Migration } from 'kysely/migration';
+import { FlowError, prefixed } from '../../../src/errors.js';
+import { quoteIdent } from '../journal-notifier.js';
+
+/**
+ * The hosted service's own migration set (docs/storage-sql.md, "Hosted service tables"), kept apart
+ * from the engine's: its own migration tables (`svc_migration`, `svc_migration_lock`), applied after
+ * the engine's, refusing only a newer schema of its own. Never edit a released migration.
+ */
+export const SERVICE_MIGRATION_TABLE = 'svc_migration';
+export const SERVICE_MIGRATION_LOCK_TABLE = 'svc_migration_lock';
+
+export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_accounts': {
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createTable('svc_users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('svc_orgs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().check(sql`char_length(name) between 1 and 120`))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('svc_members')
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('svc_users.id').onDelete('cascade'))
+        .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('owner', 'member')`))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('svc_members_pkey', ['org_id', 'user_id'])
+        .execute();
+      await db.schema.createIndex('svc_members_by_user').on('svc_members').columns(['user_id', 'created_at']).execute();
+      await db.schema
+        .createTable('svc_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('svc_users.id').onDelete('cascade'))
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('revoked_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('svc_sessions_by_member').on('svc_sessions').columns(['org_id', 'user_id']).execute();
+      await db.schema
+        .createTable('svc_api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('live', 'test')`))
+        .addColumn('hash', 'text', (c) => c.notNull().unique().check(sql`hash ~ '^[0-9a-f]{64}$'`))
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('last4', 'text', (c) => c.notNull())
+        .addColumn('automations', 'jsonb')
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'timestamptz')
+        .addColumn('revoked_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('svc_api_keys_by_org').on('svc_api_keys').columns(['org_id', 'created_at desc']).execute();
+      await db.schema
+        .createTable('svc_audit')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (c) => c.notNull().check(sql`seq >= 0`))
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('at', 'timestamptz', (c) => c.notNull())
+        .addColumn('metadata', 'jsonb', (c) => c.notNull())
+        .addColumn('prev', 'text')
+        .addColumn('digest', 'text', (c) => c.notNull())
+        // The unique (org, seq) is what makes two concurrent appends unable to fork an org's chain.
+        .addUniqueConstraint('svc_audit_org_seq', ['org_id', 'seq'])
+        .execute();
+    },
+  },
+};
+
+/** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */
+export async function migrateService(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
+  await refuseNewerServiceSchema(db, schema);
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...SERVICE_MIGRATIONS }) },
+    migrationTableName: SERVICE_MIGRATION_TABLE,
+    migrationLockTableName: SERVICE_MIGRATION_LOCK_TABLE,
+    migrationTableSchema: schema,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) await refuseNewerServiceSchema(db, schema);
+    throw error;
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+async function refuseNewerServiceSchema(db: Kysely<any>, schema: string | undefined): Promise<void> {
+  const qualified = schema === undefined ? SERVICE_MIGRATION_TABLE : `${quoteIdent(schema)}.${SERVICE_MIGRATION_TABLE}`;
+  const exists = await sql<{ t: string | null }>`select to_regclass(${qualified}) as t`.execute(db);
+  if (!exists.rows[0]?.t) return;
+  const table = schema === undefined ? sql.id(SERVICE_MIGRATION_TABLE) : sql.id(schema, SERVICE_MIGRATION_TABLE);
+  const applied = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
+  const unknown = applied.rows.map((r) => r.name).filter((name) => !(name in SERVICE_MIGRATIONS));
+  if (unknown.length > 0) {
+    throw new FlowError(
+      'schema_too_new',
+      prefixed('storage-sql', `the hosted service tables have migrations this flowctl does not know (${unknown.join(', ')}); upgrade flowctl`),
+      { data: { unknown, known: Object.keys(SERVICE_MIGRATIONS) } },
+    );
+  }
+}
+
+/** Whether every service migration this code knows is applied (readiness). */
+export async function serviceSchemaCurrent(db: Kysely<any>, schema: string | undefined): Promise<boolean> {
+  const qualified = schema === undefined ? SERVICE_MIGRATION_TABLE : `${quoteIdent(schema)}.${SERVICE_MIGRATION_TABLE}`;
+  const exists = await sql<{ t: string | null }>`select to_regclass(${qualified}) as t`.execute(db);
+  if (!exists.rows[0]?.t) return false;
+  const table = schema === undefined ? sql.id(SERVICE_MIGRATION_TABLE) : sql.id(schema, SERVICE_MIGRATION_TABLE);
+  const applied = new Set((await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((r) => r.name));
+  return Object.keys(SERVICE_MIGRATIONS).every((name) => applied.has(name));
+}

@@ -1,0 +1,485 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { FlowError, isFlowError, prefixed } from '../../../src/errors.js';
+import type {
+  ApiKeyRecord,
+  AuditRecord,
+  MemberRecord,
+  OrgRecord,
+  Role,
+  ServiceStorage,
+  ServiceStores,
+  SessionRecord,
+  UserRecord,
+} from '../../../src/ports/service-storage.js';
+import { auditDigest } from '../../../src/service/audit-chain.js';
+import { constraintOf, errorCode } from '../sql-errors.js';
+import type { SqlStorage } from '../sql-storage.js';
+import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull } from '../sql-values.js';
+import { migrateService, serviceSchemaCurrent } from './service-migrations.js';
+
+/**
+ * The hosted service's storage on the engine's SQL storage (same connection, same schema, its own
+ * tables and migration set). One transaction per `transaction(fn)`; on PGlite, kysely serialises
+ * every query on the single connection, so a transaction holds it until it ends.
+ */
+
+export interface SqlServiceStorageOptions {
+  /** Skip the `last_used_at` write when the stored value is younger than this. Default 60 000 ms. */
+  touchAfterMs?: number;
+}
+
+type Db = Kysely<any> | Transaction<any>;
+
+const COMPONENT = 'storage-sql';
+
+function conflict(err: unknown, field: string): never {
+  throw new FlowError('conflict', prefixed(COMPONENT, `${field} already exists`), { data: { field }, cause: err });
+}
+
+const isUniqueViolation = (err: unknown) => errorCode(err) === '23505';
+
+function wrap(op: string, err: unknown): never {
+  if (isFlowError(err)) throw err;
+  throw new FlowError('db_error', prefixed(COMPONENT, `${op} failed: ${(err as Error)?.message ?? String(err)}`), { cause: err });
+}
+
+async function guard<T>(init: () => Promise<void>, op: string, fn: () => Promise<T>): Promise<T> {
+  await init();
+  try {
+    return await fn();
+  } catch (err) {
+    wrap(op, err);
+  }
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  org_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  name: string;
+  mode: string;
+  hash: string;
+  prefix: string;
+  last4: string;
+  automations: string | null;
+  created_at: string;
+  created_by: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+interface AuditRow {
+  id: string;
+  org_id: string;
+  seq: number;
+  actor: string;
+  target: string;
+  at: string;
+  metadata: string;
+  prev: string | null;
+  digest: string;
+}
+
+const toSession = (r: SessionRow): SessionRecord => ({
+  id: r.id,
+  user_id: r.user_id,
+  org_id: r.org_id,
+  created_at: r.created_at,
+  expires_at: r.expires_at,
+  ...(r.revoked_at ? { revoked_at: r.revoked_at } : {}),
+});
+
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  org_id: r.org_id,
+  name: r.name,
+  mode: r.mode as ApiKeyRecord['mode'],
+  hash: r.hash,
+  prefix: r.prefix,
+  last4: r.last4,
+  ...(r.automations !== null ? { automations: parseJson(r.automations) as string[] } : {}),
+  created_at: r.created_at,
+  created_by: r.created_by,
+  ...(r.last_used_at ? { last_used_at: r.last_used_at } : {}),
+  ...(r.revoked_at ? { revoked_at: r.revoked_at } : {}),
+});
+
+const toAudit = (r: AuditRow): AuditRecord => ({
+  id: r.id,
+  org_id: r.org_id,
+  seq: Number(r.seq),
+  actor: r.actor,
+  target: r.target,
+  at: r.at,
+  metadata: parseJson(r.metadata) as Record<string, unknown>,
+  prev: r.prev,
+  digest: r.digest,
+});
+
+/** The stores over `db` (the storage's Kysely, or one transaction of it). */
+function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>, options: Required<SqlServiceStorageOptions>): ServiceStores {
+  const users = () => db.selectFrom('svc_users').select(['id', 'email', 'password_hash', isoText('created_at', 'created_at')]);
+  const orgs = () => db.selectFrom('svc_orgs').select(['id', 'name', isoText('created_at', 'created_at')]);
+  const sessions = () =>
+    db
+      .selectFrom('svc_sessions')
+      .select(['id', 'user_id', 'org_id', isoText('created_at', 'created_at'), isoText('expires_at', 'expires_at'), isoText('revoked_at', 'revoked_at')]);
+  const keys = () =>
+    db
+      .selectFrom('svc_api_keys')
+      .select([
+        'id',
+        'org_id',
+        'name',
+        'mode',
+        'hash',
+        'prefix',
+        'last4',
+        jsonText('automations', 'automations'),
+        isoText('created_at', 'created_at'),
+        'created_by',
+        isoText('last_used_at', 'last_used_at'),
+        isoText('revoked_at', 'revoked_at'),
+      ]);
+  const audits = () =>
+    db
+      .selectFrom('svc_audit')
+      .select(['id', 'org_id', 'seq', 'actor', 'target', isoText('at', 'at'), jsonText('metadata', 'metadata'), 'prev', 'digest']);
+
+  /**
+   * Owners of an org, locked (`for update`) so that a concurrent demotion or removal waits for this
+   * transaction: the last-owner check and its write are atomic on Postgres; PGlite has one connection.
+   */
+  const lockedOwners = async (tx: Db, orgId: string): Promise<string[]> => {
+    // Lock the org row first: every owner change of the org queues behind it, whatever member it touches.
+    await tx.selectFrom('svc_orgs').select('id').where('id', '=', orgId).forUpdate().execute();
+    const rows = await tx.selectFrom('svc_members').select('user_id').where('org_id', '=', orgId).where('role', '=', 'owner').execute();
+    return rows.map((r) => r.user_id as string);
+  };
+
+  const inTx = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
+    // A store already bound to a transaction runs in it; otherwise open one for this call.
+    (db as Transaction<any>).isTransaction ? fn(db) : (db as Kysely<any>).transaction().execute(fn);
+
+  const lastOwnerError = () =>
+    new FlowError('last_owner', prefixed(COMPONENT, 'an org must keep at least one owner'), { data: { rule: 'last_owner' } });
+
+  return {
+    users: {
+      create: (u: UserRecord) =>
+        run('users.create', async () => {
+          try {
+            await db
+              .insertInto('svc_users')
+              .values({ id: u.id, email: u.email, password_hash: u.password_hash, created_at: timestamptz('created_at', u.created_at) })
+              .execute();
+          } catch (err) {
+            if (isUniqueViolation(err)) conflict(err, constraintOf(err)?.includes('email') ? 'email' : 'id');
+            throw err;
+          }
+        }),
+      get: (id) => run('users.get', async () => (await users().where('id', '=', id).executeTakeFirst()) as UserRecord | undefined),
+      getByEmail: (email) => run('users.getByEmail', async () => (await users().where('email', '=', email).executeTakeFirst()) as UserRecord | undefined),
+      setPasswordHash: (id, hash) =>
+        run('users.setPasswordHash', async () => {
+          await db.updateTable('svc_users').set({ password_hash: hash }).where('id', '=', id).execute();
+        }),
+    },
+    orgs: {
+      create: (o: OrgRecord) =>
+        run('orgs.create', async () => {
+          try {
+            await db.insertInto('svc_orgs').values({ id: o.id, name: o.name, created_at: timestamptz('created_at', o.created_at) }).execute();
+          } catch (err) {
+            if (isUniqueViolation(err)) conflict(err, 'id');
+            throw err;
+          }
+        }),
+      get: (id) => run('orgs.get', async () => (await orgs().where('id', '=', id).executeTakeFirst()) as OrgRecord | undefined),
+    },
+    members: {
+      add: (m: MemberRecord) =>
+        run('members.add', async () => {
+          try {
+            await db
+              .insertInto('svc_members')
+              .values({ org_id: m.org_id, user_id: m.user_id, role: m.role, created_at: timestamptz('created_at', m.created_at) })
+              .execute();
+          } catch (err) {
+            if (isUniqueViolation(err)) conflict(err, 'user_id');
+            throw err;
+          }
+        }),
+      get: (orgId, userId) =>
+        run('members.get', async () => {
+          const row = await db
+            .selectFrom('svc_members')
+            .select(['org_id', 'user_id', 'role', isoText('created_at', 'created_at')])
+            .where('org_id', '=', orgId)
+            .where('user_id', '=', userId)
+            .executeTakeFirst();
+          return row as MemberRecord | undefined;
+        }),
+      list: (orgId) =>
+        run('members.list', async () => {
+          const rows = await db
+            .selectFrom('svc_members as m')
+            .innerJoin('svc_users as u', 'u.id', 'm.user_id')
+            .select(['m.org_id as org_id', 'm.user_id as user_id', 'm.role as role', 'u.email as email', isoText('m.created_at', 'created_at')])
+            .where('m.org_id', '=', orgId)
+            .orderBy('m.created_at')
+            .orderBy('m.user_id')
+            .execute();
+          return rows as (MemberRecord & { email: string })[];
+        }),
+      orgsOf: (userId) =>
+        run('members.orgsOf', async () => {
+          const rows = await db
+            .selectFrom('svc_members as m')
+            .innerJoin('svc_orgs as o', 'o.id', 'm.org_id')
+            .select(['o.id as id', 'o.name as name', isoText('o.created_at', 'created_at'), 'm.role as role'])
+            .where('m.user_id', '=', userId)
+            .orderBy('m.created_at')
+            .orderBy('o.id')
+            .execute();
+          return rows.map((r) => ({ org: { id: r.id as string, name: r.name as string, created_at: r.created_at as string }, role: r.role as Role }));
+        }),
+      setRole: (orgId, userId, role) =>
+        run('members.setRole', () =>
+          inTx(async (tx) => {
+            const owners = await lockedOwners(tx, orgId);
+            const current = await tx
+              .selectFrom('svc_members')
+              .select(['org_id', 'user_id', 'role', isoText('created_at', 'created_at')])
+              .where('org_id', '=', orgId)
+              .where('user_id', '=', userId)
+              .executeTakeFirst();
+            if (!current) return undefined;
+            if (current.role === 'owner' && role !== 'owner' && owners.length <= 1) throw lastOwnerError();
+            await tx.updateTable('svc_members').set({ role }).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+            return { ...(current as MemberRecord), role };
+          }),
+        ),
+      remove: (orgId, userId) =>
+        run('members.remove', () =>
+          inTx(async (tx) => {
+            const owners = await lockedOwners(tx, orgId);
+            if (owners.includes(userId) && owners.length <= 1) throw lastOwnerError();
+            const res = await tx.deleteFrom('svc_members').where('org_id', '=', orgId).where('user_id', '=', userId).executeTakeFirst();
+            return Number(res.numDeletedRows) > 0;
+          }),
+        ),
+    },
+    sessions: {
+      create: (s: SessionRecord) =>
+        run('sessions.create', async () => {
+          await db
+            .insertInto('svc_sessions')
+            .values({
+              id: s.id,
+              user_id: s.user_id,
+              org_id: s.org_id,
+              created_at: timestamptz('created_at', s.created_at),
+              expires_at: timestamptz('expires_at', s.expires_at),
+              revoked_at: timestamptzOrNull('revoked_at', s.revoked_at),
+            })
+            .execute();
+        }),
+      get: (id) =>
+        run('sessions.get', async () => {
+          const row = await sessions().where('id', '=', id).executeTakeFirst();
+          return row ? toSession(row as SessionRow) : undefined;
+        }),
+      setOrg: (id, orgId) =>
+        run('sessions.setOrg', async () => {
+          await db.updateTable('svc_sessions').set({ org_id: orgId }).where('id', '=', id).execute();
+        }),
+      revoke: (id, at) =>
+        run('sessions.revoke', async () => {
+          await db.updateTable('svc_sessions').set({ revoked_at: timestamptz('revoked_at', at) }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+        }),
+      revokeForMember: (orgId, userId, at) =>
+        run('sessions.revokeForMember', async () => {
+          const res = await db
+            .updateTable('svc_sessions')
+            .set({ revoked_at: timestamptz('revoked_at', at) })
+            .where('org_id', '=', orgId)
+            .where('user_id', '=', userId)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirst();
+          return Number(res.numUpdatedRows);
+        }),
+    },
+    apiKeys: {
+      create: (k: ApiKeyRecord) =>
+        run('apiKeys.create', async () => {
+          try {
+            await db
+              .insertInto('svc_api_keys')
+              .values({
+                id: k.id,
+                org_id: k.org_id,
+                name: k.name,
+                mode: k.mode,
+                hash: k.hash,
+                prefix: k.prefix,
+                last4: k.last4,
+                automations: jsonbOrNull(k.automations),
+                created_at: timestamptz('created_at', k.created_at),
+                created_by: k.created_by,
+                last_used_at: timestamptzOrNull('last_used_at', k.last_used_at),
+                revoked_at: timestamptzOrNull('revoked_at', k.revoked_at),
+              })
+              .execute();
+          } catch (err) {
+            if (isUniqueViolation(err)) conflict(err, constraintOf(err)?.includes('hash') ? 'hash' : 'id');
+            throw err;
+          }
+        }),
+      getByHash: (hash) =>
+        run('apiKeys.getByHash', async () => {
+          const row = await keys().where('hash', '=', hash).executeTakeFirst();
+          return row ? toKey(row as KeyRow) : undefined;
+        }),
+      list: (orgId) =>
+        run('apiKeys.list', async () => {
+          const rows = await keys().where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+          return rows.map((r) => toKey(r as KeyRow));
+        }),
+      revoke: (orgId, id, at) =>
+        run('apiKeys.revoke', async () => {
+          const res = await db
+            .updateTable('svc_api_keys')
+            .set({ revoked_at: timestamptz('revoked_at', at) })
+            .where('org_id', '=', orgId)
+            .where('id', '=', id)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirst();
+          return Number(res.numUpdatedRows) > 0;
+        }),
+      touch: (id, at) =>
+        run('apiKeys.touch', async () => {
+          const cutoff = new Date(new Date(at).getTime() - options.touchAfterMs).toISOString();
+          await db
+            .updateTable('svc_api_keys')
+            .set({ last_used_at: timestamptz('last_used_at', at) })
+            .where('id', '=', id)
+            .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', timestamptz('cutoff', cutoff))]))
+            .execute();
+        }),
+    },
+    audit: {
+      append: (entry) =>
+        run('audit.append', () =>
+          inTx(async (tx) => {
+            // Lock the org row: appends of one org are serialised, so the chain never forks.
+            await tx.selectFrom('svc_orgs').select('id').where('id', '=', entry.org_id).forUpdate().execute();
+            const last = await tx
+              .selectFrom('svc_audit')
+              .select(['seq', 'digest'])
+              .where('org_id', '=', entry.org_id)
+              .orderBy('seq', 'desc')
+              .limit(1)
+              .executeTakeFirst();
+            const seq = last ? Number(last.seq) + 1 : 0;
+            const prev = last ? (last.digest as string) : null;
+            const body = { ...entry, seq, prev };
+            const record: AuditRecord = { ...body, digest: auditDigest(body) };
+            await tx
+              .insertInto('svc_audit')
+              .values({
+                id: record.id,
+                org_id: record.org_id,
+                seq,
+                actor: record.actor,
+                target: record.target,
+                at: timestamptz('at', record.at),
+                metadata: jsonb(record.metadata),
+                prev,
+                digest: record.digest,
+              })
+              .execute();
+            return record;
+          }),
+        ),
+      page: (orgId, { limit, beforeSeq }) =>
+        run('audit.page', async () => {
+          let q = audits().where('org_id', '=', orgId);
+          if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
+          const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+          const entries = rows.slice(0, limit).map((r) => toAudit(r as AuditRow));
+          return rows.length > limit ? { entries, nextBeforeSeq: entries[entries.length - 1]!.seq } : { entries };
+        }),
+      all: (orgId) =>
+        run('audit.all', async () => {
+          const rows = await audits().where('org_id', '=', orgId).orderBy('seq').execute();
+          return rows.map((r) => toAudit(r as AuditRow));
+        }),
+    },
+  };
+}
+
+/**
+ * Service storage on an engine SQL storage: `init()` runs the engine's migrations, then the
+ * service's. `dispose()` leaves the engine storage to its owner.
+ */
+export function createSqlServiceStorage(engineStorage: SqlStorage, options: SqlServiceStorageOptions = {}): ServiceStorage {
+  const db = engineStorage.db as unknown as Kysely<any>;
+  const opts: Required<SqlServiceStorageOptions> = { touchAfterMs: options.touchAfterMs ?? 60_000 };
+  let initPromise: Promise<void> | undefined;
+  const init = (): Promise<void> => {
+    initPromise ??= (async () => {
+      await engineStorage.init();
+      await migrateService(db, engineStorage.schema);
+    })().catch((err: unknown) => {
+      initPromise = undefined;
+      throw isFlowError(err) ? err : new FlowError('db_error', prefixed(COMPONENT, `service migrations failed: ${(err as Error).message}`), { cause: err });
+    });
+    return initPromise;
+  };
+  const run = <T>(op: string, fn: () => Promise<T>) => guard(init, op, fn);
+  // Inside a transaction, init has happened (the transaction was opened through `run`).
+  const inside = <T>(op: string, fn: () => Promise<T>) => fn().catch((err: unknown) => wrap(op, err));
+  return {
+    name: `service-${engineStorage.name}`,
+    ...stores(db, run, opts),
+    async transaction(fn) {
+      await init();
+      // fn's own error is rethrown as it is; only a failure to begin or commit becomes db_error.
+      let failed: { err: unknown } | undefined;
+      try {
+        return await db.transaction().execute(async (tx) => {
+          try {
+            return await fn(stores(tx, inside, opts));
+          } catch (err) {
+            failed = { err };
+            throw err;
+          }
+        });
+      } catch (err) {
+        if (failed) throw failed.err;
+        wrap('transaction', err);
+      }
+    },
+    async ready() {
+      try {
+        await init();
+        return await serviceSchemaCurrent(db, engineStorage.schema);
+      } catch {
+        return false;
+      }
+    },
+    init,
+    async dispose() {
+      await initPromise?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,356 @@
+import { createHash } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isFlowError } from '../../src/errors.js';
+import type { ApiKeyRecord, ServiceStorage } from '../../src/ports/service-storage.js';
+import { verifyAuditChain } from '../../src/service/audit-chain.js';
+
+export interface ServiceStorageConformanceOptions {
+  /** Shown in the describe title. */
+  name: string;
+  /** A fresh, empty service storage. The suite calls init() and dispose() itself. */
+  create: () => Promise<ServiceStorage>;
+  /**
+   * An independent instance over the same data (a second connection), so writes are checked through
+   * a read path the writer does not share. Default: the same instance.
+   */
+  reopen?: (storage: ServiceStorage) => Promise<ServiceStorage>;
+  /** Whether two transactions can really run at once (Postgres: yes; PGlite: one connection). */
+  concurrentTransactions?: boolean;
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<unknown> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  expect(isFlowError(caught), `expected FlowError ${code}, got ${String(caught)}`).toBe(true);
+  expect((caught as { code: string }).code).toBe(code);
+  return caught;
+}
+
+let counter = 0;
+const uid = (p: string) => `${p}-${process.pid}-${++counter}`;
+const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
+
+/**
+ * The conformance suite of the hosted service's storage port (src/ports/service-storage.ts): users,
+ * orgs, members and the last-owner rule (also under concurrent demotions), sessions, API keys (hash
+ * only, revocation, scope), the audit chain, and transactions (commit, rollback). Writes are checked
+ * through `reopen`.
+ */
+export function describeServiceStorageConformance(options: ServiceStorageConformanceOptions): void {
+  describe(`service storage conformance: ${options.name}`, () => {
+    let storage: ServiceStorage;
+    const opened: ServiceStorage[] = [];
+    const open = async (s: ServiceStorage) => {
+      await s.init();
+      opened.push(s);
+      return s;
+    };
+    const independent = async () => (options.reopen ? open(await options.reopen(storage)) : storage);
+
+    beforeEach(async () => {
+      storage = await open(await options.create());
+    });
+    afterEach(async () => {
+      for (const s of opened.splice(0).reverse()) await s.dispose();
+    });
+
+    const seedOrg = async (owners: number, members = 0) => {
+      const org = { id: uid('org'), name: 'Acme', created_at: at(0) };
+      await storage.orgs.create(org);
+      const users: string[] = [];
+      for (let i = 0; i < owners + members; i++) {
+        const user = { id: uid('user'), email: `${uid('u')}@example.test`, password_hash: '$argon2id$x', created_at: at(i) };
+        await storage.users.create(user);
+        await storage.members.add({ org_id: org.id, user_id: user.id, role: i < owners ? 'owner' : 'member', created_at: at(i + 1) });
+        users.push(user.id);
+      }
+      return { org, users };
+    };
+
+    it('is ready once initialised', async () => {
+      expect(await storage.ready()).toBe(true);
+    });
+
+    describe('users and orgs', () => {
+      it('creates a user and reads it back independently, by id and by email', async () => {
+        const user = { id: uid('user'), email: 'ada@example.test', password_hash: '$argon2id$v=19$m=1,t=1,p=1$a$b', created_at: at(1) };
+        await storage.users.create(user);
+        const other = await independent();
+        expect(await other.users.get(user.id)).toEqual(user);
+        expect(await other.users.getByEmail('ada@example.test')).toEqual(user);
+        expect(await other.users.getByEmail('nobody@example.test')).toBeUndefined();
+      });
+
+      it('refuses a taken email with conflict (field email); the first user is unchanged', async () => {
+        const first = { id: uid('user'), email: 'lin@example.test', password_hash: 'h1', created_at: at(1) };
+        await storage.users.create(first);
+        const err = await rejectsWith(storage.users.create({ ...first, id: uid('user'), password_hash: 'h2' }), 'conflict');
+        expect((err as { data: { field: string } }).data.field).toBe('email');
+        expect(await (await independent()).users.get(first.id)).toEqual(first);
+      });
+
+      it('updates a password hash', async () => {
+        const user = { id: uid('user'), email: `${uid('p')}@example.test`, password_hash: 'old', created_at: at(1) };
+        await storage.users.create(user);
+        await storage.users.setPasswordHash(user.id, 'new');
+        expect((await (await independent()).users.get(user.id))?.password_hash).toBe('new');
+      });
+
+      it('creates an org and reads it back', async () => {
+        const org = { id: uid('org'), name: 'Ünïcode Org 🚀', created_at: at(2) };
+        await storage.orgs.create(org);
+        expect(await (await independent()).orgs.get(org.id)).toEqual(org);
+        expect(await storage.orgs.get('missing')).toBeUndefined();
+      });
+    });
+
+    describe('members', () => {
+      it('lists members with emails oldest first, and a user\'s orgs with roles', async () => {
+        const { org, users } = await seedOrg(1, 2);
+        const list = await (await independent()).members.list(org.id);
+        expect(list.map((m) => [m.user_id, m.role])).toEqual([
+          [users[0], 'owner'],
+          [users[1], 'member'],
+          [users[2], 'member'],
+        ]);
+        expect(list.every((m) => m.email.endsWith('@example.test') && m.org_id === org.id)).toBe(true);
+        const orgs = await storage.members.orgsOf(users[1]!);
+        expect(orgs).toEqual([{ org, role: 'member' }]);
+      });
+
+      it('refuses a second membership with conflict', async () => {
+        const { org, users } = await seedOrg(1);
+        await rejectsWith(storage.members.add({ org_id: org.id, user_id: users[0]!, role: 'member', created_at: at(5) }), 'conflict');
+        expect((await storage.members.get(org.id, users[0]!))?.role).toBe('owner');
+      });
+
+      it('changes roles, and refuses to demote or remove the last owner (last_owner)', async () => {
+        const { org, users } = await seedOrg(1, 1);
+        expect(await storage.members.setRole(org.id, users[1]!, 'owner')).toMatchObject({ user_id: users[1], role: 'owner' });
+        expect(await storage.members.setRole(org.id, users[0]!, 'member')).toMatchObject({ role: 'member' });
+        await rejectsWith(storage.members.setRole(org.id, users[1]!, 'member'), 'last_owner');
+        await rejectsWith(storage.members.remove(org.id, users[1]!), 'last_owner');
+        const other = await independent();
+        expect((await other.members.get(org.id, users[1]!))?.role).toBe('owner');
+        expect(await storage.members.remove(org.id, users[0]!)).toBe(true);
+        expect(await other.members.get(org.id, users[0]!)).toBeUndefined();
+        expect(await storage.members.remove(org.id, users[0]!)).toBe(false);
+        expect(await storage.members.setRole(org.id, 'nobody', 'owner')).toBeUndefined();
+      });
+
+      it('two concurrent demotions of the last two owners: exactly one succeeds, one owner remains', async () => {
+        const { org, users } = await seedOrg(2);
+        const other = await independent();
+        const results = await Promise.allSettled([
+          storage.members.setRole(org.id, users[0]!, 'member'),
+          other.members.setRole(org.id, users[1]!, 'member'),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(failed.reason.code).toBe('last_owner');
+        const owners = (await storage.members.list(org.id)).filter((m) => m.role === 'owner');
+        expect(owners).toHaveLength(1);
+      });
+
+      it('a concurrent removal and demotion of the last two owners leave one owner', async () => {
+        const { org, users } = await seedOrg(2);
+        const other = await independent();
+        await Promise.allSettled([storage.members.remove(org.id, users[0]!), other.members.setRole(org.id, users[1]!, 'member')]);
+        const owners = (await storage.members.list(org.id)).filter((m) => m.role === 'owner');
+        expect(owners).toHaveLength(1);
+      });
+    });
+
+    describe('sessions', () => {
+      it('creates, switches org, revokes; revoking twice keeps the first time', async () => {
+        const { org, users } = await seedOrg(1);
+        const org2 = { id: uid('org'), name: 'Two', created_at: at(3) };
+        await storage.orgs.create(org2);
+        const s = { id: uid('sess'), user_id: users[0]!, org_id: org.id, created_at: at(10), expires_at: at(20) };
+        await storage.sessions.create(s);
+        const other = await independent();
+        expect(await other.sessions.get(s.id)).toEqual(s);
+        await storage.sessions.setOrg(s.id, org2.id);
+        expect((await other.sessions.get(s.id))?.org_id).toBe(org2.id);
+        await storage.sessions.revoke(s.id, at(11));
+        await storage.sessions.revoke(s.id, at(12));
+        expect((await other.sessions.get(s.id))?.revoked_at).toBe(at(11));
+      });
+
+      it('revokes every live session of a member in that org only', async () => {
+        const { org, users } = await seedOrg(1, 1);
+        const { org: orgB } = await seedOrg(1);
+        await storage.members.add({ org_id: orgB.id, user_id: users[1]!, role: 'member', created_at: at(4) });
+        const inA = { id: uid('sess'), user_id: users[1]!, org_id: org.id, created_at: at(10), expires_at: at(20) };
+        const inB = { id: uid('sess'), user_id: users[1]!, org_id: orgB.id, created_at: at(10), expires_at: at(20) };
+        const owner = { id: uid('sess'), user_id: users[0]!, org_id: org.id, created_at: at(10), expires_at: at(20) };
+        for (const s of [inA, inB, owner]) await storage.sessions.create(s);
+        expect(await storage.sessions.revokeForMember(org.id, users[1]!, at(15))).toBe(1);
+        const other = await independent();
+        expect((await other.sessions.get(inA.id))?.revoked_at).toBe(at(15));
+        expect((await other.sessions.get(inB.id))?.revoked_at).toBeUndefined();
+        expect((await other.sessions.get(owner.id))?.revoked_at).toBeUndefined();
+      });
+    });
+
+    describe('API keys', () => {
+      const key = (orgId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+        id: uid('key'),
+        org_id: orgId,
+        name: 'ci',
+        mode: 'live',
+        hash: createHash('sha256').update(uid('h')).digest('hex'),
+        prefix: 'svc_live_AbCd',
+        last4: 'wxyz',
+        created_at: at(5),
+        created_by: 'user-1',
+        ...over,
+      });
+
+      it('stores a key by hash with its scope; lists newest first; revocation is per org', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const k1 = key(org.id, { automations: ['invoice', 'refund'] });
+        const k2 = key(org.id, { created_at: at(6), mode: 'test', hash: 'b'.repeat(64) });
+        await storage.apiKeys.create(k1);
+        await storage.apiKeys.create(k2);
+        const other = await independent();
+        expect(await other.apiKeys.getByHash(k1.hash)).toEqual(k1);
+        expect((await other.apiKeys.list(org.id)).map((k) => k.id)).toEqual([k2.id, k1.id]);
+        expect(await other.apiKeys.list(orgB.id)).toEqual([]);
+        expect(await storage.apiKeys.revoke(orgB.id, k1.id, at(7))).toBe(false);
+        expect((await other.apiKeys.getByHash(k1.hash))?.revoked_at).toBeUndefined();
+        expect(await storage.apiKeys.revoke(org.id, k1.id, at(7))).toBe(true);
+        expect(await storage.apiKeys.revoke(org.id, k1.id, at(8))).toBe(false);
+        expect((await other.apiKeys.getByHash(k1.hash))?.revoked_at).toBe(at(7));
+        await rejectsWith(storage.apiKeys.create({ ...key(org.id), hash: k1.hash }), 'conflict');
+      });
+
+      it('touch records last use, skipping a write while the stored value is recent', async () => {
+        const { org } = await seedOrg(1);
+        const k = key(org.id, { hash: 'c'.repeat(64) });
+        await storage.apiKeys.create(k);
+        await storage.apiKeys.touch(k.id, at(100));
+        await storage.apiKeys.touch(k.id, at(101));
+        const other = await independent();
+        expect((await other.apiKeys.getByHash(k.hash))?.last_used_at).toBe(at(100));
+        const later = new Date(Date.parse(at(100)) + 24 * 3600_000).toISOString();
+        await storage.apiKeys.touch(k.id, later);
+        expect((await other.apiKeys.getByHash(k.hash))?.last_used_at).toBe(later);
+      });
+    });
+
+    describe('audit', () => {
+      it('appends a hash chain per org, pages newest first, and the chain verifies', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        for (let i = 0; i < 5; i++) {
+          await storage.audit.append({ id: uid('aud'), org_id: org.id, actor: 'u', target: `key:${i}`, at: at(i), metadata: { action: 'key.mint', i } });
+        }
+        await storage.audit.append({ id: uid('aud'), org_id: orgB.id, actor: 'u', target: 'x', at: at(1), metadata: { action: 'org.create' } });
+        const other = await independent();
+        const all = await other.audit.all(org.id);
+        expect(all.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4]);
+        expect(all[0]!.prev).toBeNull();
+        expect(all[1]!.prev).toBe(all[0]!.digest);
+        expect(verifyAuditChain(org.id, all)).toEqual({ ok: true, entries: 5 });
+        const p1 = await other.audit.page(org.id, { limit: 2 });
+        expect(p1.entries.map((e) => e.seq)).toEqual([4, 3]);
+        const p2 = await other.audit.page(org.id, { limit: 2, beforeSeq: p1.nextBeforeSeq });
+        expect(p2.entries.map((e) => e.seq)).toEqual([2, 1]);
+        const p3 = await other.audit.page(org.id, { limit: 2, beforeSeq: p2.nextBeforeSeq });
+        expect(p3.entries.map((e) => e.seq)).toEqual([0]);
+        expect(p3.nextBeforeSeq).toBeUndefined();
+        expect((await other.audit.all(orgB.id)).map((e) => e.metadata)).toEqual([{ action: 'org.create' }]);
+      });
+
+      it('concurrent appends of one org never fork the chain', async () => {
+        const { org } = await seedOrg(1);
+        const other = await independent();
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 ? other : storage).audit.append({ id: uid('aud'), org_id: org.id, actor: 'u', target: 't', at: at(i), metadata: { action: 'x', i } }),
+          ),
+        );
+        const all = await storage.audit.all(org.id);
+        expect(all).toHaveLength(12);
+        expect(verifyAuditChain(org.id, all).ok).toBe(true);
+      });
+    });
+
+    describe('transactions', () => {
+      it('commits every write of fn together', async () => {
+        const org = { id: uid('org'), name: 'Tx', created_at: at(1) };
+        const user = { id: uid('user'), email: `${uid('t')}@example.test`, password_hash: 'h', created_at: at(1) };
+        await storage.transaction(async (tx) => {
+          await tx.users.create(user);
+          await tx.orgs.create(org);
+          await tx.members.add({ org_id: org.id, user_id: user.id, role: 'owner', created_at: at(1) });
+          await tx.audit.append({ id: uid('aud'), org_id: org.id, actor: user.id, target: `org:${org.id}`, at: at(1), metadata: { action: 'org.create' } });
+        });
+        const other = await independent();
+        expect(await other.users.get(user.id)).toEqual(user);
+        expect((await other.members.list(org.id)).map((m) => m.role)).toEqual(['owner']);
+        expect(await other.audit.all(org.id)).toHaveLength(1);
+      });
+
+      it('rolls back every write when fn throws, and rethrows its error', async () => {
+        const org = { id: uid('org'), name: 'Rollback', created_at: at(1) };
+        const user = { id: uid('user'), email: `${uid('r')}@example.test`, password_hash: 'h', created_at: at(1) };
+        const boom = new Error('boom');
+        await expect(
+          storage.transaction(async (tx) => {
+            await tx.users.create(user);
+            await tx.orgs.create(org);
+            await tx.audit.append({ id: uid('aud'), org_id: org.id, actor: user.id, target: 't', at: at(1), metadata: { action: 'x' } });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        const other = await independent();
+        expect(await other.users.get(user.id)).toBeUndefined();
+        expect(await other.orgs.get(org.id)).toBeUndefined();
+        expect(await other.audit.all(org.id)).toEqual([]);
+        // The storage is still usable after a rollback.
+        await storage.users.create(user);
+        expect(await other.users.get(user.id)).toEqual(user);
+      });
+
+      it('a conflict inside a transaction rolls back its earlier writes', async () => {
+        const taken = { id: uid('user'), email: `${uid('c')}@example.test`, password_hash: 'h', created_at: at(1) };
+        await storage.users.create(taken);
+        const org = { id: uid('org'), name: 'Half', created_at: at(1) };
+        await rejectsWith(
+          storage.transaction(async (tx) => {
+            await tx.orgs.create(org);
+            await tx.users.create({ ...taken, id: uid('user') });
+          }),
+          'conflict',
+        );
+        expect(await (await independent()).orgs.get(org.id)).toBeUndefined();
+      });
+
+      it.runIf(options.concurrentTransactions)('an uncommitted write is invisible to other connections until commit', async () => {
+        const user = { id: uid('user'), email: `${uid('i')}@example.test`, password_hash: 'h', created_at: at(1) };
+        const other = await independent();
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        let written!: () => void;
+        const wrote = new Promise<void>((r) => (written = r));
+        const tx = storage.transaction(async (t) => {
+          await t.users.create(user);
+          written();
+          await gate;
+        });
+        await wrote;
+        expect(await other.users.get(user.id)).toBeUndefined();
+        release();
+        await tx;
+        expect(await other.users.get(user.id)).toEqual(user);
+      });
+    });
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * Storage of the hosted service (spec/hosted-service.md), split by aggregate like the engine's
+ * Storage. Every method may throw FlowError; codes the service relies on:
+ * `conflict` (a unique value already taken: `data.field` names it), `not_found`.
+ *
+ * Tenancy is part of the port, not left to callers: every read or write of an org-owned record
+ * takes the org id, and an adapter must never return or change a record of another org through it.
+ * Timestamps are ISO-8601 UTC strings with milliseconds (`Date.prototype.toISOString()`).
+ */
+
+export type Role = 'owner' | 'member';
+
+export interface UserRecord {
+  id: string;
+  /** Lowercased, trimmed; unique. */
+  email: string;
+  /** PHC string (src/service/auth/passwords.ts). */
+  password_hash: string;
+  created_at: string;
+}
+
+export interface OrgRecord {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface MemberRecord {
+  org_id: string;
+  user_id: string;
+  role: Role;
+  created_at: string;
+}
+
+export interface SessionRecord {
+  id: string;
+  user_id: string;
+  /** The active org of the session. */
+  org_id: string;
+  created_at: string;
+  /** Absolute expiry (30 days after login); never extended. */
+  expires_at: string;
+  revoked_at?: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  org_id: string;
+  name: string;
+  mode: 'live' | 'test';
+  /** Hex SHA-256 of the whole key; the plaintext is never stored. */
+  hash: string;
+  /** `svc_live_` plus the first 4 random characters, for display. */
+  prefix: string;
+  last4: string;
+  /** Scope allowlist of automation names; absent: every automation of the org. */
+  automations?: string[];
+  created_at: string;
+  created_by: string;
+  last_used_at?: string;
+  revoked_at?: string;
+}
+
+export interface AuditRecord {
+  id: string;
+  org_id: string;
+  /** Position in the org's chain, from 0. */
+  seq: number;
+  /** User id (or `key:<id>`, `system`) who acted. */
+  actor: string;
+  /** What was acted on (`key:<id>`, `member:<user id>`, `org:<id>`, ...). */
+  target: string;
+  at: string;
+  /** `action` names what happened (`key.mint`, `member.add`, ...); the rest is detail. Never a secret. */
+  metadata: Record<string, unknown>;
+  /** Digest of the previous entry of the org (`sha256:` of its canonical JSON), or null for the first. */
+  prev: string | null;
+  /** Digest of this entry's canonical JSON (all fields above but `digest`). */
+  digest: string;
+}
+
+export interface UserStore {
+  /** FlowError `conflict` (field `email`) when the email is taken. */
+  create(user: UserRecord): Promise<void>;
+  get(id: string): Promise<UserRecord | undefined>;
+  getByEmail(email: string): Promise<UserRecord | undefined>;
+  setPasswordHash(id: string, hash: string): Promise<void>;
+}
+
+export interface OrgStore {
+  create(org: OrgRecord): Promise<void>;
+  get(id: string): Promise<OrgRecord | undefined>;
+}
+
+export interface MemberStore {
+  /** FlowError `conflict` (field `user_id`) when already a member. */
+  add(member: MemberRecord): Promise<void>;
+  get(orgId: string, userId: string): Promise<MemberRecord | undefined>;
+  /** With each member's email, oldest first. */
+  list(orgId: string): Promise<(MemberRecord & { email: string })[]>;
+  /** Orgs of a user with their names and the user's role, oldest membership first. */
+  orgsOf(userId: string): Promise<{ org: OrgRecord; role: Role }[]>;
+  /**
+   * Change a role or remove a member, refusing (FlowError `last_owner`) when the org would keep no
+   * owner. The check and the write are atomic: two concurrent demotions of the last two owners
+   * cannot both succeed. Returns the updated member, or undefined when not a member.
+   */
+  setRole(orgId: string, userId: string, role: Role): Promise<MemberRecord | undefined>;
+  /** True when removed; FlowError `last_owner` as for setRole. */
+  remove(orgId: string, userId: string): Promise<boolean>;
+}
+
+export interface SessionStore {
+  create(session: SessionRecord): Promise<void>;
+  get(id: string): Promise<SessionRecord | undefined>;
+  setOrg(id: string, orgId: string): Promise<void>;
+  revoke(id: string, at: string): Promise<void>;
+  /** Revoke every live session of a user whose active org is `orgId` (member removed). */
+  revokeForMember(orgId: string, userId: string, at: string): Promise<number>;
+}
+
+export interface ApiKeyStore {
+  /** FlowError `conflict` (field `hash`) when the hash exists (a key minted twice). */
+  create(key: ApiKeyRecord): Promise<void>;
+  getByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** Every key of the org, revoked ones included, newest first. */
+  list(orgId: string): Promise<ApiKeyRecord[]>;
+  /** True when a live key of the org was revoked now. */
+  revoke(orgId: string, id: string, at: string): Promise<boolean>;
+  /** Record a use; adapters may skip the write when the stored value is recent (see `touchAfterMs`). */
+  touch(id: string, at: string): Promise<void>;
+}
+
+export interface AuditPage {
+  entries: AuditRecord[];
+  /** Seq to pass as `beforeSeq` for the next (older) page, or undefined on the last page. */
+  nextBeforeSeq?: number;
+}
+
+export interface AuditStore {
+  /**
+   * Append an entry at the end of the org's chain: the adapter assigns `seq`, `prev` and `digest`
+   * (with `digestOf` given by the core, so every adapter chains alike) atomically with respect to
+   * other appends of the same org. Returns the stored record.
+   */
+  append(entry: Omit<AuditRecord, 'seq' | 'prev' | 'digest'>): Promise<AuditRecord>;
+  /** Newest first, at most `limit`, only entries with seq < beforeSeq when given. */
+  page(orgId: string, options: { limit: number; beforeSeq?: number }): Promise<AuditPage>;
+  /** Every entry of the org, oldest first (for verifying the chain). */
+  all(orgId: string): Promise<AuditRecord[]>;
+}
+
+/** The stores, as one object: the storage itself, or a view bound to one transaction. */
+export interface ServiceStores {
+  users: UserStore;
+  orgs: OrgStore;
+  members: MemberStore;
+  sessions: SessionStore;
+  apiKeys: ApiKeyStore;
+  audit: AuditStore;
+}
+
+export interface ServiceStorage extends ServiceStores {
+  readonly name: string;
+  /**
+   * Run `fn` with stores bound to one transaction: all of its writes commit together when it
+   * resolves, none when it throws. Calls inside `fn` must use the stores passed to it.
+   */
+  transaction<T>(fn: (tx: ServiceStores) => Promise<T>): Promise<T>;
+  /** Whether the database answers and the schema is migrated (readiness). */
+  ready(): Promise<boolean>;
+  /** Called once before first use (migrations). */
+  init(): Promise<void>;
+  dispose(): Promise<void>;
+}
