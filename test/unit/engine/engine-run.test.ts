@@ -158,7 +158,8 @@ describe('engine: skips, retries and failures', () => {
   it('times a step out with step_timeout (retryable), even when the tool ignores its signal', async () => {
     const { registry } = testTools();
     const { engine } = testEngine(registry);
-    const spec = makeSpec(registry, [{ id: 's', tool: 'test/slow', args: { ms: 400 }, timeout_ms: 30, retry: { max_attempts: 2 } }]);
+    // test/hang never settles and ignores its signal: only the step timeout can end the attempt.
+    const spec = makeSpec(registry, [{ id: 's', tool: 'test/hang', timeout_ms: 30, retry: { max_attempts: 2 } }]);
     const run = await engine.run({ spec });
     expect(run.status).toBe('failed');
     expect(only(run, 'step_failed').map((e) => [e.error.code, e.error.retryable, e.will_retry])).toEqual([
@@ -168,11 +169,14 @@ describe('engine: skips, retries and failures', () => {
   });
 
   it('aborts ctx.signal on timeout', async () => {
-    const { registry } = testTools();
+    const { registry, aborted } = testTools();
     const { engine } = testEngine(registry);
-    const spec = makeSpec(registry, [{ id: 's', tool: 'test/slow', args: { ms: 10_000, honour_signal: true }, timeout_ms: 30 }]);
+    const spec = makeSpec(registry, [{ id: 's', tool: 'test/hang', args: { honour_signal: true }, timeout_ms: 30 }]);
     const run = await engine.run({ spec });
     expect(only(run, 'step_failed')[0]!.error.code).toBe('step_timeout');
+    // The tool saw the abort, with the timeout as its reason.
+    expect(aborted).toHaveLength(1);
+    expect(aborted[0]).toMatchObject({ code: 'step_timeout' });
   });
 
   it('fails output that breaks the contract with output_contract_violation', async () => {

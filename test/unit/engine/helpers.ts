@@ -23,6 +23,7 @@ export function testTools() {
     capabilities,
   });
   const failures = new Map<string, number>();
+  const aborted: unknown[] = [];
   const tools: Tool[] = [
     defineTool(contract('test/echo'), async (input: Record<string, unknown>) => {
       count('test/echo');
@@ -50,6 +51,17 @@ export function testTools() {
         if (input.honour_signal) ctx.signal.addEventListener('abort', () => (clearTimeout(t), reject(ctx.signal.reason)), { once: true });
       });
       return { waited: input.ms };
+    }),
+    // Never settles on its own: only the engine's step timeout (or a cancel) ends it, whatever the
+    // machine's speed. With `honour_signal` it records the abort it saw, then rejects with its reason.
+    defineTool(contract('test/hang'), async (input: { honour_signal?: boolean }, ctx) => {
+      count('test/hang');
+      await new Promise<void>((_resolve, reject) => {
+        if (input.honour_signal) {
+          ctx.signal.addEventListener('abort', () => (aborted.push(ctx.signal.reason), reject(ctx.signal.reason)), { once: true });
+        }
+      });
+      return {};
     }),
     defineTool(contract('test/effects', ['net', 'fs']), async (input: { hosts: string[]; key?: string }, ctx) => {
       count('test/effects');
@@ -81,7 +93,7 @@ export function testTools() {
     },
   };
   const disposed: string[] = [];
-  return { registry: createToolRegistry([...tools, badOutput]), calls, disposed };
+  return { registry: createToolRegistry([...tools, badOutput]), calls, disposed, aborted };
 }
 
 export interface StepDef {

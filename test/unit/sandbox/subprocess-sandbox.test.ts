@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
@@ -13,6 +13,7 @@ import { contractDigest, defineTool } from '../../../src/tools/contract.js';
 import { createSandbox, listSandboxProviders } from '../../../src/tools/sandbox.js';
 import { createTestToolContext } from '../../../src/tools/testing-context.js';
 import type { Tool } from '../../../src/tools/types.js';
+import { waitGone, waitUntil, withGrowingLimit } from '../../helpers/wait.js';
 
 const tools = Object.fromEntries(builtinTools().map((t) => [t.contract.ref, t])) as Record<string, Tool>;
 let parent: string; // where sandbox roots are created
@@ -26,15 +27,6 @@ afterAll(async () => {
   await rm(parent, { recursive: true, force: true });
   await rm(project, { recursive: true, force: true });
 });
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('the subprocess provider', () => {
   const sandbox = createSubprocessSandbox({ root: undefined, timeoutMs: 20_000 });
@@ -111,29 +103,46 @@ describe('the subprocess provider', () => {
   });
 
   it('kills a call that passes the time limit with sandbox_timeout, including what it spawned', async () => {
-    // The limit must leave the worker time to start on a loaded machine before the script writes its pids.
-    const box = createSubprocessSandbox({ root: parent, timeoutMs: 5000, graceMs: 500 });
-    const ctx = createTestToolContext();
-    const err = await box
-      .execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'echo $$ > sh.pid; sleep 30 </dev/null >/dev/null 2>&1 & echo $! > sleep.pid; wait'] }, ctx)
-      .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'sandbox_timeout', data: { retryable: true, timeout_ms: 5000 } });
-    const root = join(parent, (await readdir(parent))[0]!);
-    for (const file of ['sh.pid', 'sleep.pid']) {
-      const pid = Number((await readFile(join(root, file), 'utf8')).trim());
-      for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(alive(pid), file).toBe(false);
-    }
-    await ctx.close();
+    // The script publishes its own pid and its background sleep's (write, then rename: whole or
+    // absent), then waits. The check needs both pids, so the limit must outlast the worker's start and
+    // the script's: an attempt whose limit struck first is run again with twice the limit.
+    const script = 'sleep 30 </dev/null >/dev/null 2>&1 & echo "$$ $!" > pids.tmp && mv pids.tmp pids; wait';
+    const pids = await withGrowingLimit(2500, async (limit) => {
+      const roots = await mkdtemp(join(parent, 'timeout-'));
+      const box = createSubprocessSandbox({ root: roots, timeoutMs: limit, graceMs: 500 });
+      const ctx = createTestToolContext();
+      try {
+        const err = await box.execute(tools['shell/exec']!, { command: 'sh', args: ['-c', script] }, ctx).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: 'sandbox_timeout', data: { retryable: true, timeout_ms: limit } });
+        const [root] = await readdir(roots);
+        const file = join(roots, root!, 'pids');
+        if (!existsSync(file)) return undefined;
+        return (await readFile(file, 'utf8')).trim().split(' ').map(Number);
+      } finally {
+        await ctx.close();
+      }
+    });
+    expect(pids).toHaveLength(2);
+    // SIGKILL delivery and reaping are asynchronous: wait for each to be gone (capped).
+    for (const [i, pid] of pids.entries()) await waitGone(pid, `${['sh', 'its background sleep'][i]} (${pid}) to be killed`);
   });
 
-  it('stops when ctx.signal aborts and throws the abort reason', async () => {
+  it('stops when ctx.signal aborts and throws the abort reason, killing the running command', async () => {
     const controller = new AbortController();
     const reason = new FlowError('run_canceled', 'canceled by the caller');
+    const roots = await mkdtemp(join(parent, 'abort-'));
+    const box = createSubprocessSandbox({ root: roots, timeoutMs: 120_000 });
     const ctx = createTestToolContext({ signal: controller.signal });
-    const call = sandbox.execute(tools['shell/exec']!, { command: 'sleep', args: ['30'] }, ctx);
-    setTimeout(() => controller.abort(reason), 300);
+    const call = box.execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'echo $$ > pid.tmp && mv pid.tmp pid; exec sleep 30'] }, ctx);
+    // Abort once the command is surely running: its pid file is in the run's sandbox root.
+    const pidFile = await waitUntil(async () => {
+      const [root] = await readdir(roots);
+      return root !== undefined && existsSync(join(roots, root, 'pid')) && join(roots, root, 'pid');
+    }, { what: 'the sandboxed command to write its pid' });
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    controller.abort(reason);
     await expect(call).rejects.toBe(reason);
+    await waitGone(pid, 'the aborted command to be killed');
     await ctx.close();
   });
 

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqlStorage, sqlStorageFromEnv } from '../../../adapters/storage-sql/index.js';
 import { isFlowError, type FlowError } from '../../../src/errors.js';
 import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../../helpers/postgres.js';
+import { waitUntil } from '../../helpers/wait.js';
 import { runRecord } from './fixtures.js';
 
 async function flowError(promise: Promise<unknown>): Promise<FlowError> {
@@ -89,13 +90,8 @@ describePostgres('sql storage: Postgres connections', (url) => {
     controller.abort();
     await watching;
     await storage.dispose();
-    // The server drops a backend shortly after the client's Terminate message: wait for it, bounded.
-    let open = await connectionsOf(app);
-    for (let i = 0; i < 50 && open > 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      open = await connectionsOf(app);
-    }
-    expect(open).toBe(0);
+    // The server drops a backend shortly after the client's Terminate message: wait for it (capped).
+    await waitUntil(async () => (await connectionsOf(app)) === 0, { what: `the server to drop the connections of ${app}` });
   });
 
   it('leaves a pool it was given open on dispose', async () => {

@@ -7,8 +7,11 @@ import { createTestToolContext } from '../../../src/tools/testing-context.js';
 
 // The error paths of http/request with msw handlers: timeouts, connection resets, 5xx.
 const API = 'http://api.flowctl.test';
+/** Called when a /slow request reaches its handler: tests act on that event instead of after a delay. */
+let onSlow: (() => void) | undefined;
 const server = setupServer(
   http.get(`${API}/slow`, async () => {
+    onSlow?.();
     await delay('infinite');
     return HttpResponse.json({ never: true });
   }),
@@ -56,8 +59,12 @@ describe('http/request error paths (msw)', () => {
   it('passes the step abort reason through when ctx.signal aborts first', async () => {
     const controller = new AbortController();
     const reason = new FlowError('step_timeout', 'the step timed out');
+    const held = new Promise<void>((resolve) => (onSlow = resolve));
     const call = httpRequest.run({ url: `${API}/slow`, timeout_ms: 60_000 }, createTestToolContext({ signal: controller.signal }));
-    setTimeout(() => controller.abort(reason), 50);
+    // Abort while the request is in flight (its handler holds it forever), long before timeout_ms.
+    await held;
+    onSlow = undefined;
+    controller.abort(reason);
     await expect(call).rejects.toBe(reason);
   });
 

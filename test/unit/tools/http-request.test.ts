@@ -9,6 +9,8 @@ let server: Server;
 let base: string;
 let host: string;
 const pending = new Set<import('node:http').ServerResponse>();
+/** Called when the server holds a /hang request: tests act on that event instead of after a delay. */
+let onHang: (() => void) | undefined;
 
 async function readAll(req: IncomingMessage): Promise<string> {
   let body = '';
@@ -52,6 +54,7 @@ beforeAll(async () => {
         return res.end('x'.repeat(5000));
       case '/hang':
         pending.add(res); // never answered; closed in afterAll
+        onHang?.();
         return;
       default: {
         const status = /^\/status\/(\d{3})$/.exec(url.pathname);
@@ -157,8 +160,12 @@ describe('http/request against a loopback server', () => {
   it('stops when ctx.signal aborts, with the signal reason', async () => {
     const controller = new AbortController();
     const ctx = createTestToolContext({ signal: controller.signal });
+    const held = new Promise<void>((resolve) => (onHang = resolve));
     const call = httpRequest.run({ url: `${base}/hang` }, ctx);
-    setTimeout(() => controller.abort(), 100);
+    // Abort while the request is in flight: the server holds it and will never answer.
+    await held;
+    onHang = undefined;
+    controller.abort();
     await expect(call).rejects.toMatchObject({ code: 'aborted' });
   });
 });

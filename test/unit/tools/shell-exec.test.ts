@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlowError } from '../../../src/errors.js';
 import { shellExec } from '../../../src/tools/builtins/index.js';
 import { createTestToolContext } from '../../../src/tools/testing-context.js';
+import { waitGone, waitUntil, withGrowingLimit } from '../../helpers/wait.js';
 
 let root: string;
 beforeEach(async () => {
@@ -15,22 +16,6 @@ afterEach(() => rm(root, { recursive: true, force: true }));
 
 const ctx = (overrides = {}) => createTestToolContext({ cwd: root, ...overrides });
 const node = process.execPath;
-
-/** Whether a pid is alive. A killed orphan stays a zombie until its new parent reaps it: that is dead. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    // no /proc entry: gone (or not Linux, then ask the kernel)
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('shell/exec', () => {
   it('runs a program with arguments, stdin and env, in the root, and reports a spawn effect', async () => {
@@ -77,28 +62,30 @@ describe('shell/exec', () => {
   });
 
   it('kills the whole process group on timeout (exec_timeout, retryable)', async () => {
-    // sh starts a grandchild that writes its pid, then both sleep; the kill must take the grandchild too.
-    const script = 'sleep 30 </dev/null >/dev/null 2>&1 & echo $! > grandchild.pid; wait';
-    // The limit leaves sh time to start and write the pid on a loaded machine.
-    const err = await shellExec.run({ command: 'sh', args: ['-c', script], timeout_ms: 2000 }, ctx()).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'exec_timeout', data: { retryable: true } });
-    const pid = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
-    // SIGKILL delivery is asynchronous; poll a bounded number of times.
-    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(pid)).toBe(false);
+    // sh starts a grandchild and publishes its pid (write, then rename: the file is whole or absent),
+    // then waits; the kill must take the grandchild too. The check needs the pid, so the limit must
+    // outlast sh's start: an attempt whose limit struck first is run again with twice the limit.
+    const script = 'sleep 30 </dev/null >/dev/null 2>&1 & echo $! > grandchild.tmp && mv grandchild.tmp grandchild.pid; wait';
+    const pid = await withGrowingLimit(1000, async (limit) => {
+      const err = await shellExec.run({ command: 'sh', args: ['-c', script], timeout_ms: limit }, ctx()).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'exec_timeout', data: { retryable: true, timeout_ms: limit } });
+      if (!existsSync(join(root, 'grandchild.pid'))) return undefined;
+      return Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+    });
+    // SIGKILL delivery and reaping are asynchronous: wait for the process to be gone (capped).
+    await waitGone(pid, 'the grandchild to be killed with its group');
   });
 
   it('kills the child when ctx.signal aborts and throws the abort reason', async () => {
     const controller = new AbortController();
     const reason = new FlowError('run_canceled', 'canceled');
     const call = shellExec.run({ command: 'sh', args: ['-c', 'echo $$ > child.pid.tmp; mv child.pid.tmp child.pid; exec sleep 30'] }, ctx({ signal: controller.signal }));
-    // Abort once the child is surely running (bounded wait for its pid file).
-    for (let i = 0; i < 400 && !existsSync(join(root, 'child.pid')); i++) await new Promise((r) => setTimeout(r, 25));
+    // Abort once the child is surely running: its pid file is there.
+    await waitUntil(() => existsSync(join(root, 'child.pid')), { what: 'the child to write its pid' });
     controller.abort(reason);
     await expect(call).rejects.toBe(reason);
     const pid = Number((await readFile(join(root, 'child.pid'), 'utf8')).trim());
-    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(pid)).toBe(false);
+    await waitGone(pid, 'the aborted child to be killed');
   });
 
   it('stops a child whose output passes max_output_bytes', async () => {
