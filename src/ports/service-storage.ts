@@ -110,9 +110,20 @@ export interface MemberStore {
   remove(orgId: string, userId: string): Promise<boolean>;
 }
 
+/** A session with what every authenticated request needs, read in one round trip. */
+export interface SessionLookup {
+  session: SessionRecord;
+  user: { id: string; email: string };
+  org: OrgRecord;
+  /** The user's role in the session's org; undefined when no longer a member. */
+  role?: Role;
+}
+
 export interface SessionStore {
   create(session: SessionRecord): Promise<void>;
   get(id: string): Promise<SessionRecord | undefined>;
+  /** The session, its user, its active org and the user's role there (one query). */
+  lookup(id: string): Promise<SessionLookup | undefined>;
   setOrg(id: string, orgId: string): Promise<void>;
   revoke(id: string, at: string): Promise<void>;
   /** Revoke every live session of a user whose active org is `orgId` (member removed). */

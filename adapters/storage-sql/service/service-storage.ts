@@ -298,6 +298,36 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           const row = await sessions().where('id', '=', id).executeTakeFirst();
           return row ? toSession(row as SessionRow) : undefined;
         }),
+      lookup: (id) =>
+        run('sessions.lookup', async () => {
+          const row = await db
+            .selectFrom('svc_sessions as s')
+            .innerJoin('svc_users as u', 'u.id', 's.user_id')
+            .innerJoin('svc_orgs as o', 'o.id', 's.org_id')
+            .leftJoin('svc_members as m', (j) => j.onRef('m.org_id', '=', 's.org_id').onRef('m.user_id', '=', 's.user_id'))
+            .select([
+              's.id as id',
+              's.user_id as user_id',
+              's.org_id as org_id',
+              isoText('s.created_at', 'created_at'),
+              isoText('s.expires_at', 'expires_at'),
+              isoText('s.revoked_at', 'revoked_at'),
+              'u.email as email',
+              'o.name as org_name',
+              isoText('o.created_at', 'org_created_at'),
+              'm.role as role',
+            ])
+            .where('s.id', '=', id)
+            .executeTakeFirst();
+          if (!row) return undefined;
+          const r = row as SessionRow & { email: string; org_name: string; org_created_at: string; role: Role | null };
+          return {
+            session: toSession(r),
+            user: { id: r.user_id, email: r.email },
+            org: { id: r.org_id, name: r.org_name, created_at: r.org_created_at },
+            ...(r.role ? { role: r.role } : {}),
+          };
+        }),
       setOrg: (id, orgId) =>
         run('sessions.setOrg', async () => {
           await db.updateTable('svc_sessions').set({ org_id: orgId }).where('id', '=', id).execute();

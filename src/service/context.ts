@@ -1,0 +1,60 @@
+import type { Context } from 'hono';
+import type { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { Clock, IdSource, Logger } from '../ports/clock.js';
+import type { OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
+import type { HostedSettings } from './settings.js';
+
+/** What every route handler of the hosted service is given. */
+export interface ServiceDeps {
+  storage: ServiceStorage;
+  clock: Clock;
+  ids: IdSource;
+  logger: Logger;
+  settings: HostedSettings;
+  limiters: {
+    /** Signup and login attempts per IP per minute. */
+    authIp: RateLimiterMemory;
+    /** Failed logins per account per 15 minutes. */
+    authAccount: RateLimiterMemory;
+  };
+}
+
+/** The caller of a session-authenticated route. */
+export interface SessionAuth {
+  session: SessionRecord;
+  user: { id: string; email: string };
+  org: OrgRecord;
+  role: Role;
+}
+
+/** Node's request, when served by the node-http adapter (for the client address). */
+export interface ServiceBindings {
+  incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } };
+}
+
+export interface ServiceEnv {
+  Bindings: ServiceBindings;
+  Variables: {
+    auth: SessionAuth;
+    /** The parsed JSON body (object), when the request carried one. */
+    body: Record<string, unknown> | undefined;
+  };
+}
+
+export type ServiceContext = Context<ServiceEnv>;
+
+/** Write an audit entry (in the caller's transaction when `tx` is one). Never a secret in metadata. */
+export function audit(
+  deps: ServiceDeps,
+  tx: ServiceStores,
+  entry: { org_id: string; actor: string; target: string; action: string; detail?: Record<string, unknown> },
+): Promise<unknown> {
+  return tx.audit.append({
+    id: deps.ids.uuid(),
+    org_id: entry.org_id,
+    actor: entry.actor,
+    target: entry.target,
+    at: deps.clock.now(),
+    metadata: { action: entry.action, ...(entry.detail ?? {}) },
+  });
+}

@@ -1,0 +1,197 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { Scalar } from '@scalar/hono-api-reference';
+import type { Context, MiddlewareHandler } from 'hono';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { cryptoIds, silentLogger, systemClock } from '../engine/defaults.js';
+import { FlowError, isFlowError } from '../errors.js';
+import { DEFAULT_MAX_BODY_BYTES, readBodyText } from '../http/body.js';
+import type { Clock, IdSource, Logger } from '../ports/clock.js';
+import type { ServiceStorage } from '../ports/service-storage.js';
+import { requireOwner, requireSession } from './auth/guards.js';
+import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
+import { invalidRequest, serviceError, serviceErrorBody, serviceErrorResponse, type Issue } from './errors.js';
+import { toRouteConfig, type ServiceRoute } from './route-table.js';
+import { auditRoutes } from './routes/audit.js';
+import { authRoutes } from './routes/auth.js';
+import { keyRoutes } from './routes/keys.js';
+import { orgRoutes } from './routes/orgs.js';
+import { resolveSettings, type HostedSettings } from './settings.js';
+
+/**
+ * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
+ * as a web-standard handler. A thin layer of routes and domain rules over injected storage; the
+ * route table (`routes`) drives the app, the OpenAPI document and the tenancy tests.
+ */
+
+export interface HostedServiceOptions {
+  /** Service storage (createSqlServiceStorage over PGlite or Postgres). */
+  storage: ServiceStorage;
+  /** Default: the system clock. */
+  clock?: Clock;
+  /** Default: crypto uuid v4. */
+  ids?: IdSource;
+  /** Default: silent. */
+  logger?: Logger;
+  /** Settings; unset ones take the documented defaults (see settingsFromEnv for the environment). */
+  settings?: Partial<HostedSettings>;
+  /** Whether dispose() disposes `storage`. Default true. */
+  ownsStorage?: boolean;
+}
+
+export interface HostedService {
+  /** The web-standard handler. `env.incoming` (node-http) gives the client address. */
+  fetch(request: Request, env?: ServiceBindings): Promise<Response>;
+  /** The route table, for tests and tooling. */
+  readonly routes: readonly ServiceRoute[];
+  readonly settings: HostedSettings;
+  dispose(): Promise<void>;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+
+/** Error answer through the context, so headers set earlier (a cleared cookie) go out with it. */
+function respondError(c: Context<ServiceEnv>, err: unknown, logger: Logger): Response {
+  if (!isFlowError(err)) logger.error(`[flowctl] [service] ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error)?.stack ?? String(err)}`);
+  const { status, body } = serviceErrorBody(err);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  const data = isFlowError(err) ? (err.data as { retry_after?: number; limit?: number } | undefined) : undefined;
+  if (isFlowError(err, 'rate_limited') && data?.retry_after !== undefined) {
+    headers['retry-after'] = String(data.retry_after);
+    headers['ratelimit'] = `limit=${data.limit ?? 0}, remaining=0, reset=${data.retry_after}`;
+  }
+  if (isFlowError(err, 'method_not_allowed') && (err.data as { allow?: string } | undefined)?.allow) headers.allow = (err.data as { allow: string }).allow;
+  return c.body(JSON.stringify(body), status as 400, headers);
+}
+
+/**
+ * Body rules of every route (docs/hosted-api.md, "Requests"): a body must be `application/json`
+ * (415), at most 1 MiB (413), valid UTF-8 JSON (400 `invalid_json`) and an object (400). The parsed
+ * body is left in Hono's body cache for the route's schema validation.
+ */
+function bodyGuard(maxBytes: number): MiddlewareHandler<ServiceEnv> {
+  return async (c, next) => {
+    if (!BODY_METHODS.has(c.req.method)) return next();
+    const type = c.req.header('content-type');
+    const length = c.req.header('content-length');
+    const hasBody = (length !== undefined && length !== '0') || c.req.header('transfer-encoding') !== undefined;
+    if (!hasBody && type === undefined) return next();
+    if (type === undefined || !JSON_TYPE.test(type)) throw serviceError('unsupported_media_type', 'send the body as application/json');
+    const encoding = c.req.header('content-encoding');
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw serviceError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported`);
+    let text: string;
+    try {
+      text = await readBodyText(c.req.raw, maxBytes);
+    } catch (err) {
+      if (isFlowError(err, 'body_too_large')) throw serviceError('body_too_large', `the body is larger than ${maxBytes} bytes`);
+      if (isFlowError(err, 'invalid_json')) throw serviceError('invalid_json', 'the body is not valid UTF-8');
+      throw err;
+    }
+    let parsed: unknown = undefined;
+    if (text.trim() !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch (err) {
+        throw serviceError('invalid_json', `the body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw serviceError('invalid_json', 'the body must be a JSON object');
+    }
+    // Hand the parsed body to the validators (Hono reads `bodyCache` before the raw request).
+    (c.req as unknown as { bodyCache: Record<string, unknown> }).bodyCache.json = Promise.resolve(parsed ?? {});
+    c.set('body', parsed as Record<string, unknown> | undefined);
+    return next();
+  };
+}
+
+function issuesOf(error: { issues: { path: PropertyKey[]; message: string; code: string }[] }): Issue[] {
+  return error.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'number' ? p : String(p))), message: i.message, code: i.code }));
+}
+
+/** `/api/members/{userId}` -> a regex for 405 detection. */
+function pathRegex(path: string): RegExp {
+  return new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}/?$`);
+}
+
+export function createHostedService(options: HostedServiceOptions): HostedService {
+  const settings = resolveSettings(options.settings);
+  const deps: ServiceDeps = {
+    storage: options.storage,
+    clock: options.clock ?? systemClock(),
+    ids: options.ids ?? cryptoIds(),
+    logger: options.logger ?? silentLogger(),
+    settings,
+    limiters: {
+      authIp: new RateLimiterMemory({ points: settings.authIpLimitPerMinute, duration: 60 }),
+      authAccount: new RateLimiterMemory({ points: settings.authAccountFailuresPer15Min, duration: 15 * 60 }),
+    },
+  };
+  const { logger } = deps;
+
+  const app = new OpenAPIHono<ServiceEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw invalidRequest(issuesOf(result.error as never));
+    },
+  });
+  app.onError((err, c) => respondError(c, err, logger));
+
+  const routes: ServiceRoute[] = [...authRoutes(deps), ...orgRoutes(deps), ...keyRoutes(deps), ...auditRoutes(deps)];
+
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+  });
+  app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+
+  const session = requireSession(deps);
+  const owner = requireOwner();
+  for (const route of routes) {
+    const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : [];
+    app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
+  }
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
+  app.get('/readyz', async (c) =>
+    (await options.storage.ready()) ? c.json({ status: 'ready' }, 200) : c.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, 503),
+  );
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'svc_session' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'http', scheme: 'bearer', description: '`svc_live_…` or `svc_test_…`' });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'flowctl hosted service', version: '1', description: 'See docs/hosted-api.md.' },
+    servers: [{ url: settings.publicUrl }],
+  });
+  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'flowctl hosted API' }) as never);
+
+  // Every other method on a known path is 405; anything else is 404, both structured.
+  const known = [...routes.map((r) => ({ re: pathRegex(r.path), method: r.method.toUpperCase() })), ...['/healthz', '/readyz', '/openapi.json', '/docs'].map((p) => ({ re: pathRegex(p), method: 'GET' }))];
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = known.filter((k) => k.re.test(path)).map((k) => k.method);
+    if (allowed.length > 0) {
+      return respondError(c as never, new FlowError('method_not_allowed', `${c.req.method} is not allowed here; use ${allowed.join(', ')}`, { data: { allow: allowed.join(', ') } }), logger);
+    }
+    return respondError(c as never, serviceError('not_found', 'no such route'), logger);
+  });
+
+  let disposed: Promise<void> | undefined;
+  return {
+    fetch: async (request, env) => {
+      try {
+        return await app.fetch(request, env ?? {});
+      } catch (err) {
+        // Hono answers everything itself; a throw here (a malformed URL) still gets a structured body.
+        return serviceErrorResponse(isFlowError(err) ? err : serviceError('invalid_json', 'the request could not be read'));
+      }
+    },
+    routes,
+    settings,
+    dispose() {
+      disposed ??= (async () => {
+        if (options.ownsStorage !== false) await options.storage.dispose();
+      })();
+      return disposed;
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { isFlowError } from '../../errors.js';
+import { checkOrigin, clearSessionCookie, clientIp, loadSession, newSession, setSessionCookie } from '../auth/guards.js';
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../auth/passwords.js';
+import { audit, type ServiceContext, type ServiceDeps, type ServiceEnv } from '../context.js';
+import { serviceError } from '../errors.js';
+import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { Email, Org, orgJson, RoleEnum, User } from '../schemas.js';
+
+/** Accounts and sessions (docs/hosted-api.md, "Accounts"). */
+
+const Password = z.string().min(8).max(1024).openapi({ example: 'correct horse battery staple' });
+const OrgName = z.string().trim().min(1).max(120);
+
+const SignupBody = z.object({ email: Email, password: Password, org_name: OrgName.optional() }).openapi('SignupBody');
+const LoginBody = z.object({ email: Email, password: z.string().min(1).max(1024) }).openapi('LoginBody');
+const SwitchOrgBody = z.object({ org_id: z.string().min(1).max(200) }).openapi('SwitchOrgBody');
+const UserOrg = z.object({ user: User, org: Org }).openapi('UserAndOrg');
+const SessionBody = z
+  .object({ user: User, org: Org, role: RoleEnum, orgs: z.array(z.object({ id: z.string(), name: z.string(), role: RoleEnum })) })
+  .openapi('Session');
+
+const rateLimited = (res: RateLimiterRes, limit: number) =>
+  serviceError('rate_limited', `too many attempts; retry in ${Math.ceil(res.msBeforeNext / 1000)} s`, {
+    retry_after: Math.ceil(res.msBeforeNext / 1000),
+    limit,
+  });
+
+/** Signup and login attempts per IP (and Origin checked: a login CSRF is refused too). */
+function authAttempt(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
+  return async (c, next) => {
+    checkOrigin(c, deps);
+    try {
+      await deps.limiters.authIp.consume(clientIp(c, deps));
+    } catch (res) {
+      if (res instanceof RateLimiterRes) throw rateLimited(res, deps.settings.authIpLimitPerMinute);
+      throw res;
+    }
+    await next();
+  };
+}
+
+async function sessionBody(deps: ServiceDeps, c: ServiceContext) {
+  const { user, org, role } = c.get('auth');
+  const orgs = await deps.storage.members.orgsOf(user.id);
+  return { user, org: orgJson(org), role, orgs: orgs.map((o) => ({ id: o.org.id, name: o.org.name, role: o.role })) };
+}
+
+/** Start a session for `userId` in `orgId`, rotating out the current one (its expiry is kept). */
+async function rotateSession(c: ServiceContext, deps: ServiceDeps, orgId: string): Promise<void> {
+  const { session, user } = c.get('auth');
+  const next = { ...newSession(deps, user.id, orgId), expires_at: session.expires_at };
+  await deps.storage.transaction(async (tx) => {
+    await tx.sessions.create(next);
+    await tx.sessions.revoke(session.id, deps.clock.now());
+  });
+  setSessionCookie(c, deps, next);
+}
+
+export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
+  const { storage } = deps;
+
+  const signup = async (email: string, password: string, orgName: string) => {
+    const now = deps.clock.now();
+    const user = { id: deps.ids.uuid(), email, password_hash: await hashPassword(password), created_at: now };
+    const org = { id: deps.ids.uuid(), name: orgName, created_at: now };
+    const session = newSession(deps, user.id, org.id);
+    await storage.transaction(async (tx) => {
+      try {
+        await tx.users.create(user);
+      } catch (err) {
+        if (isFlowError(err, 'conflict')) throw serviceError('conflict', 'an account with this email already exists; log in instead');
+        throw err;
+      }
+      await tx.orgs.create(org);
+      await tx.members.add({ org_id: org.id, user_id: user.id, role: 'owner', created_at: now });
+      await tx.sessions.create(session);
+      await audit(deps, tx, { org_id: org.id, actor: user.id, target: `org:${org.id}`, action: 'org.create', detail: { name: org.name, via: 'signup' } });
+    });
+    return { user: { id: user.id, email }, org: orgJson(org), session };
+  };
+
+  return [
+    {
+      method: 'post',
+      path: '/api/auth/signup',
+      auth: 'public',
+      summary: 'Sign up: a user, an org they own, and a session cookie',
+      tags: ['accounts'],
+      middleware: [authAttempt(deps)],
+      request: jsonBody(SignupBody),
+      responses: { 201: jsonResponse('The new user and org; `svc_session` is set', UserOrg), 409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })) },
+      handler: async (c) => {
+        const body = c.req.valid('json') as z.infer<typeof SignupBody>;
+        const orgName = body.org_name ?? `${body.email.split('@')[0]!.slice(0, 100)}'s org`;
+        const { user, org, session } = await signup(body.email, body.password, orgName);
+        setSessionCookie(c, deps, session);
+        return c.json({ user, org }, 201);
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/auth/login',
+      auth: 'public',
+      summary: 'Log in; one 401 `invalid_credentials` for an unknown email and a wrong password alike',
+      tags: ['accounts'],
+      middleware: [authAttempt(deps)],
+      request: jsonBody(LoginBody),
+      responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
+      handler: async (c) => {
+        const { email, password } = c.req.valid('json') as z.infer<typeof LoginBody>;
+        const locked = await deps.limiters.authAccount.get(email);
+        if (locked && locked.consumedPoints >= deps.settings.authAccountFailuresPer15Min) throw rateLimited(locked, deps.settings.authAccountFailuresPer15Min);
+        const user = await storage.users.getByEmail(email);
+        // An unknown email costs one hash verification too, so both failures take the same time.
+        const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
+        const orgs = user && ok ? await storage.members.orgsOf(user.id) : [];
+        if (!user || !ok || orgs.length === 0) {
+          await deps.limiters.authAccount.consume(email).catch(() => undefined);
+          throw serviceError('invalid_credentials', 'email or password is wrong');
+        }
+        await deps.limiters.authAccount.delete(email);
+        if (needsRehash(user.password_hash)) await storage.users.setPasswordHash(user.id, await hashPassword(password));
+        const org = orgs[0]!.org;
+        const session = newSession(deps, user.id, org.id);
+        await storage.sessions.create(session);
+        setSessionCookie(c, deps, session);
+        return c.json({ user: { id: user.id, email: user.email }, org: orgJson(org) }, 200);
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/auth/logout',
+      auth: 'session',
+      summary: 'Log out: the session is revoked server-side and the cookie cleared',
+      tags: ['accounts'],
+      responses: { 204: { description: 'Logged out' } },
+      handler: async (c) => {
+        await storage.sessions.revoke(c.get('auth').session.id, deps.clock.now());
+        clearSessionCookie(c, deps);
+        return c.body(null, 204);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/session',
+      // Outside production an unauthenticated caller without a cookie is provisioned a user and an
+      // org; the route resolves the session itself.
+      auth: 'public',
+      summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
+      tags: ['accounts'],
+      responses: { 200: jsonResponse('The session', SessionBody), 401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })) },
+      handler: async (c) => {
+        const check = await loadSession(c, deps);
+        if (check.ok) return c.json(await sessionBody(deps, c), 200);
+        if (check.cookieSent || deps.settings.production) {
+          if (check.cookieSent) clearSessionCookie(c, deps);
+          throw serviceError('unauthenticated', 'sign in first: no valid session cookie');
+        }
+        const id = randomBytes(4).toString('hex');
+        const { session } = await signup(`dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
+        setSessionCookie(c, deps, session);
+        const found = await storage.sessions.lookup(session.id);
+        c.set('auth', { session, user: found!.user, org: found!.org, role: found!.role! });
+        return c.json(await sessionBody(deps, c), 200);
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/session/org',
+      auth: 'session',
+      summary: 'Switch the active org; the cookie is re-issued',
+      tags: ['accounts'],
+      request: jsonBody(SwitchOrgBody),
+      responses: { 200: jsonResponse('The org and your role in it', z.object({ org: Org, role: RoleEnum })) },
+      handler: async (c) => {
+        const { org_id } = c.req.valid('json') as z.infer<typeof SwitchOrgBody>;
+        const member = await storage.members.get(org_id, c.get('auth').user.id);
+        const org = member ? await storage.orgs.get(org_id) : undefined;
+        if (!member || !org) throw serviceError('not_found', 'no such org among yours');
+        await rotateSession(c, deps, org.id);
+        return c.json({ org: orgJson(org), role: member.role }, 200);
+      },
+    },
+  ];
+}
+
+export { rotateSession };

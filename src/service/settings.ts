@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { FlowError, prefixed } from '../errors.js';
+import { MIN_SESSION_SECRET_LENGTH } from './auth/session-cookie.js';
+
+/**
+ * Settings of the hosted service (docs/hosted-api.md, "Configuration"). `settingsFromEnv` reads the
+ * documented environment variables; `resolveSettings` fills defaults and enforces the production
+ * rules. Neither touches the file system: generating secrets into SVC_DATA_DIR is the example's job.
+ */
+export interface HostedSettings {
+  /** `NODE_ENV=production`: no auto-provisioning, secrets must be given. */
+  production: boolean;
+  /** The base URL users reach (SVC_PUBLIC_URL). https makes cookies Secure. */
+  publicUrl: string;
+  /** Origins allowed for cookie-authenticated writes and WebSockets (SVC_ORIGINS). */
+  origins: string[];
+  /** Newest first; the first signs, all verify (SVC_SESSION_SECRETS). */
+  sessionSecrets: string[];
+  /** Requests per minute per IP before authentication on the bearer routes (SVC_IP_LIMIT). */
+  ipLimitPerMinute: number;
+  /** Requests per minute per org on the bearer routes (SVC_ORG_LIMIT). */
+  orgLimitPerMinute: number;
+  /** Signup and login attempts per minute per IP (SVC_AUTH_IP_LIMIT). */
+  authIpLimitPerMinute: number;
+  /** Failed logins per account per 15 minutes before it is locked for the rest of the window (SVC_AUTH_ACCOUNT_LIMIT). */
+  authAccountFailuresPer15Min: number;
+  /** Request body limit. */
+  maxBodyBytes: number;
+  /** Trust `X-Forwarded-For` for the client IP (SVC_TRUST_PROXY=1): only behind a proxy you run. */
+  trustProxy: boolean;
+}
+
+export const DEFAULT_IP_LIMIT = 600;
+export const DEFAULT_ORG_LIMIT = 1200;
+export const DEFAULT_AUTH_IP_LIMIT = 100;
+export const DEFAULT_AUTH_ACCOUNT_LIMIT = 10;
+
+const int = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw new FlowError('invalid_settings', prefixed('service', `${name} must be a positive integer, got ${JSON.stringify(value)}`));
+  }
+  return Number(value);
+};
+
+/** The settings named by environment variables (undefined where unset). */
+export function settingsFromEnv(env: Record<string, string | undefined>): Partial<HostedSettings> {
+  const host = env.HOST || '127.0.0.1';
+  const port = env.PORT || '8080';
+  const out: Partial<HostedSettings> = {
+    production: env.NODE_ENV === 'production',
+    publicUrl: env.SVC_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+  };
+  if (env.SVC_ORIGINS) out.origins = env.SVC_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.SVC_SESSION_SECRETS) out.sessionSecrets = env.SVC_SESSION_SECRETS.split(',').map((s) => s.trim()).filter(Boolean);
+  const limits: [keyof HostedSettings, string][] = [
+    ['ipLimitPerMinute', 'SVC_IP_LIMIT'],
+    ['orgLimitPerMinute', 'SVC_ORG_LIMIT'],
+    ['authIpLimitPerMinute', 'SVC_AUTH_IP_LIMIT'],
+    ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
+  ];
+  for (const [key, name] of limits) {
+    const v = int(name, env[name]);
+    if (v !== undefined) (out as Record<string, unknown>)[key] = v;
+  }
+  if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
+  return out;
+}
+
+/** Fill defaults; refuse what production must not run with. */
+export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSettings {
+  const production = given.production ?? false;
+  const publicUrl = given.publicUrl ?? 'http://127.0.0.1:8080';
+  let origin: string;
+  try {
+    origin = new URL(publicUrl).origin;
+  } catch {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_PUBLIC_URL is not a URL: ${JSON.stringify(publicUrl)}`));
+  }
+  let sessionSecrets = given.sessionSecrets ?? [];
+  if (sessionSecrets.length === 0) {
+    if (production) {
+      throw new FlowError('invalid_settings', prefixed('service', 'SVC_SESSION_SECRETS must be set in production (comma-separated, newest first, each at least 32 characters)'));
+    }
+    sessionSecrets = [randomBytes(32).toString('base64url')];
+  }
+  const short = sessionSecrets.findIndex((s) => s.length < MIN_SESSION_SECRET_LENGTH);
+  if (short >= 0) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_SESSION_SECRETS: secret ${short + 1} is shorter than ${MIN_SESSION_SECRET_LENGTH} characters`));
+  }
+  return {
+    production,
+    publicUrl,
+    origins: given.origins?.length ? given.origins.map((o) => o.replace(/\/+$/, '')) : [origin],
+    sessionSecrets,
+    ipLimitPerMinute: given.ipLimitPerMinute ?? DEFAULT_IP_LIMIT,
+    orgLimitPerMinute: given.orgLimitPerMinute ?? DEFAULT_ORG_LIMIT,
+    authIpLimitPerMinute: given.authIpLimitPerMinute ?? DEFAULT_AUTH_IP_LIMIT,
+    authAccountFailuresPer15Min: given.authAccountFailuresPer15Min ?? DEFAULT_AUTH_ACCOUNT_LIMIT,
+    maxBodyBytes: given.maxBodyBytes ?? 1024 * 1024,
+    trustProxy: given.trustProxy ?? false,
+  };
+}

@@ -1,0 +1,76 @@
+import { PGlite } from '@electric-sql/pglite';
+import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
+import { createSqlStorage } from '../../adapters/storage-sql/index.js';
+import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
+import { createHostedService, type HostedService, type HostedServiceOptions } from '../../src/service/hosted-service.js';
+import type { HostedSettings } from '../../src/service/settings.js';
+
+/**
+ * A hosted service on in-memory PGlite, served on a loopback port, with a cookie-jar client per
+ * user. Password hashing runs at cheap parameters only where a test asks (never in production code).
+ */
+export interface HostedFixture {
+  url: string;
+  service: HostedService;
+  server: NodeHttpServer;
+  pglite: PGlite;
+  close(): Promise<void>;
+}
+
+export async function startHosted(settings: Partial<HostedSettings> = {}, extra: Partial<HostedServiceOptions> = {}): Promise<HostedFixture> {
+  const pglite = await PGlite.create();
+  const engineStorage = createSqlStorage({ pglite });
+  const storage = createSqlServiceStorage(engineStorage);
+  await storage.init();
+  let service!: HostedService;
+  const server = await serveNodeHttp({ fetch: (req: Request) => service.fetch(req) });
+  service = createHostedService({
+    storage,
+    settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
+    ...extra,
+  });
+  return {
+    url: server.url,
+    service,
+    server,
+    pglite,
+    async close() {
+      await server.close();
+      await service.dispose();
+      await engineStorage.dispose();
+      await pglite.close();
+    },
+  };
+}
+
+/** A client that keeps its own `svc_session` cookie, like a browser tab or curl -c/-b. */
+export class Client {
+  cookie: string | undefined;
+  constructor(readonly base: string, readonly origin?: string) {}
+
+  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookie !== undefined && h.cookie === undefined) h.cookie = `svc_session=${this.cookie}`;
+    if (body !== undefined && h['content-type'] === undefined) h['content-type'] = 'application/json';
+    if (this.origin) h.origin = this.origin;
+    const res = await fetch(this.base + path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    for (const c of res.headers.getSetCookie()) {
+      const m = /^svc_session=([^;]*)/.exec(c);
+      if (m) this.cookie = m[1] === '' ? undefined : m[1];
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      /* not JSON: the test asserts on it */
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  async signup(email: string, password = 'correct horse battery', org_name?: string) {
+    const r = await this.call('POST', '/api/auth/signup', { email, password, ...(org_name ? { org_name } : {}) });
+    if (r.status !== 201) throw new Error(`signup ${email}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { user: { id: string; email: string }; org: { id: string; name: string } };
+  }
+}
