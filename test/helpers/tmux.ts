@@ -16,13 +16,17 @@ export interface TmuxSession {
   capture(): Promise<string>;
   /** Type keys (tmux send-keys syntax: `'n'`, `'Enter'`, `'C-c'`). */
   send(...keys: string[]): Promise<void>;
-  /** Poll the screen until `pattern` shows up (bounded); returns the screen. Throws with the screen on timeout. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  /** Poll until the command has exited (bounded); returns its exit status (128+n for signal n) and final screen. */
-  waitExit(timeoutMs?: number): Promise<{ code: number; screen: string }>;
+  /**
+   * Poll the screen until `pattern` shows up; returns the screen. `capMs` (default 60 s of wall time)
+   * only ends a hang: reaching it throws with the screen.
+   */
+  waitFor(pattern: RegExp, capMs?: number): Promise<string>;
+  /** Poll until the command has exited (capped like waitFor); returns its exit status (128+n for signal n) and final screen. */
+  waitExit(capMs?: number): Promise<{ code: number; screen: string }>;
 }
 
 const POLL_MS = 100;
+const HANG_CAP_MS = 60_000;
 const EXIT_MARK = '__flowctl_test_exit=';
 
 export function shellQuote(arg: string): string {
@@ -54,17 +58,18 @@ export async function withTmux<T>(
     async send(...keys) {
       await tmux('send-keys', '-t', target, ...keys);
     },
-    async waitFor(pattern, timeoutMs = 20_000) {
-      let screen = '';
-      for (let waited = 0; waited <= timeoutMs; waited += POLL_MS) {
-        screen = await session.capture();
+    async waitFor(pattern, capMs = HANG_CAP_MS) {
+      // Wall time, not a count of polls: each capture is a tmux process, slower on a loaded machine.
+      const deadline = Date.now() + capMs;
+      for (;;) {
+        const screen = await session.capture();
         if (pattern.test(screen)) return screen;
+        if (Date.now() >= deadline) throw new Error(`tmux: ${pattern} did not appear within ${capMs} ms (a cap on a hang); screen:\n${screen}`);
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
-      throw new Error(`tmux: ${pattern} did not appear within ${timeoutMs} ms; screen:\n${screen}`);
     },
-    async waitExit(timeoutMs = 30_000) {
-      const screen = await session.waitFor(new RegExp(`${EXIT_MARK}\\d+`), timeoutMs);
+    async waitExit(capMs = HANG_CAP_MS) {
+      const screen = await session.waitFor(new RegExp(`${EXIT_MARK}\\d+`), capMs);
       const code = Number(new RegExp(`${EXIT_MARK}(\\d+)`).exec(screen)![1]);
       return { code, screen: screen.replace(new RegExp(`\\n?${EXIT_MARK}\\d+\\n?`), '\n') };
     },
