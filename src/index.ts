@@ -116,3 +116,11 @@ export { toolAnnotations, type FlowToolAnnotations } from './mcp/annotations.js'
 export { createProgressFromJournal, type ProgressUpdate } from './mcp/progress.js';
 export { parseCron, type CronSchedule, type ParseCronOptions } from './schedule/cron.js';
 export { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';
+
+// The hosted service (docs/hosted-api.md)
+export { createHostedService, type HostedService, type HostedServiceOptions } from './service/hosted-service.js';
+export { settingsFromEnv, resolveSettings, type HostedSettings } from './service/settings.js';
+export { verifyAuditChain, auditDigest, type AuditChainReport } from './service/audit-chain.js';
+export { mintApiKey, parseApiKey, hashApiKey, type KeyMode, type ParsedKey } from './service/auth/api-keys.js';
+export { hashPassword, verifyPassword, needsRehash, DEFAULT_PASSWORD_PARAMS, type PasswordParams } from './service/auth/passwords.js';
+export type * from './ports/service-storage.js';

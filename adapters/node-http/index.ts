@@ -4,7 +4,8 @@ import { getRequestListener } from '@hono/node-server';
 
 /** Anything with a web-standard `fetch(Request) => Response`, e.g. createLauncher()'s result. */
 export interface FetchHandler {
-  fetch(request: Request): Response | Promise<Response>;
+  /** `env.incoming` is Node's IncomingMessage (the hosted service reads the client address from it). */
+  fetch(request: Request, env?: { incoming: IncomingMessage }): Response | Promise<Response>;
 }
 
 export interface NodeHttpOptions {
@@ -64,7 +65,7 @@ function formatUrl(host: string, port: number): string {
 /** Serve a web-standard handler on node:http. Resolves once listening. */
 export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOptions = {}): Promise<NodeHttpServer> {
   const host = options.host ?? '127.0.0.1';
-  const server = createServer(getRequestListener((request) => handler.fetch(request)));
+  const server = createServer(getRequestListener((request, env) => handler.fetch(request, { incoming: env.incoming as IncomingMessage })));
   applyIdleTimeout(server, options.idleTimeoutMs ?? 30_000);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

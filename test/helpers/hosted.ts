@@ -23,7 +23,7 @@ export async function startHosted(settings: Partial<HostedSettings> = {}, extra:
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
   let service!: HostedService;
-  const server = await serveNodeHttp({ fetch: (req: Request) => service.fetch(req) });
+  const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
   service = createHostedService({
     storage,
     settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
