@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// `npm start`: the hosted service (docs/hosted-api.md) on the embedded default: PGlite in
+// SVC_DATA_DIR (default ./.data), one process doing everything (SVC_ROLE=all).
+//
+//   PORT=8080 HOST=127.0.0.1 node examples/hosted-service/main.mjs
+//
+// Settings are the environment variables of docs/hosted-api.md ("Configuration"). Outside
+// production, SVC_SESSION_SECRETS and SVC_SECRETS_KEY are generated once into SVC_DATA_DIR/secrets.json
+// (mode 0600) so sessions survive restarts; in production they must be set.
+// It imports the package by its own name (`flowctl`), so it runs the built dist/.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createHostedService, settingsFromEnv } from 'flowctl';
+import { serveNodeHttp } from 'flowctl/adapters/node-http';
+import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
+
+const env = process.env;
+const say = (line) => process.stderr.write(`${line}\n`);
+
+function fail(message) {
+  say(`hosted-service: ${message}`);
+  process.exit(2);
+}
+
+/** Secrets outside production: from the environment, else generated once into the data folder. */
+async function localSecrets(dataDir) {
+  const file = join(dataDir, 'secrets.json');
+  let stored = {};
+  try {
+    stored = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    if (err.code !== 'ENOENT') fail(`cannot read ${file}: ${err.message}`);
+  }
+  const next = {
+    session_secrets: stored.session_secrets ?? [randomBytes(32).toString('base64url')],
+    secrets_key: stored.secrets_key ?? randomBytes(32).toString('base64'),
+  };
+  if (JSON.stringify(next) !== JSON.stringify(stored)) {
+    await writeFile(file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+    await chmod(file, 0o600);
+    say(`[hosted] generated SVC_SESSION_SECRETS and SVC_SECRETS_KEY into ${file} (set them in the environment to choose your own)`);
+  }
+  return next;
+}
+
+async function main() {
+  const role = env.SVC_ROLE || 'all';
+  if (!['all', 'api', 'worker'].includes(role)) fail(`SVC_ROLE must be all, api or worker, got ${JSON.stringify(role)}`);
+  const port = env.PORT || '8080';
+  if (!/^\d+$/.test(port) || Number(port) > 65535) fail(`PORT must be an integer from 0 to 65535, got ${JSON.stringify(port)}`);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = resolve(env.SVC_DATA_DIR || '.data');
+  const production = env.NODE_ENV === 'production';
+
+  let settings;
+  try {
+    settings = settingsFromEnv(env);
+  } catch (err) {
+    fail(err.message);
+  }
+  if (!production) {
+    await mkdir(dataDir, { recursive: true });
+    const local = await localSecrets(dataDir);
+    settings.sessionSecrets ??= local.session_secrets;
+    if (env.DATABASE_URL && !env.SVC_SESSION_SECRETS) {
+      say('[hosted] note: DATABASE_URL is set but SVC_SESSION_SECRETS is not: every process sharing this database must share');
+      say('         SVC_SESSION_SECRETS and SVC_SECRETS_KEY, or their sessions and secrets will not verify in each other.');
+    }
+  }
+
+  const engineStorage = sqlStorageFromEnv({ env, defaultDataDir: join(dataDir, 'db') });
+  const storage = createSqlServiceStorage(engineStorage);
+  say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
+  await storage.init();
+
+  // Bind first: a second instance on a busy port fails here, before it changes anything.
+  let service;
+  const server = await serveNodeHttp({ fetch: (req, e) => service.fetch(req, e) }, { port: Number(port), host }).catch((err) => {
+    fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
+  });
+  if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
+  try {
+    service = createHostedService({ storage, settings, logger: consoleLogger() });
+  } catch (err) {
+    await server.close();
+    fail(err.message);
+  }
+
+  const url = server.url;
+  say('');
+  say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
+  say('');
+  say('  Sign up (the cookie jar keeps your session):');
+  say(`    curl -s -c jar -b jar -X POST ${url}/api/auth/signup -H 'content-type: application/json' \\`);
+  say(`      -d '{"email":"you@example.com","password":"a long passphrase","org_name":"My org"}'`);
+  say(`    curl -s -b jar ${url}/api/session`);
+  say('');
+  say('  Next:');
+  say(`    curl -s -b jar -X POST ${url}/api/keys -H 'content-type: application/json' -d '{"mode":"live"}'   # an API key, shown once`);
+  say(`    curl -s -b jar ${url}/api/audit                                                          # the audit log`);
+  say(`    API reference: ${url}/docs   OpenAPI: ${url}/openapi.json   health: ${url}/healthz`);
+  say('');
+  say('  Ctrl-C stops it. The engine launcher is one command away: npm run start:engine');
+
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    say(`[hosted] ${signal}: stopping`);
+    await server.close();
+    await service.dispose();
+    await engineStorage.dispose();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function consoleLogger() {
+  const out = (level) => (message) => say(`[hosted] ${level}: ${message}`);
+  return { debug: () => {}, info: out('info'), warn: out('warn'), error: out('error') };
+}
+
+main().catch((err) => {
+  say(`hosted-service: ${err?.stack ?? err}`);
+  process.exit(1);
+});
