@@ -1,0 +1,255 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import { getRequestListener } from '@hono/node-server';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveNodeHttp } from '../../adapters/node-http/index.js';
+import { createSqlStorage } from '../../adapters/storage-sql/index.js';
+import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
+import { createHostedService } from '../../src/service/hosted-service.js';
+import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
+import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+
+const run = promisify(execFile);
+
+describe('session cookie attributes, from the raw Set-Cookie header', () => {
+  let h: HostedFixture;
+  beforeAll(async () => {
+    h = await startHosted();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('over http: HttpOnly, SameSite=Lax, Path=/, 30 days, not Secure; logout clears it', async () => {
+    const res = await fetch(`${h.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'cookie@example.test', password: 'correct horse battery' }),
+    });
+    expect(res.status).toBe(201);
+    const [cookie] = res.headers.getSetCookie();
+    expect(cookie).toMatch(/^svc_session=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=(\d+)$/);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(cookie!)![1]);
+    expect(maxAge).toBeGreaterThan(30 * 86400 - 60);
+    expect(maxAge).toBeLessThanOrEqual(30 * 86400);
+    const value = /^svc_session=([^;]+)/.exec(cookie!)![1];
+    const out = await fetch(`${h.url}/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${value}` } });
+    expect(out.status).toBe(204);
+    expect(out.headers.getSetCookie()[0]).toMatch(/^svc_session=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0$/);
+  });
+
+  it('a public https URL makes it Secure even when the hop is http (TLS-terminating proxy)', async () => {
+    const s = await startHosted({ publicUrl: 'https://flows.example.test' });
+    try {
+      const c = new Client(s.url, 'https://flows.example.test');
+      const res = await c.call('POST', '/api/auth/signup', { email: 'secure@example.test', password: 'correct horse battery' });
+      expect(res.status).toBe(201);
+      expect(res.headers.getSetCookie()[0]).toMatch(/; Secure$/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('over a TLS listener (self-signed certificate made here): Secure', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowctl-tls-'));
+    const pglite = await PGlite.create();
+    const engineStorage = createSqlStorage({ pglite });
+    const storage = createSqlServiceStorage(engineStorage);
+    try {
+      await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+      const key = await readFile(join(dir, 'key.pem'));
+      const cert = await readFile(join(dir, 'cert.pem'));
+      const service = createHostedService({ storage, settings: { sessionSecrets: ['t'.repeat(40)], publicUrl: 'http://127.0.0.1:1' } });
+      const server = createHttpsServer({ key, cert }, getRequestListener((req, env) => service.fetch(req, env as never)));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      const body = JSON.stringify({ email: 'tls@example.test', password: 'correct horse battery' });
+      const setCookie = await new Promise<string[]>((resolve, reject) => {
+        const req = httpsRequest(
+          { host: '127.0.0.1', port, path: '/api/auth/signup', method: 'POST', ca: cert, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => (res.statusCode === 201 ? resolve(res.headers['set-cookie'] ?? []) : reject(new Error(`status ${res.statusCode}`))));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(setCookie[0]).toMatch(/^svc_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    } finally {
+      await storage.dispose();
+      await engineStorage.dispose();
+      await pglite.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Every file under `dir`, bytes concatenated with their names (for a plaintext search). */
+async function grepTree(dir: string, needle: string): Promise<string[]> {
+  const hits: string[] = [];
+  const walk = async (d: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if ((await stat(p)).size < 256 * 1024 * 1024 && (await readFile(p)).includes(needle)) hits.push(p);
+    }
+  };
+  await walk(dir);
+  return hits;
+}
+
+describe('API keys are stored as hashes only', () => {
+  it('PGlite data folder: the minted key appears nowhere on disk', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowctl-keys-'));
+    const engineStorage = createSqlStorage({ pglite: { dataDir: join(dir, 'db') } });
+    const storage = createSqlServiceStorage(engineStorage);
+    await storage.init();
+    const service = createHostedService({ storage, settings: { sessionSecrets: ['k'.repeat(40)] } });
+    const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+    try {
+      const c = new Client(server.url);
+      await c.signup('keys@example.test');
+      const minted = await c.call('POST', '/api/keys', { mode: 'live' });
+      expect(minted.status).toBe(201);
+      const secret = minted.body.secret as string;
+      await server.close();
+      await service.dispose();
+      await engineStorage.dispose(); // flush and close PGlite: everything it keeps is on disk now
+      expect(await grepTree(dir, secret)).toEqual([]);
+      expect(await grepTree(dir, secret.slice(9))).toEqual([]);
+      // The hash is there (the search itself works).
+      const { hashApiKey } = await import('../../src/service/auth/api-keys.js');
+      expect((await grepTree(dir, hashApiKey(secret))).length).toBeGreaterThan(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  describePostgres('Postgres', (url) => {
+    const schema = uniqueSchemaName('svc_keys');
+    afterAll(async () => {
+      await dropSchema(url, schema);
+    });
+    it('a dump of the schema holds no minted key', async () => {
+      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
+      const storage = createSqlServiceStorage(engineStorage);
+      await storage.init();
+      const service = createHostedService({ storage, settings: { sessionSecrets: ['k'.repeat(40)] } });
+      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      try {
+        const c = new Client(server.url);
+        await c.signup('keys-pg@example.test');
+        const secret = (await c.call('POST', '/api/keys', { mode: 'test', automations: ['a'] })).body.secret as string;
+        const { stdout } = await run('pg_dump', ['--data-only', '--schema', schema, url], { maxBuffer: 64 * 1024 * 1024 });
+        expect(stdout).toContain('svc_api_keys');
+        expect(stdout.includes(secret)).toBe(false);
+        expect(stdout.includes(secret.slice(9, 39))).toBe(false);
+      } finally {
+        await server.close();
+        await service.dispose();
+        await engineStorage.dispose();
+      }
+    });
+  });
+});
+
+describe('the audit chain detects tampering', () => {
+  describePostgres('Postgres', (url) => {
+    const schema = uniqueSchemaName('svc_audit');
+    afterAll(async () => {
+      await dropSchema(url, schema);
+    });
+    it('changing one stored entry breaks the chain at that entry', async () => {
+      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
+      const storage = createSqlServiceStorage(engineStorage);
+      await storage.init();
+      const service = createHostedService({ storage, settings: { sessionSecrets: ['a'.repeat(40)] } });
+      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      try {
+        const c = new Client(server.url);
+        await c.signup('audit@example.test');
+        for (let i = 0; i < 3; i++) await c.call('POST', '/api/keys', { mode: 'live', name: `k${i}` });
+        expect((await c.call('GET', '/api/audit/verify')).body).toEqual({ ok: true, entries: 4 });
+        await pgQuery(url, `update "${schema}".svc_audit set metadata = jsonb_set(metadata, '{name}', '"forged"') where seq = 2`);
+        expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 2, reason: 'digest' } });
+        // Recomputing the digest of the forged entry does not help: the next entry's prev no longer matches.
+        const { auditDigest } = await import('../../src/service/audit-chain.js');
+        const all = await storage.audit.all((await c.call('GET', '/api/session')).body.org.id);
+        await pgQuery(url, `update "${schema}".svc_audit set digest = $1 where seq = 2`, [auditDigest(all[2]!)]);
+        expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 3, reason: 'prev' } });
+        await pgQuery(url, `delete from "${schema}".svc_audit where seq = 1`);
+        expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 2, reason: 'seq' } });
+      } finally {
+        await server.close();
+        await service.dispose();
+        await engineStorage.dispose();
+      }
+    });
+  });
+});
+
+describe('fuzz: generated bodies, queries and paths across the routes', () => {
+  let h: HostedFixture;
+  let owner: Client;
+  beforeAll(async () => {
+    h = await startHosted();
+    owner = new Client(h.url);
+    await owner.signup('fuzz@example.test');
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('2,000 requests: no 5xx, every answer structured JSON', async () => {
+    const routes = h.service.routes;
+    const json = fc.jsonValue({ maxDepth: 4 });
+    const segment = fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('..', '%2e%2e', '%00', '\\', '~', 'ä', '%ZZ', '{id}', ' '));
+    const request = fc.record({
+      route: fc.integer({ min: 0, max: routes.length - 1 }),
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+      param: segment,
+      query: fc.dictionary(fc.constantFrom('limit', 'cursor', 'x', 'flow'), fc.string({ maxLength: 20 }), { maxKeys: 3 }),
+      body: fc.oneof(json.map((v) => JSON.stringify(v)), fc.string({ maxLength: 60 }), fc.constant(''), fc.constant('{"email":"a@b.c","password":"' + 'x'.repeat(2000) + '"}')),
+      type: fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined, 'application/json; charset=utf-8'),
+      authed: fc.boolean(),
+    });
+    let count = 0;
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const route = routes[r.route]!;
+        const path = route.path.replace(/\{[^}]+\}/g, encodeURIComponent(r.param).slice(0, 60) || 'x');
+        const qs = new URLSearchParams(r.query).toString();
+        const headers: Record<string, string> = {};
+        if (r.type) headers['content-type'] = r.type;
+        if (r.authed && owner.cookie) headers.cookie = `svc_session=${owner.cookie}`;
+        const hasBody = r.method !== 'GET' && r.method !== 'OPTIONS';
+        const res = await fetch(`${h.url}${path}${qs ? `?${qs}` : ''}`, { method: r.method, headers, body: hasBody ? r.body : undefined });
+        const text = await res.text();
+        count++;
+        expect(res.status, `${r.method} ${path} -> ${res.status} ${text.slice(0, 200)}`).toBeLessThan(500);
+        if (res.status === 204) return;
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        const body = JSON.parse(text);
+        if (res.status >= 400) {
+          expect(typeof body.error).toBe('string');
+          expect(typeof body.message === 'string' || Array.isArray(body.issues)).toBe(true);
+        }
+      }),
+      { seed: 20261123, numRuns: 2000 },
+    );
+    expect(count).toBe(2000);
+    // The owner's org still answers normally after the storm (logout may have happened: sign in again).
+    await owner.call('POST', '/api/auth/login', { email: 'fuzz@example.test', password: 'correct horse battery' });
+    expect((await owner.call('GET', '/api/audit/verify')).body.ok).toBe(true);
+  });
+});
