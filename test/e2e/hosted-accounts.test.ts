@@ -53,3 +53,112 @@ describe('accounts, orgs, members, keys, audit', () => {
     expect((await lin.call('GET', '/api/members')).status).toBe(200);
   });
 });
+
+describe('login and signup limits', () => {
+  it('per IP: past the limit, 429 rate_limited with Retry-After and RateLimit headers', async () => {
+    const s = await startHosted({ authIpLimitPerMinute: 3 });
+    try {
+      const c = new Client(s.url);
+      for (let i = 0; i < 3; i++) expect((await c.call('POST', '/api/auth/login', { email: 'x@example.test', password: 'wrong password' })).status).toBe(401);
+      const limited = await c.call('POST', '/api/auth/signup', { email: 'y@example.test', password: 'correct horse battery' });
+      expect(limited.status).toBe(429);
+      expect(limited.body.error).toBe('rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.headers.get('ratelimit')).toMatch(/^limit=3, remaining=0, reset=\d+$/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('per account: after the failures allowed, even the right password waits; one answer for unknown and wrong', async () => {
+    const s = await startHosted({ authAccountFailuresPer15Min: 2 });
+    try {
+      const c = new Client(s.url);
+      await c.signup('lock@example.test', 'correct horse battery');
+      const unknown = await c.call('POST', '/api/auth/login', { email: 'nobody@example.test', password: 'correct horse battery' });
+      const wrong = await c.call('POST', '/api/auth/login', { email: 'lock@example.test', password: 'wrong password!' });
+      expect(unknown.status).toBe(401);
+      expect(wrong.status).toBe(401);
+      expect(unknown.body).toEqual(wrong.body);
+      expect((await c.call('POST', '/api/auth/login', { email: 'lock@example.test', password: 'wrong again!!' })).status).toBe(401);
+      const locked = await c.call('POST', '/api/auth/login', { email: 'lock@example.test', password: 'correct horse battery' });
+      expect(locked.status).toBe(429);
+      // Another account from the same IP is not locked.
+      await c.signup('free@example.test', 'correct horse battery');
+      expect((await c.call('POST', '/api/auth/login', { email: 'free@example.test', password: 'correct horse battery' })).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('org rules through the API', () => {
+  it('two owners demoting each other at once: exactly one succeeds, one owner remains', async () => {
+    const a = new Client(h.url);
+    const b = new Client(h.url);
+    const { org } = await a.signup('pair-a@example.test');
+    const { user: ub } = await b.signup('pair-b@example.test');
+    await a.call('POST', '/api/members', { email: 'pair-b@example.test', role: 'owner' });
+    await b.call('POST', '/api/session/org', { org_id: org.id });
+    const ua = (await a.call('GET', '/api/session')).body.user;
+    const results = await Promise.all([a.call('PATCH', `/api/members/${ub.id}`, { role: 'member' }), b.call('PATCH', `/api/members/${ua.id}`, { role: 'member' })]);
+    // The loser is refused either by the rule (409 last_owner) or, when the winner committed before
+    // its role was read, as the member it has become (403 forbidden).
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([403, 409]).toContain(statuses[1]);
+    const owners = (await a.call('GET', '/api/members')).body.members.filter((m: any) => m.role === 'owner');
+    expect(owners).toHaveLength(1);
+  });
+
+  it('creating an org makes it the active one; an unknown or foreign org cannot be switched to', async () => {
+    const c = new Client(h.url);
+    const { org: first } = await c.signup('orgs@example.test');
+    const created = await c.call('POST', '/api/orgs', { name: 'Second' });
+    expect(created.status).toBe(200);
+    expect(created.body.org.name).toBe('Second');
+    const s = await c.call('GET', '/api/session');
+    expect(s.body.org.id).toBe(created.body.org.id);
+    expect(s.body.orgs.map((o: any) => o.name)).toEqual([first.name, 'Second']);
+    expect((await c.call('POST', '/api/session/org', { org_id: 'nope' })).status).toBe(404);
+    const bad = await c.call('POST', '/api/orgs', { name: '' });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ error: 'invalid_request', issues: [{ path: ['name'] }] });
+    expect((await c.call('POST', '/api/orgs', { name: 'x'.repeat(121) })).status).toBe(422);
+  });
+
+  it('a cookie-authenticated write from a foreign Origin is 403; the same write without Origin works', async () => {
+    const c = new Client(h.url);
+    await c.signup('csrf@example.test');
+    const evil = Object.assign(new Client(h.url, 'https://evil.example'), { cookie: c.cookie });
+    const res = await evil.call('POST', '/api/keys', { mode: 'live' });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('forbidden');
+    expect((await c.call('GET', '/api/keys')).body.keys).toEqual([]);
+    const form = await c.call('POST', '/api/keys', 'mode=live', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.status).toBe(415);
+    expect((await c.call('POST', '/api/keys', { mode: 'live' })).status).toBe(201);
+  });
+
+  it('outside production GET /api/session provisions a user and org when no cookie is sent; a bad cookie is 401', async () => {
+    const c = new Client(h.url);
+    const first = await c.call('GET', '/api/session');
+    expect(first.status).toBe(200);
+    expect(first.body.role).toBe('owner');
+    expect(c.cookie).toBeDefined();
+    expect((await c.call('GET', '/api/session')).body.user.id).toBe(first.body.user.id);
+    const bad = await c.call('GET', '/api/session', undefined, { cookie: 'svc_session=forged.value' });
+    expect(bad.status).toBe(401);
+  });
+
+  it('in production GET /api/session never provisions', async () => {
+    const s = await startHosted({ production: true });
+    try {
+      const res = await new Client(s.url).call('GET', '/api/session');
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('unauthenticated');
+    } finally {
+      await s.close();
+    }
+  });
+});
