@@ -20,10 +20,10 @@ export interface PlaywrightExecutorOptions {
   /** Step budget when a step carries no timeout (the engine always sends one). Default 30000 ms. */
   defaultTimeoutMs?: number;
   /**
-   * How long the primary locator may take before fallbacks are counted. Default: half the step's budget.
-   * Lower it to fail over faster on pages known to render quickly.
+   * Locator drift: when no locator of a target matches on the settled page, how long to wait for one to
+   * appear before failing with `locator_drift` (docs/browser.md, "Locator drift"). Default 2000 ms.
    */
-  primaryTimeoutMs?: number;
+  appearTimeoutMs?: number;
   /** Environment read for `CHROMIUM_PATH`. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /** Live frames. Default quality 60, every frame. */
@@ -57,7 +57,7 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
     scopeKey: `executor-playwright:${++instances}`,
     screenshots: options.screenshots ?? false,
     defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
-    primaryTimeoutMs: options.primaryTimeoutMs,
+    appearTimeoutMs: options.appearTimeoutMs,
   });
   return {
     tools,

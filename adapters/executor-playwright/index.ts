@@ -7,5 +7,5 @@ export { resolveBrowser, SYSTEM_CHROMIUM_PATHS } from './resolve-browser.js';
 export type { ResolvedBrowser, ResolveBrowserOptions, BrowserSource } from './resolve-browser.js';
 export { LAUNCH_FLAGS } from './browser-pool.js';
 export type { PoolStats } from './browser-pool.js';
-export { splitBudget } from './locate.js';
+export { APPEAR_WINDOW_MS, stepBudgetMs } from './locate.js';
 export type { Screencast, ScreencastFrame, ScreencastOptions } from './screencast.js';

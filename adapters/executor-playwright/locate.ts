@@ -5,30 +5,29 @@ import { describeStrategy, strategiesOf, type Locator, type LocatorStrategy } fr
 import { firstLine } from './browser-pool.js';
 
 /**
- * Locator drift, deterministically (docs/browser.md, "Locator drift").
+ * Locator drift, decided on the settled page (docs/browser.md, "Locator drift").
  *
- * The step's budget B (its timeout minus a small reserve for the diagnosis) is split in two:
- * 1. the op runs on the primary locator with Playwright's actionability waits for the primary share P
- *    (default B/2, or the executor's `primaryTimeoutMs`);
- * 2. if that fails because the primary matched nothing or several elements, the page has had P to
- *    settle: each locator is counted once, in order (primary, then fallbacks), and the op runs on the
- *    first that matches as needed, with the rest R = B - P. A fallback match succeeds with a `drift`
- *    warning; no match is FlowError `locator_drift` with every locator tried and its count.
- * If the primary matched exactly one element that was not yet actionable, the op retries on it with R.
- * No fixed sleeps: every wait is Playwright waiting for a condition, bounded by the budget.
+ * 1. Probe: every candidate (the primary, then its fallbacks) is counted at once (`count()`, no waiting).
+ *    When the primary matches as needed (exactly one element, or at least one for `need: 'some'`),
+ *    the op runs on it at once, with Playwright's actionability waits bounded by the step's budget.
+ * 2. Otherwise the page is settled (the work the previous action started: settle.ts) and the
+ *    candidates are counted again. The first that matches as needed, primary first, gets the op:
+ *    a fallback with a `drift` warning that lists every locator and its count.
+ * 3. When none matches, the page gets a short appear window (APPEAR_WINDOW_MS from the settle) for one
+ *    to turn up: it waits for the page to change (Playwright's waitFor on the candidates `or`-ed
+ *    together, or a DOM mutation when something matched but not as needed), settles, counts again.
+ *    Still none: FlowError `locator_drift` with every locator and its count.
+ * No fixed sleeps and no share of the budget: every wait ends on an event or on a bound.
+ * An op is never repeated once it began (a timeout after the action started is `browser_timeout`).
  */
 
-export interface Budget {
-  primaryMs: number;
-  restMs: number;
-}
+/** How long a target may take to appear once the page settled, when no candidate matched. */
+export const APPEAR_WINDOW_MS = 2000;
 
-/** Split a step's timeout into the primary share and the rest (see above). */
-export function splitBudget(timeoutMs: number, primaryTimeoutMs?: number): Budget {
+/** A step's budget for the op: its timeout less a reserve (10%, at most 1 s) to report the diagnosis in time. */
+export function stepBudgetMs(timeoutMs: number): number {
   const reserve = Math.min(1000, Math.floor(timeoutMs * 0.1));
-  const budget = Math.max(1, timeoutMs - reserve);
-  const primaryMs = Math.max(1, Math.min(primaryTimeoutMs ?? Math.floor(budget / 2), budget));
-  return { primaryMs, restMs: Math.max(1, budget - primaryMs) };
+  return Math.max(1, timeoutMs - reserve);
 }
 
 export function toPlaywright(page: Page, s: LocatorStrategy): PwLocator {
@@ -40,16 +39,6 @@ export function toPlaywright(page: Page, s: LocatorStrategy): PwLocator {
   if (s.text !== undefined) return page.getByText(s.text, { exact: true });
   if (s.label !== undefined) return page.getByLabel(s.label, { exact: true });
   return page.locator(`xpath=${s.xpath!}`);
-}
-
-/** Playwright failed to find exactly one element (as opposed to the page or browser failing). */
-export function isLocateFailure(err: unknown): boolean {
-  const e = err as Error;
-  // A timeout after Playwright began the action (its call log says "performing click action") is
-  // not a locate failure: the page may already have reacted, and acting again through a fallback
-  // could click twice or act on the next page.
-  if (actionStarted(err)) return false;
-  return e?.name === 'TimeoutError' || /strict mode violation/.test(String(e?.message));
 }
 
 /** Whether a Playwright error's call log shows the action itself was performed or under way. */
@@ -80,7 +69,12 @@ export function browserError(err: unknown, what: string): Error {
 export interface ActOptions<T> {
   /** `one`: exactly one element (actions, single extract); `some`: at least one (extract `all`). */
   need: 'one' | 'some';
-  budget: Budget;
+  /** When the op must be done by (epoch ms): the step's budget from its start. */
+  deadline: number;
+  /** The appear window (APPEAR_WINDOW_MS unless the executor says otherwise). */
+  appearMs: number;
+  /** Let the work already started on the page finish (settle.ts); called before every drift decision. */
+  settle(): Promise<void>;
   /** The op, on a candidate locator, bounded by `timeoutMs`. */
   act(locator: PwLocator, timeoutMs: number): Promise<T>;
   /** For messages: `click`, `drag source`, ... */
@@ -115,49 +109,108 @@ export function guard<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Run an op on a target through its primary locator, then its fallbacks (see the module comment). */
+/** Resolves on the first DOM change of the page (any node, attribute or text), or false after `ms`. */
+async function nextMutation(page: Page, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<false>((r) => {
+    timer = setTimeout(() => r(false), ms);
+  });
+  // The observer disconnects itself on the first change; a navigation drops it with its document.
+  const changed = page
+    .evaluate(
+      () =>
+        new Promise<true>((resolve) => {
+          const observer = new MutationObserver(() => {
+            observer.disconnect();
+            resolve(true);
+          });
+          observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+        }),
+    )
+    .catch(() => true as const);
+  const out = await Promise.race([changed, bound]);
+  clearTimeout(timer);
+  return out;
+}
+
+/**
+ * Wait (up to `ms`) for the page to change in a way that can change the counts: when nothing matched,
+ * for any candidate to be attached (Playwright's waitFor on the candidates `or`-ed together); when
+ * something matched but not as needed, for the next DOM mutation. False when the time ran out.
+ */
+async function pageChange(page: Page, candidates: { loc: PwLocator }[], counts: number[], ms: number): Promise<boolean> {
+  if (counts.some((n) => n > 0)) return nextMutation(page, ms);
+  const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
+  return any.waitFor({ state: 'attached', timeout: ms }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The strict-mode error of a locator that matched several elements when the op began. */
+function isStrictViolation(err: unknown): boolean {
+  return /strict mode violation/.test(String((err as Error)?.message)) && !actionStarted(err);
+}
+
+/** Run an op on a target through its primary locator or a fallback (see the module comment). */
 export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolContext, options: ActOptions<T>): Promise<ActResult<T>> {
-  const strategies = strategiesOf(target);
-  const primary = strategies[0]!;
-  const primaryText = describeStrategy(primary);
-  const primaryLoc = toPlaywright(page, primary);
+  const candidates = strategiesOf(target).map((s) => ({ text: describeStrategy(s), loc: toPlaywright(page, s) }));
+  const primary = candidates[0]!;
   const matches = (n: number) => (options.need === 'one' ? n === 1 : n >= 1);
-  const run = async (loc: PwLocator, ms: number, text: string) => {
+  const remaining = () => Math.max(1, options.deadline - Date.now());
+  const probe = async () => {
     try {
-      return await guard(options.act(loc, ms), ctx.signal);
+      return await guard(Promise.all(candidates.map((c) => c.loc.count())), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      throw browserError(err, `${options.what} ${text}`);
+      throw browserError(err, `${options.what} ${primary.text}`);
+    }
+  };
+  /** The op on one candidate; undefined when it matched several by the time the op began (decide again). */
+  const run = async (c: (typeof candidates)[number]): Promise<{ value: T } | undefined> => {
+    try {
+      return { value: await guard(options.act(c.loc, remaining()), ctx.signal) };
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      if (isStrictViolation(err)) return undefined;
+      throw browserError(err, `${options.what} ${c.text}`);
     }
   };
 
-  try {
-    return { value: await guard(options.act(primaryLoc, options.budget.primaryMs), ctx.signal), matched: primaryText };
-  } catch (err) {
-    if (ctx.signal.aborted || !isLocateFailure(err)) throw ctx.signal.aborted ? err : browserError(err, `${options.what} ${primaryText}`);
+  // 1. The primary as it is: one match is what a handwritten script would act on.
+  let counts = await probe();
+  if (matches(counts[0]!)) {
+    const done = await run(primary);
+    if (done) return { value: done.value, matched: primary.text };
   }
 
-  const tried: { locator: string; count: number }[] = [];
-  const primaryCount = await guard(primaryLoc.count(), ctx.signal);
-  tried.push({ locator: primaryText, count: primaryCount });
-  if (matches(primaryCount)) {
-    // Present but not actionable within the primary share: give it the rest.
-    return { value: await run(primaryLoc, options.budget.restMs, primaryText), matched: primaryText };
+  // 2. and 3. On the settled page, every candidate at once; then the appear window.
+  await guard(options.settle(), ctx.signal);
+  const appearBy = Date.now() + options.appearMs;
+  let last = false;
+  // Bounded: every turn waits for a change of the page, and the turn after the window ends is the last.
+  for (let turn = 0; turn < 1000; turn++) {
+    counts = await probe();
+    const chosen = counts.findIndex(matches);
+    if (chosen >= 0) {
+      const c = candidates[chosen]!;
+      const done = await run(c);
+      if (!done) continue;
+      if (chosen > 0) {
+        ctx.warn({
+          code: 'drift',
+          message: `${options.what}: primary ${primary.text} matched ${counts[0]}; fallback ${c.text} matched`,
+          data: { matched: c.text, tried: candidates.map((x, i) => ({ locator: x.text, count: counts[i]! })) },
+        });
+      }
+      return { value: done.value, matched: c.text };
+    }
+    const left = appearBy - Date.now();
+    if (last || left <= 0) break;
+    if (await guard(pageChange(page, candidates, counts, left), ctx.signal)) await guard(options.settle(), ctx.signal);
+    else last = true;
   }
-  for (const fallback of strategies.slice(1)) {
-    const text = describeStrategy(fallback);
-    const loc = toPlaywright(page, fallback);
-    const count = await guard(loc.count(), ctx.signal);
-    tried.push({ locator: text, count });
-    if (!matches(count)) continue;
-    const value = await run(loc, options.budget.restMs, text);
-    ctx.warn({
-      code: 'drift',
-      message: `${options.what}: primary locator ${primaryText} matched ${primaryCount} element${primaryCount === 1 ? '' : 's'}; fallback ${text} matched`,
-      data: { matched: text, tried },
-    });
-    return { value, matched: text };
-  }
+  const tried = candidates.map((c, i) => ({ locator: c.text, count: counts[i]! }));
   const need = options.need === 'one' ? 'exactly one element' : 'at least one element';
   const url = new URL(page.url());
   throw toolError(

@@ -8,7 +8,7 @@ import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '.
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, browserError, guard, splitBudget, type Budget } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, type ActOptions } from './locate.js';
 
 /** The seven browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -20,7 +20,8 @@ export interface BrowserToolsConfig {
   screenshots: boolean;
   /** Used when a step carries no positive timeout. */
   defaultTimeoutMs: number;
-  primaryTimeoutMs?: number;
+  /** The appear window of locator drift (default APPEAR_WINDOW_MS). */
+  appearTimeoutMs?: number;
 }
 
 const COMPONENT = 'executor-playwright';
@@ -48,9 +49,25 @@ export function pageOrigin(page: Page): string {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : `${url.protocol}${url.pathname}`;
 }
 
-function budgetOf(ctx: ToolContext, cfg: BrowserToolsConfig): Budget {
+/** What a step's body needs to locate targets: its deadline, the appear window, and how to settle the page. */
+type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle'> & {
+  /** Milliseconds left of the step's budget (at least 1). */
+  remaining(): number;
+};
+
+function stepOf(ctx: ToolContext, cfg: BrowserToolsConfig, s: RunSession): Step {
   const timeout = Number.isFinite(ctx.timeoutMs) && ctx.timeoutMs > 0 ? ctx.timeoutMs : cfg.defaultTimeoutMs;
-  return splitBudget(timeout, cfg.primaryTimeoutMs);
+  const deadline = Date.now() + stepBudgetMs(timeout);
+  const remaining = () => Math.max(1, deadline - Date.now());
+  return {
+    deadline,
+    remaining,
+    appearMs: cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS,
+    // Whatever is still under way on the page (requests, short timers) finishes before a drift decision.
+    settle: async () => {
+      await settleAfterAction(s.page, s.net, s.net.started, remaining());
+    },
+  };
 }
 
 async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
@@ -73,18 +90,19 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
 function browserTool<I, O>(
   name: keyof typeof BROWSER_CONTRACTS,
   cfg: BrowserToolsConfig,
-  body: (input: I, s: RunSession, ctx: ToolContext, budget: Budget) => Promise<O>,
+  body: (input: I, s: RunSession, ctx: ToolContext, step: Step) => Promise<O>,
 ): Tool {
   return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
     const s = await session(ctx, cfg);
-    const budget = budgetOf(ctx, cfg);
+    const step = stepOf(ctx, cfg, s);
     const startedBefore = s.net.started;
-    const out = await body(input, s, ctx, budget);
+    const out = await body(input, s, ctx, step);
     // Reads read the page as it is; actions let the requests they started finish first (settle.ts).
     if (name !== 'extract') {
-      const settled = await settleAfterAction(s.page, s.net, startedBefore, budget.restMs);
+      const bound = step.remaining();
+      const settled = await settleAfterAction(s.page, s.net, startedBefore, bound);
       if (!settled.settled) {
-        const what = settled.waitingFor === 'requests' ? `requests still in flight after ${budget.restMs} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
+        const what = settled.waitingFor === 'requests' ? `requests still in flight after ${bound} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
         ctx.logger.debug(`[flowctl] [browser] ${name}: ${what}; going on`);
       }
     }
@@ -165,7 +183,7 @@ async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: stri
 }
 
 export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
-  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>('navigate', cfg, async (input, s, ctx, budget) => {
+  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>('navigate', cfg, async (input, s, ctx, step) => {
     let url: URL;
     try {
       url = new URL(input.url);
@@ -177,7 +195,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     }
     ctx.effect({ kind: 'browser', target: url.origin });
     try {
-      const response = await guard(s.page.goto(url.href, { waitUntil: 'load', timeout: budget.primaryMs + budget.restMs }), ctx.signal);
+      const response = await guard(s.page.goto(url.href, { waitUntil: 'load', timeout: step.remaining() }), ctx.signal);
       return { url: s.page.url(), status: response?.status() ?? null };
     } catch (err) {
       if (ctx.signal.aborted) throw err;
@@ -185,19 +203,19 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     }
   });
 
-  const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, budget) => {
+  const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    const r = await actOnTarget(s.page, target, ctx, { need: 'one', budget, what: 'click', act: clickOnce });
+    const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what: 'click', act: clickOnce });
     return { matched: r.matched };
   });
 
-  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>('fill', cfg, async (input, s, ctx, budget) => {
+  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>('fill', cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
     const r = await actOnTarget(s.page, target, ctx, {
+      ...step,
       need: 'one',
-      budget,
       what: 'fill',
       act: async (loc, t) => {
         await loc.fill(input.value, { timeout: t });
@@ -212,12 +230,12 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   const select = browserTool<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
     'select',
     cfg,
-    async (input, s, ctx, budget) => {
+    async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
       const r = await actOnTarget(s.page, target, ctx, {
+        ...step,
         need: 'one',
-        budget,
         what: 'select',
         act: async (loc, t) => ({ loc, selected: await loc.selectOption(input.value, { timeout: t }) }),
       });
@@ -229,7 +247,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>('drag', cfg, async (input, s, ctx, budget) => {
+  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>('drag', cfg, async (input, s, ctx, step) => {
     const source = parseTarget(input.source, 'source');
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
@@ -238,10 +256,9 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       await loc.waitFor({ state: 'visible', timeout: t });
       return loc;
     };
-    const half: Budget = { primaryMs: budget.primaryMs, restMs: Math.max(1, Math.floor(budget.restMs / 2)) };
     const warnings: StepWarning[][] = [[], []];
     const ends = [source, target].map((t, i) =>
-      actOnTarget(s.page, t, { ...ctx, warn: (w) => warnings[i]!.push(w) }, { need: 'one', budget: half, what: i === 0 ? 'drag source' : 'drag target', act: visible }),
+      actOnTarget(s.page, t, { ...ctx, warn: (w) => warnings[i]!.push(w) }, { ...step, need: 'one', what: i === 0 ? 'drag source' : 'drag target', act: visible }),
     );
     // Settle both before reporting, so the error (the source's first) and the warnings never depend on timing.
     const settled = await Promise.allSettled(ends);
@@ -249,7 +266,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     for (const r of settled) if (r.status === 'rejected') throw r.reason;
     const [from, to] = settled.map((r) => (r as PromiseFulfilledResult<Awaited<(typeof ends)[number]>>).value);
     try {
-      await guard(from!.value.dragTo(to!.value, { timeout: half.restMs }), ctx.signal);
+      await guard(from!.value.dragTo(to!.value, { timeout: step.remaining() }), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       throw browserError(err, `drag ${from!.matched} to ${to!.matched}`);
@@ -260,15 +277,15 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
     'upload',
     cfg,
-    async (input, s, ctx, budget) => {
+    async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       const files = [];
       for (const f of input.files) files.push(await loadUpload(f, ctx));
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
       const payload = files.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer }));
       const r = await actOnTarget(s.page, target, ctx, {
+        ...step,
         need: 'one',
-        budget,
         what: 'upload',
         act: (loc, t) => loc.setInputFiles(payload, { timeout: t }),
       });
@@ -279,12 +296,12 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   const extract = browserTool<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
     'extract',
     cfg,
-    async (input, s, ctx, budget) => {
+    async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
       const r = await actOnTarget(s.page, target, ctx, {
+        ...step,
         need: input.all ? 'some' : 'one',
-        budget,
         what: 'extract',
         act: async (loc, t) => {
           // Single: waitFor is strict, so it also proves there is exactly one match.

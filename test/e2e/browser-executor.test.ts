@@ -63,7 +63,7 @@ describe('a remote browser over CDP', () => {
     });
     endpoint = await new Promise<string>((resolve, reject) => {
       let err = '';
-      const timer = setTimeout(() => reject(new Error(`no DevTools endpoint: ${err}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`no DevTools endpoint: ${err}`)), 90_000);
       remote.stderr!.setEncoding('utf8').on('data', (d: string) => {
         err += d;
         const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);

@@ -74,8 +74,7 @@ beforeAll(async () => {
   await mkdir(join(project, 'ops/files'), { recursive: true });
   await copyFile(join(SITE_DIR, 'ops/files/report.csv'), join(project, 'ops/files/report.csv'));
   for (const variant of Object.keys(NAMES) as SiteVariant[]) sites[variant] = await startSite({ password: CANARY, variant });
-  // The primary locator gets 1 s to appear before fallbacks are counted (default: half the step timeout).
-  exec = createPlaywrightExecutor({ primaryTimeoutMs: 1000 });
+  exec = createPlaywrightExecutor();
   for (const variant of Object.keys(NAMES) as SiteVariant[]) {
     await record(variant);
     specs[variant] = await compileRecording(variant);

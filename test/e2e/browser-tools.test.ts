@@ -25,7 +25,7 @@ function newRun(over: Partial<ToolContext> = {}): TestToolContext & { artifactsP
   const ctx = createTestToolContext({
     runId: `run-${++runs}`,
     cwd: project,
-    timeoutMs: 10_000,
+    timeoutMs: 60_000,
     artifacts: {
       async put(bytes, mediaType) {
         const digest = digestBytes(bytes);
@@ -56,7 +56,7 @@ async function failure(p: Promise<unknown>): Promise<FlowError> {
 }
 
 beforeAll(async () => {
-  exec = createPlaywrightExecutor({ primaryTimeoutMs: 1000 });
+  exec = createPlaywrightExecutor();
   [base, renamed, removed] = await Promise.all([
     startSite({ password: PASSWORD }),
     startSite({ password: PASSWORD, variant: 'drift-renamed' }),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrowser } from '../../../adapters/executor-playwright/resolve-browser.js';
-import { splitBudget } from '../../../adapters/executor-playwright/locate.js';
+import { stepBudgetMs } from '../../../adapters/executor-playwright/locate.js';
 import { FlowError } from '../../../src/errors.js';
 
 let dir: string;
@@ -56,11 +56,10 @@ describe('browser resolution order', () => {
   });
 });
 
-describe('the drift timeout split', () => {
-  it('gives the primary half the budget and keeps a reserve for the diagnosis', () => {
-    expect(splitBudget(30_000)).toEqual({ primaryMs: 14_500, restMs: 14_500 });
-    expect(splitBudget(2_000)).toEqual({ primaryMs: 900, restMs: 900 });
-    expect(splitBudget(30_000, 1_500)).toEqual({ primaryMs: 1_500, restMs: 27_500 });
-    expect(splitBudget(1_000, 5_000)).toEqual({ primaryMs: 900, restMs: 1 });
+describe('the step budget', () => {
+  it('keeps a reserve (10%, at most 1 s) for the diagnosis', () => {
+    expect(stepBudgetMs(30_000)).toBe(29_000);
+    expect(stepBudgetMs(2_000)).toBe(1_800);
+    expect(stepBudgetMs(1)).toBe(1);
   });
 });
