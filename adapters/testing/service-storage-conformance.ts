@@ -174,7 +174,7 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         await storage.sessions.create(s);
         const other = await independent();
         expect(await other.sessions.get(s.id)).toEqual(s);
-        expect(await other.sessions.lookup(s.id)).toEqual({ session: s, user: { id: users[0], email: expect.any(String) }, org, role: 'owner' });
+        expect(await other.sessions.lookup(s.id)).toEqual({ session: s, user: { id: users[0], email: expect.any(String) }, org, role: 'owner', orgs: [{ org, role: 'owner' }] });
         expect(await other.sessions.lookup('missing')).toBeUndefined();
         await storage.sessions.setOrg(s.id, org2.id);
         // Not a member of org2: the lookup says so (no role).

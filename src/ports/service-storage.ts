@@ -117,6 +117,8 @@ export interface SessionLookup {
   org: OrgRecord;
   /** The user's role in the session's org; undefined when no longer a member. */
   role?: Role;
+  /** Every org of the user with their role, oldest membership first. */
+  orgs: { org: OrgRecord; role: Role }[];
 }
 
 export interface SessionStore {

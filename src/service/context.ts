@@ -25,6 +25,8 @@ export interface SessionAuth {
   user: { id: string; email: string };
   org: OrgRecord;
   role: Role;
+  /** Every org of the user, with their role (from the same lookup). */
+  orgs: { org: OrgRecord; role: Role }[];
 }
 
 /** Node's request, when served by the node-http adapter (for the client address). */

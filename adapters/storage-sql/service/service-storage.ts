@@ -300,11 +300,13 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         }),
       lookup: (id) =>
         run('sessions.lookup', async () => {
-          const row = await db
+          // One round trip: the session, its user and active org, and every membership of the user.
+          const rows = await db
             .selectFrom('svc_sessions as s')
             .innerJoin('svc_users as u', 'u.id', 's.user_id')
-            .innerJoin('svc_orgs as o', 'o.id', 's.org_id')
-            .leftJoin('svc_members as m', (j) => j.onRef('m.org_id', '=', 's.org_id').onRef('m.user_id', '=', 's.user_id'))
+            .innerJoin('svc_orgs as so', 'so.id', 's.org_id')
+            .leftJoin('svc_members as m', 'm.user_id', 's.user_id')
+            .leftJoin('svc_orgs as o', 'o.id', 'm.org_id')
             .select([
               's.id as id',
               's.user_id as user_id',
@@ -313,19 +315,30 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
               isoText('s.expires_at', 'expires_at'),
               isoText('s.revoked_at', 'revoked_at'),
               'u.email as email',
-              'o.name as org_name',
-              isoText('o.created_at', 'org_created_at'),
+              'so.name as org_name',
+              isoText('so.created_at', 'org_created_at'),
               'm.role as role',
+              'o.id as m_org_id',
+              'o.name as m_org_name',
+              isoText('o.created_at', 'm_org_created_at'),
             ])
             .where('s.id', '=', id)
-            .executeTakeFirst();
-          if (!row) return undefined;
-          const r = row as SessionRow & { email: string; org_name: string; org_created_at: string; role: Role | null };
+            .orderBy('m.created_at')
+            .orderBy('o.id')
+            .execute();
+          if (rows.length === 0) return undefined;
+          type Row = SessionRow & { email: string; org_name: string; org_created_at: string; role: Role | null; m_org_id: string | null; m_org_name: string; m_org_created_at: string };
+          const first = rows[0] as Row;
+          const orgs = (rows as Row[])
+            .filter((r) => r.m_org_id !== null && r.role !== null)
+            .map((r) => ({ org: { id: r.m_org_id!, name: r.m_org_name, created_at: r.m_org_created_at }, role: r.role! }));
+          const role = orgs.find((o) => o.org.id === first.org_id)?.role;
           return {
-            session: toSession(r),
-            user: { id: r.user_id, email: r.email },
-            org: { id: r.org_id, name: r.org_name, created_at: r.org_created_at },
-            ...(r.role ? { role: r.role } : {}),
+            session: toSession(first),
+            user: { id: first.user_id, email: first.email },
+            org: { id: first.org_id, name: first.org_name, created_at: first.org_created_at },
+            ...(role ? { role } : {}),
+            orgs,
           };
         }),
       setOrg: (id, orgId) =>

@@ -84,7 +84,7 @@ export async function loadSession(c: ServiceContext, deps: ServiceDeps): Promise
   if (!found || found.session.revoked_at !== undefined || found.session.expires_at <= nowIso || found.role === undefined) {
     return { ok: false, cookieSent: true };
   }
-  c.set('auth', { session: found.session, user: found.user, org: found.org, role: found.role });
+  c.set('auth', { session: found.session, user: found.user, org: found.org, role: found.role, orgs: found.orgs });
   return { ok: true };
 }
 

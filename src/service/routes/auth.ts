@@ -43,9 +43,8 @@ function authAttempt(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
   };
 }
 
-async function sessionBody(deps: ServiceDeps, c: ServiceContext) {
-  const { user, org, role } = c.get('auth');
-  const orgs = await deps.storage.members.orgsOf(user.id);
+function sessionBody(c: ServiceContext) {
+  const { user, org, role, orgs } = c.get('auth');
   return { user, org: orgJson(org), role, orgs: orgs.map((o) => ({ id: o.org.id, name: o.org.name, role: o.role })) };
 }
 
@@ -155,7 +154,7 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
       responses: { 200: jsonResponse('The session', SessionBody), 401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })) },
       handler: async (c) => {
         const check = await loadSession(c, deps);
-        if (check.ok) return c.json(await sessionBody(deps, c), 200);
+        if (check.ok) return c.json(sessionBody(c), 200);
         if (check.cookieSent || deps.settings.production) {
           if (check.cookieSent) clearSessionCookie(c, deps);
           throw serviceError('unauthenticated', 'sign in first: no valid session cookie');
@@ -163,9 +162,9 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
         const id = randomBytes(4).toString('hex');
         const { session } = await signup(`dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
         setSessionCookie(c, deps, session);
-        const found = await storage.sessions.lookup(session.id);
-        c.set('auth', { session, user: found!.user, org: found!.org, role: found!.role! });
-        return c.json(await sessionBody(deps, c), 200);
+        const found = (await storage.sessions.lookup(session.id))!;
+        c.set('auth', { session, user: found.user, org: found.org, role: found.role!, orgs: found.orgs });
+        return c.json(sessionBody(c), 200);
       },
     },
     {
