@@ -28,6 +28,7 @@ export function createProgressPrinter(io: CliIO, spec: FlowSpec, options: Progre
   const index = new Map(spec.steps.map((s, i) => [s.id, i + 1]));
   const toolOf = new Map(spec.steps.map((s) => [s.id, `${s.tool.ref}@${s.tool.version}`]));
   let shown = false;
+  let driftHinted = false;
 
   const columns = () => Math.max(20, ((io.stderr as { columns?: number }).columns ?? 80) - 1);
   const liveLine = (text: string) => {
@@ -41,6 +42,11 @@ export function createProgressPrinter(io: CliIO, spec: FlowSpec, options: Progre
   };
   const plain = (text: string) => io.stderr.write(`${label}: ${text}\n`);
   const pos = (step: string) => `[${index.get(step) ?? '?'}/${total}]`;
+  const driftHint = () => {
+    if (driftHinted) return;
+    driftHinted = true;
+    plain(`hint: the page changed since ${spec.name} was recorded; re-record it (flowctl record --name ${spec.name} --task <task> --ops <ops file>) or update the locator`);
+  };
 
   return {
     clear,
@@ -64,6 +70,13 @@ export function createProgressPrinter(io: CliIO, spec: FlowSpec, options: Progre
               plain(`${entry.step} succeeded${warn}`);
             }
           } else plain(`${pos(entry.step)} ${entry.step} succeeded${ms}${warn}`);
+          // Locator drift: what matched instead of the recorded locator, and how to fix it for good.
+          for (const w of entry.warnings ?? []) {
+            if (w.code !== 'drift') continue;
+            clear();
+            plain(`${pos(entry.step)} ${entry.step} drift: ${w.message}`);
+            driftHint();
+          }
           break;
         }
         case 'step_failed': {
@@ -72,6 +85,7 @@ export function createProgressPrinter(io: CliIO, spec: FlowSpec, options: Progre
           // A failure is worth keeping on screen even in live mode.
           clear();
           plain(text);
+          if (entry.error.code === 'locator_drift') driftHint();
           break;
         }
         case 'step_skipped': {

@@ -138,6 +138,23 @@ describe('a Recording through the CLI', () => {
     runId = run.id;
   });
 
+  it('prints locator drift in the live output, with a hint to re-record', async () => {
+    const renamed = await startSite({ password: CANARY, variant: 'drift-renamed' });
+    try {
+      const template = await readFile(join(SITE_DIR, 'ops/full.yaml'), 'utf8');
+      await writeFile(join(project, 'ops/renamed.yaml'), template.replaceAll('{{SITE}}', renamed.url).replaceAll('{{PASSWORD}}', CANARY));
+      const rec = await cli(['record', '--name', 'shop-renamed', '--task', 'Find books', '--ops', 'ops/renamed.yaml', '--input', 'user', '--input', 'query', '--secret', 'password']);
+      expect(rec.code, rec.stderr).toBe(0);
+      const r = await cli(['run', 'shop-renamed', '--yes', '--json', '--input', 'user=dave']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: 'succeeded', output: { welcome: 'Signed in as dave' } });
+      expect(r.stderr).toContain('click_4 drift: click: primary css=#login matched 0; fallback role=button[name="Sign in"] matched\n');
+      expect(r.stderr.match(/hint: the page changed since shop-renamed was recorded; re-record it \(flowctl record --name shop-renamed /g)).toHaveLength(1);
+    } finally {
+      await renamed.close();
+    }
+  });
+
   it('replays with --verify without a browser', async () => {
     // A launch would fail: CHROMIUM_PATH points nowhere.
     const r = await cli(['replay', runId, '--verify', '--json'], { CHROMIUM_PATH: '/nonexistent/chromium' });
