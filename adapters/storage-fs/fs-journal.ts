@@ -129,3 +129,47 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
     },
   };
 }
+
+/**
+ * The last complete entry of a journal file (the line before the last newline; a torn trailing line
+ * is not an entry yet), read from the end of the file so a run header can be checked against its
+ * journal without reading the whole journal. Undefined when the file is missing, holds no complete
+ * line, or its last complete line is not JSON (a full read reports that as `storage_corrupt`).
+ */
+export async function readLastJournalEntry(path: string): Promise<JournalEntry | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return undefined;
+    throw fsError(`cannot read ${path}`, err);
+  }
+  try {
+    const size = (await fh.stat()).size;
+    // Bounded: each pass reads 8x more from the end, the last pass reads the whole file.
+    for (let window = 16 * 1024; ; window *= 8) {
+      const start = Math.max(0, size - window);
+      const buf = Buffer.alloc(size - start);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      // A newline byte never occurs inside a multi-byte UTF-8 sequence: searching bytes is safe.
+      // (lastIndexOf with a negative offset counts from the end, hence the guards.)
+      const end = got > 0 ? buf.lastIndexOf(0x0a, got - 1) : -1;
+      if (end < 0 && start === 0) return undefined;
+      const begin = end > 0 ? buf.lastIndexOf(0x0a, end - 1) : -1;
+      if (begin >= 0 || start === 0) {
+        try {
+          return JSON.parse(buf.subarray(begin + 1, end).toString('utf8')) as JournalEntry;
+        } catch {
+          return undefined;
+        }
+      }
+    }
+  } finally {
+    await fh.close();
+  }
+}

@@ -5,8 +5,8 @@ import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunRecord, Storage } from '../../src/ports/storage.js';
 import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js';
-import { createFsJournal } from './fs-journal.js';
-import { TEMP_PREFIX, writeFileDurable } from '../../src/util/atomic-write.js';
+import { createFsJournal, readLastJournalEntry } from './fs-journal.js';
+import { removeStaleTemps, TEMP_PREFIX, writeFileDurable } from '../../src/util/atomic-write.js';
 import { COMPONENT, fsError, isCode, readJson } from './fs-util.js';
 
 export interface FsStorageOptions {
@@ -27,7 +27,10 @@ export interface FsStorageOptions {
  *   artifacts/<hex>.bin|.json     artifact bytes and their media type
  *
  * A process killed at any moment leaves every run readable: run.json is always whole, and a torn
- * trailing journal line is ignored.
+ * trailing journal line is ignored. The journal decides a run's outcome: a header that missed its
+ * last update (killed between appending run_finished and rewriting run.json) is repaired from the
+ * journal when read, so `get`, `list` and every reader of the Run agree. Temp files of writers that
+ * died before their rename are removed by init (the next open).
  */
 export function createFsStorage(options: FsStorageOptions): Storage {
   const root = resolve(options.dir);
@@ -49,8 +52,43 @@ export function createFsStorage(options: FsStorageOptions): Storage {
   };
   const frontDir = (front: string) => join(dirs.deploys, encodeURIComponent(front));
 
+  /**
+   * The run header as the journal decides it. When the journal ends with run_finished, status,
+   * finished_at, output and error come from that entry, and a header that differs is rewritten (it
+   * missed the engine's last update). A header still `pending` over a journal that has entries reads
+   * as `running` (not rewritten: only run_finished settles a header for good).
+   */
   async function readRun(id: string): Promise<RunRecord | undefined> {
-    return readJson<RunRecord>(join(runDir(id), 'run.json'));
+    const headerFile = join(runDir(id), 'run.json');
+    const header = await readJson<RunRecord>(headerFile);
+    if (!header) return undefined;
+    const last = await readLastJournalEntry(join(runDir(id), 'journal.jsonl'));
+    if (!last) return header;
+    if (last.event !== 'run_finished') return header.status === 'pending' ? { ...header, status: 'running' } : header;
+    const repaired: Record<string, unknown> = { ...header, status: last.status, finished_at: last.at };
+    delete repaired.output;
+    delete repaired.error;
+    if (last.output !== undefined) repaired.output = last.output;
+    if (last.error !== undefined) repaired.error = last.error;
+    const same = (k: 'status' | 'finished_at' | 'output' | 'error') => JSON.stringify(repaired[k]) === JSON.stringify(header[k]);
+    if (!(same('status') && same('finished_at') && same('output') && same('error'))) {
+      // Best effort: a read-only store still reads right, it just repairs again next time.
+      await writeFileDurable(headerFile, `${JSON.stringify(repaired)}\n`).catch(() => undefined);
+    }
+    return repaired as unknown as RunRecord;
+  }
+
+  /** Remove temp files of dead writers in every folder the store writes temps to (see atomic-write.ts). */
+  async function sweepTemps(): Promise<void> {
+    const folders = [dirs.specs, dirs.artifacts, dirs.runs];
+    for (const parent of [dirs.deploys, dirs.runs]) {
+      try {
+        for (const d of await readdir(parent, { withFileTypes: true })) if (d.isDirectory()) folders.push(join(parent, d.name));
+      } catch (err) {
+        if (!isCode(err, 'ENOENT')) throw err;
+      }
+    }
+    for (const folder of folders) await removeStaleTemps(folder, ['prefix']);
   }
 
   return {
@@ -62,6 +100,11 @@ export function createFsStorage(options: FsStorageOptions): Storage {
         for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true });
       } catch (err) {
         throw fsError(`cannot create the store at ${root}`, err);
+      }
+      try {
+        await sweepTemps();
+      } catch (err) {
+        throw fsError(`cannot remove stale temp files in ${root}`, err);
       }
     },
 

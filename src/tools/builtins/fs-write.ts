@@ -2,6 +2,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { digestBytes, prettyJson } from '../../canonical.js';
 import { abortError, defineTool, toolError } from '../contract.js';
+import { removeStaleTemps } from '../../util/atomic-write.js';
 import { assertRealPathInside, rootedPath } from './fs-paths.js';
 
 /**
@@ -74,6 +75,8 @@ export const fsWrite = defineTool<WriteInput, WriteOutput>(
     const temp = join(dir, `.${basename(target.abs)}.${process.pid}.${++tempCounter}.tmp`);
     try {
       if (input.mkdirs !== false) await mkdir(dir, { recursive: true });
+      // Temps of writers killed before their rename (pid not alive) go on the next write here.
+      await removeStaleTemps(dir, ['dot']).catch(() => undefined);
       await writeFile(temp, bytes, { flag: 'wx' });
       await rename(temp, target.abs);
     } catch (e) {
