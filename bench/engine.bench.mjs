@@ -1,13 +1,27 @@
 // Engine benchmarks (docs/journal.md): per-step overhead of a 1,000-step pure flow on memory storage,
 // and hermetic `verify` replay of a 1,000-step journal. Targets: < 0.2 ms per step, < 100 ms per
 // verify. Imports the built package (npm run bench builds first). Writes bench/RESULTS.md#engine.
+//
+// BENCH_BASELINE=<another build's dist/> (e.g. of an older commit, in a `git worktree`) also replays
+// the same journal with that build, round for round interleaved with this one, so both see the same
+// machine load; the table then shows both, and the bench fails if the two builds' replays do not
+// give the same entry digests. BENCH_DIST=<dist/> measures another build than ../dist.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { contractDigest, createEngine, createToolRegistry, defineTool } from '../dist/index.js';
-import { createMemoryStorage } from '../dist/adapters/storage-memory.js';
-import { createFsStorage } from '../dist/adapters/storage-fs.js';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { median, percentile, writeSection } from './results.mjs';
+
+const distUrl = (dir) => pathToFileURL(`${resolve(dir)}/`).href;
+async function loadBuild(dir) {
+  const [core, memory, fs] = await Promise.all(
+    ['index.js', 'adapters/storage-memory.js', 'adapters/storage-fs.js'].map((f) => import(new URL(f, distUrl(dir)).href)),
+  );
+  return { ...core, createMemoryStorage: memory.createMemoryStorage, createFsStorage: fs.createFsStorage };
+}
+const current = await loadBuild(process.env.BENCH_DIST ?? new URL('../dist', import.meta.url).pathname);
+const baseline = process.env.BENCH_BASELINE ? await loadBuild(process.env.BENCH_BASELINE) : undefined;
+const { contractDigest, createEngine, createToolRegistry, defineTool, createMemoryStorage, createFsStorage } = current;
 
 const STEPS = 1000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
@@ -77,7 +91,10 @@ const runCpu = [];
 const replayMs = [];
 const replayCpu = [];
 const hermeticMs = [];
+const baseMs = [];
+const baseCpu = [];
 let journalLength = 0;
+const chainOf = (run) => run.journal.map((e) => e.digest).join(' ');
 for (let r = 0; r < ROUNDS + 2; r++) {
   const engine = createEngine({ storage: createMemoryStorage(), tools });
   const run = await time(() => engine.run({ spec: big }, { start: 0 }));
@@ -85,11 +102,27 @@ for (let r = 0; r < ROUNDS + 2; r++) {
   journalLength = run.value.journal.length;
   // A fresh engine without tools replays from the journal alone, as a fixture replay does.
   const replayer = createEngine({ storage: createMemoryStorage(), tools: createToolRegistry() });
+  // The baseline first in even rounds, second in odd ones: neither always gets the warmer machine.
+  const replayBaseline = async () => {
+    if (!baseline) return undefined;
+    const other = baseline.createEngine({ storage: baseline.createMemoryStorage(), tools: baseline.createToolRegistry() });
+    const measured = await time(() => other.replay({ journal: run.value.journal }, { mode: 'verify', spec: big }));
+    await other.dispose();
+    if (measured.value.status !== 'succeeded') throw new Error('bench verify (baseline) failed');
+    return measured;
+  };
+  const before = r % 2 === 0 ? await replayBaseline() : undefined;
   const verify = await time(() => replayer.replay({ journal: run.value.journal }, { mode: 'verify', spec: big }));
   if (verify.value.status !== 'succeeded') throw new Error('bench verify failed');
+  const base = before ?? (await replayBaseline());
+  if (base && chainOf(base.value) !== chainOf(verify.value)) throw new Error('the baseline build and this one give different replay entry digests');
   const hermetic = await time(() => replayer.replay({ journal: run.value.journal }, { spec: big }));
   await engine.dispose();
   await replayer.dispose();
+  if (r >= 2 && base) {
+    baseMs.push(base.ms);
+    baseCpu.push(base.cpu);
+  }
   if (r >= 2) {
     runMs.push(run.ms);
     runCpu.push(run.cpu);
@@ -129,6 +162,12 @@ const rows = [
   ['Verify replay, CPU time, median', `${verifyCpu.toFixed(1)} ms`, '< 100 ms', verdict(verifyCpu, 100)],
   ['Verify replay, wall, p90', `${percentile(replayMs, 90).toFixed(1)} ms`, '', ''],
   ['Hermetic replay of the same journal, wall, median', `${median(hermeticMs).toFixed(1)} ms`, '', ''],
+  ...(baseline
+    ? [
+        [`Baseline build (${process.env.BENCH_BASELINE_LABEL ?? 'BENCH_BASELINE'}): verify replay, wall, median (same rounds, interleaved)`, `${median(baseMs).toFixed(1)} ms`, '< 100 ms', verdict(median(baseMs), 100)],
+        ['Baseline build: verify replay, CPU time, median', `${median(baseCpu).toFixed(1)} ms`, '< 100 ms', verdict(median(baseCpu), 100)],
+      ]
+    : []),
   [`Run, ${FS_STEPS}-step flow, storage-fs (fsync per append): wall per step`, `${f(median(fsMs) / FS_STEPS)} ms`, '', ''],
 ];
 const body = [
@@ -137,6 +176,12 @@ const body = [
   'A step journals two entries (step_started, step_succeeded), each masked, sealed (canonical JSON + sha256)',
   'and appended; input and output are checked against the contract schemas; every returned Run is parsed by the',
   'strict Run schema.',
+  ...(baseline
+    ? [
+        `Baseline: ${process.env.BENCH_BASELINE_LABEL ?? process.env.BENCH_BASELINE}, replaying the same journals in the same process, round for round`,
+        'interleaved with this build (which goes first alternates); both builds gave the same entry digests in every round.',
+      ]
+    : []),
   '',
   '| Measure | Result | Target | |',
   '|---|---|---|---|',

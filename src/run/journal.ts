@@ -54,11 +54,18 @@ export function sealEntryText(entry: UnsealedEntry): { entry: JournalEntry; text
   }
   const order = known ? MEMBER_ORDER : Object.keys(source).filter((k) => k !== 'at' && k !== 'digest').sort();
   const body: Record<string, unknown> = {};
+  // inCanonicalForm returns a value itself exactly when it is already in canonical order at every
+  // depth; when every member is, the body (members in sorted order) is too, and JSON.stringify gives
+  // canonicalJson's bytes without walking the body once more to find that out.
+  let inOrder = known;
   for (const k of order) {
     const v = source[k];
-    if (v !== undefined) body[k] = inCanonicalForm(v);
+    if (v === undefined) continue;
+    const c = inCanonicalForm(v);
+    if (c !== v) inOrder = false;
+    body[k] = c;
   }
-  const bodyText = canonicalJson(body);
+  const bodyText = inOrder ? JSON.stringify(body) : canonicalJson(body);
   const digest = digestBytes(bodyText);
   const at = source.at;
   const sealed = (at === undefined ? { digest, ...body } : { at, digest, ...body }) as unknown as JournalEntry;
