@@ -36,6 +36,7 @@ Authoring
         --step <id>                 one step in full: input, output, digests, attempts
         --json                      print the Run to stdout
   runs [last]                       run ids newest first; "runs last" prints only the newest id
+        --json                      print the run records as one JSON array
 
 Distribution
   pack init|add|publish|export|list build a Pack in flowctl.pack.json and publish it
@@ -72,6 +73,7 @@ Launcher
         --yes                       do not print the outward-effect notice at start
 
   help, --help, -h                  this text
+  --version, -V                     print the flowctl version
 
 Flags: --flag is true, --no-flag false; --key value binds only for value flags, else use --key=value;
 a repeated value flag accumulates; -x is a switch unless -x=value; -- ends flags.

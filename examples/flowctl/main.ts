@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.js';
 import { HELP_TEXT } from './help.js';
 import { EXIT, type CliIO, type CommandFn } from './io.js';
@@ -29,6 +30,16 @@ export const ALL_COMMANDS = [
   'pack', 'install', 'registry', 'serve', 'mcp', 'schedule', 'help',
 ] as const;
 
+/**
+ * The package version, read from the package.json two folders up: from examples/flowctl/ in the
+ * sources and from dist/cli/ in the build (the CLI bundle keeps this module at that depth).
+ */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  if (typeof pkg.version !== 'string') throw new Error('[flowctl] package.json has no version');
+  return pkg.version;
+}
+
 export function defaultIO(): CliIO {
   return { cwd: process.cwd(), env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
 }
@@ -38,6 +49,10 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     io.stdout.write(HELP_TEXT);
     return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (command === '--version' || command === '-V') {
+    io.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
   }
   const rest = argv.slice(1);
   if (rest.includes('--help') || rest.includes('-h')) {

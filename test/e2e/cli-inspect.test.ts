@@ -152,6 +152,6 @@ describe('flowctl runs', () => {
     const { existsSync } = await import('node:fs');
     expect(existsSync(join(dir, '.flowctl'))).toBe(false);
     expect((await flowctl(dir, ['runs', 'first'])).code).toBe(2);
-    expect((await flowctl(dir, ['runs', '--json'])).code).toBe(2);
+    expect((await flowctl(dir, ['runs', '--limit'])).code).toBe(2);
   });
 });
