@@ -52,20 +52,45 @@ function buildUrl(input: HttpInput): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw err('http_bad_url', `"${input.url}" is not http or https`, false, { url: input.url });
   }
+  // fetch refuses them anyway, with a message that repeats the URL; a password there is often a secret.
+  if (url.username !== '' || url.password !== '') {
+    throw err('http_bad_url', `a URL of ${url.origin} carries credentials before its host, which fetch does not send; pass them in an authorization header`, false);
+  }
   for (const [key, value] of Object.entries(input.query ?? {})) {
     for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(key, String(v));
   }
   return url;
 }
 
+/**
+ * The request headers. A header value may carry a secret, so an invalid one is reported by its
+ * header name only: the platform's message names the offending character and its index (or quotes
+ * the whole value), and neither may reach the journal. No cause is attached for the same reason.
+ */
 function buildHeaders(input: HttpInput): Headers {
-  try {
-    const headers = new Headers(input.headers ?? {});
-    if (input.json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-    return headers;
-  } catch (cause) {
-    throw err('http_bad_request', `invalid headers: ${(cause as Error).message}`, false, undefined, cause);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(input.headers ?? {})) {
+    try {
+      headers.append(name, value);
+    } catch {
+      let validName = true;
+      try {
+        new Headers([[name, 'x']]);
+      } catch {
+        validName = false;
+      }
+      throw err(
+        'http_bad_request',
+        validName
+          ? `invalid headers: the value of header "${name}" is not a valid HTTP header value (only Latin-1 characters, no NUL, CR or LF); percent-encode or base64 it first`
+          : `invalid headers: "${name}" is not a valid HTTP header name`,
+        false,
+        { header: name },
+      );
+    }
   }
+  if (input.json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  return headers;
 }
 
 // undici reports connection failures as TypeError('fetch failed') with the system error as cause.
