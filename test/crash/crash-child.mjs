@@ -1,5 +1,7 @@
 // Child process for crash.test.ts: runs long flows against storage-fs until it is killed.
-// argv: <store dir> <steps per run>. Prints "ready" once the first run is under way.
+// argv: <store dir> <steps per run> [--once]. Prints one line "e <n>" after each journal entry it
+// appended (n counts the entries of all its runs), so the parent can kill it on an event: after the
+// n-th append.
 // FLOWCTL_DIST: a private copy of dist/ (see dist-snapshot.ts); default: the package's own build.
 const dist = process.env.FLOWCTL_DIST ?? new URL('../../dist', import.meta.url).pathname;
 const { createEngine, createToolRegistry, defineTool, contractDigest, toolError } = await import(`${dist}/index.js`);
@@ -48,14 +50,11 @@ const spec = {
 };
 
 const engine = createEngine({ storage: createFsStorage({ dir }), tools });
-let announced = false;
+let appended = 0;
 for (let i = 0; ; i++) {
   await engine.run({ spec }, { start: i }, {
-    onEntry: (e) => {
-      if (!announced && e.seq === 3) {
-        announced = true;
-        process.stdout.write('ready\n');
-      }
+    onEntry: () => {
+      process.stdout.write(`e ${++appended}\n`);
     },
   });
   if (process.argv.includes('--once')) break;

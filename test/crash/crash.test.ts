@@ -7,19 +7,11 @@ import { createFsStorage } from '../../adapters/storage-fs/index.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { verifyJournal } from '../../src/run/fixture.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
+import { below, prng, testSeed } from '../helpers/seeded.js';
 import { snapshotDist } from './dist-snapshot.js';
 
 const CHILD = resolve(import.meta.dirname, 'crash-child.mjs');
 const KILLS = Number(process.env.KILLS ?? 24);
-
-// A seeded generator: the kill points are random but a failure can be reproduced from the seed.
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 let dist: Awaited<ReturnType<typeof snapshotDist>>;
 beforeAll(async () => {
@@ -27,30 +19,33 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => dist?.cleanup());
 
-function spawnChild(dir: string, args: string[] = []) {
+/**
+ * Spawn the child; with `killAfter`, SIGKILL it as soon as it reports its killAfter-th journal append
+ * (an event, not a delay: the signal lands a little later, wherever the child has got to by then).
+ */
+function spawnChild(dir: string, args: string[] = [], killAfter?: number) {
   const child = spawn(process.execPath, [CHILD, dir, '150', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FLOWCTL_DIST: dist.dist },
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, signal) => r({ code, signal })));
-  const ready = new Promise<void>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child never got ready: ${stderr}`)), 30_000);
-    child.stdout.on('data', () => {
-      if (stdout.includes('ready')) {
-        clearTimeout(timer);
-        resolvePromise();
-      }
-    });
-    void exited.then((exit) => {
-      clearTimeout(timer);
-      if (!stdout.includes('ready')) reject(new Error(`child exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`));
-    });
+  let appended = 0;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+    appended += (d.match(/^e \d+$/gm) ?? []).length;
+    if (killAfter !== undefined && appended >= killAfter) child.kill('SIGKILL');
   });
-  return { child, ready, exited, output: () => ({ stdout, stderr }) };
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  // A cap on a hang only: a child that never reaches its kill point is killed here and reported.
+  const cap = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(cap);
+      r({ code, signal });
+    }),
+  );
+  return { child, exited, output: () => ({ stdout, stderr, appended }) };
 }
 
 /** Every stored run is readable as a strict Run and its journal chain is valid. */
@@ -83,16 +78,17 @@ describe('crash safety of storage-fs', () => {
   it(`leaves every run readable with a valid chain after ${KILLS} SIGKILLs at random points`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-crash-'));
     dirs.push(dir);
-    const seed = Number(process.env.FLOWCTL_CRASH_SEED ?? 20261122);
+    const seed = testSeed(Number(process.env.FLOWCTL_CRASH_SEED ?? 20261122));
     const random = prng(seed);
     let unfinishedSeen = 0;
     for (let i = 0; i < KILLS; i++) {
-      const c = spawnChild(dir);
-      await c.ready;
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 250)));
-      c.child.kill('SIGKILL');
+      // A 150-step run appends about 350 entries: kill points fall in the first run or the second.
+      const killAfter = 1 + below(random, 600);
+      const c = spawnChild(dir, [], killAfter);
       const exit = await c.exited;
-      expect(exit.signal, `child ${i} (seed ${seed}) ended by itself: ${c.output().stderr}`).toBe('SIGKILL');
+      const out = c.output();
+      expect(exit.signal, `child ${i} (seed ${seed}) ended by itself: ${out.stderr}`).toBe('SIGKILL');
+      expect(out.appended, `child ${i} (seed ${seed}) was killed before its kill point (the cap on a hang?)`).toBeGreaterThanOrEqual(killAfter);
       const state = await checkStore(dir);
       await state.engine.dispose();
       unfinishedSeen = Math.max(unfinishedSeen, state.unfinished);
