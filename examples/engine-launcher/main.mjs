@@ -12,7 +12,13 @@
 //   else PGlite in <dir>/.flowctl/db (as flowctl serve --store=sql).
 // It imports the package by its own name (`flowctl`), so it runs the built dist/ (npm run build,
 // which `bash scripts/setup.sh` does).
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+//
+// Start-up binds before it writes: the launcher port and the demo page are bound first, then the
+// working dir is claimed (<dir>/.engine-launcher.pid, refused while the instance named there is
+// alive), and only then are flows, the Recording and deploys written. A second `npm start` on a busy
+// port, or in a working dir another live instance uses, exits 1 having changed nothing that the first
+// one serves.
+import { copyFile, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -56,9 +62,67 @@ async function openStorage() {
   return { storage, label: process.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${join(dir, '.flowctl', 'db')}` };
 }
 
+/** Whether a process with this pid is alive (EPERM: it is, owned by someone else). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/**
+ * Claim the working dir for this process: create <dir>/.engine-launcher.pid exclusively. A file left
+ * by an instance that died (its pid not alive) is taken over; a live instance's is an error.
+ * Returns a function that releases the claim.
+ */
+async function claimWorkingDir() {
+  const file = join(dir, '.engine-launcher.pid');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fh = await open(file, 'wx');
+      await fh.writeFile(`${process.pid}\n`);
+      await fh.close();
+      return () => rm(file, { force: true });
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new Error(`another instance (pid ${pid}) serves the working dir ${dir}; stop it, or pass another --dir`);
+    }
+    await rm(file, { force: true }); // left by an instance that is gone (or half-written): take over
+  }
+  throw new Error(`cannot claim the working dir ${dir} (${file} keeps coming back)`);
+}
+
 async function main() {
-  await mkdir(join(dir, 'flows'), { recursive: true });
+  // 1. Bind first: the launcher's port (answering 503 until the flows are ready) and the demo page.
+  // A busy port fails here, before anything is written.
+  let ready;
+  const handler = {
+    fetch: (request, env) =>
+      ready
+        ? ready.fetch(request, env)
+        : new Response(JSON.stringify({ error: 'starting', message: '[flowctl] [engine-launcher] starting up; retry in a moment' }), {
+            status: 503,
+            headers: { 'content-type': 'application/json', 'retry-after': '1' },
+          }),
+  };
+  const server = await serveNodeHttp(handler, { port: Number(opts.port), host: opts.host });
   const site = await serveDemoSite();
+  // 2. Claim the working dir; 3. only then write into it.
+  await mkdir(dir, { recursive: true });
+  let release;
+  try {
+    release = await claimWorkingDir();
+  } catch (err) {
+    await server.close();
+    await site.close();
+    throw err;
+  }
+  await mkdir(join(dir, 'flows'), { recursive: true });
   const browser = createPlaywrightExecutor();
   const tools = createToolRegistry(builtinTools(), browser.tools);
 
@@ -91,7 +155,7 @@ async function main() {
     logger: { debug() {}, info() {}, warn() {}, error: (m, d) => console.error(m, d ?? '') },
   });
   const served = await launcher.flows();
-  const server = await serveNodeHttp(launcher, { port: Number(opts.port), host: opts.host });
+  ready = launcher;
   const base = server.url;
   const mcpConfig = { mcpServers: { 'flowctl-demo': { command: process.execPath, args: [join(repo, 'bin/flowctl.mjs'), 'mcp'], cwd: dir } } };
 
@@ -131,6 +195,7 @@ Ctrl-C stops.`);
     await engine.dispose();
     await browser.dispose();
     await site.close();
+    await release();
     process.exit(0);
   };
   process.once('SIGINT', stop);
@@ -138,6 +203,10 @@ Ctrl-C stops.`);
 }
 
 main().catch((err) => {
+  if (err?.code === 'EADDRINUSE') {
+    console.error(`engine-launcher: port ${opts.port} on ${opts.host} is in use (another npm start?); nothing was written. Stop it, or pass --port <n> (0: any free port)`);
+    process.exit(1);
+  }
   console.error(`engine-launcher: ${err?.message ?? err}`);
   process.exit(1);
 });
