@@ -4,7 +4,7 @@ import type { JournalStore } from '../../src/ports/storage.js';
 import type { JournalEntry } from '../../src/run/types.js';
 import type { SqlContext } from './sql-context.js';
 import { constraintOf, errorCode } from './sql-errors.js';
-import { jsonb } from './sql-values.js';
+import { jsonb, parseStoredJson } from './sql-values.js';
 
 function conflict(runId: string, seq: number, length: number | undefined): FlowError {
   const where = length === undefined ? 'another writer appended it first' : `the journal has ${length} entries`;
@@ -23,7 +23,7 @@ export function sqlJournalStore(ctx: SqlContext): JournalStore {
         .where('seq', '>=', fromSeq)
         .orderBy('seq')
         .execute();
-      return rows.map((r) => JSON.parse(r.entry) as JournalEntry);
+      return rows.map((r) => parseStoredJson(r.entry) as JournalEntry);
     });
 
   const length = (runId: string) =>

@@ -9,8 +9,99 @@ import { FlowError, prefixed } from '../../src/errors.js';
  * turns JS arrays into Postgres array literals. Text in, cast in SQL, avoids both.
  */
 
-export function jsonb(value: unknown): RawBuilder<unknown> {
+/**
+ * Postgres `jsonb` (and `text`) cannot hold U+0000, and `jsonb` refuses a lone surrogate (`\ud800`
+ * without its pair). JSON values may hold both, so a string (value or key) that contains either, or
+ * that starts with U+FFFF, is stored encoded: U+FFFF (a noncharacter, which no text needs to start
+ * with) followed by the JSON text of the string, in which JSON.stringify escapes U+0000 and lone
+ * surrogates as `\u0000` and `\ud800`. Reading decodes every string and key that starts with U+FFFF,
+ * so values come back exactly as they went in. Every other string is stored as it is, and the common
+ * case costs one regular-expression test of the JSON text on the way in and one `includes` on the
+ * way out.
+ */
+export const ENCODED_STRING_MARK = '\uffff';
+
+const MARK_CODE = 0xffff;
+const LONE_SURROGATE = /\p{Cs}/u;
+/** In JSON.stringify text: an escaped U+0000 or lone surrogate, or U+FFFF anywhere (a superset of what needs encoding). */
+const SUSPECT = /\\u0000|\\ud[89a-f][0-9a-f]{2}|\uffff/;
+
+function needsEncoding(text: string): boolean {
+  return text.charCodeAt(0) === MARK_CODE || text.includes('\u0000') || LONE_SURROGATE.test(text);
+}
+
+export function encodeStoredString(text: string): string {
+  return needsEncoding(text) ? ENCODED_STRING_MARK + JSON.stringify(text) : text;
+}
+
+export function decodeStoredString(text: string): string {
+  if (text.charCodeAt(0) !== MARK_CODE) return text;
+  try {
+    const decoded: unknown = JSON.parse(text.slice(1));
+    // Written by this encoding, the rest is always a JSON string; anything else was stored as it is.
+    return typeof decoded === 'string' ? decoded : text;
+  } catch {
+    return text;
+  }
+}
+
+function encodeMembers(_key: string, value: unknown): unknown {
+  if (typeof value === 'string') return encodeStoredString(value);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    if (keys.some(needsEncoding)) {
+      // fromEntries defines own properties, so a key like `__proto__` stays data.
+      return Object.fromEntries(keys.map((k) => [encodeStoredString(k), (value as Record<string, unknown>)[k]]));
+    }
+  }
+  return value;
+}
+
+/** The JSON text stored for `value` (strings encoded where Postgres needs it), or undefined. */
+export function storedJsonText(value: unknown): string | undefined {
   const text = JSON.stringify(value);
+  if (text === undefined || !SUSPECT.test(text)) return text;
+  return JSON.stringify(value, encodeMembers);
+}
+
+function setOwn(holder: object, key: string | number, value: unknown): void {
+  Object.defineProperty(holder, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * The value of stored JSON text, with encoded strings and keys decoded. JSON.parse does not recurse
+ * on the stack, and neither does the decoding walk, so any depth that was stored can be read.
+ */
+export function parseStoredJson(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (!text.includes(ENCODED_STRING_MARK)) return value;
+  const root = { value };
+  const stack: Array<[object, string | number]> = [[root, 'value']];
+  while (stack.length > 0) {
+    const [holder, key] = stack.pop()!;
+    let v = (holder as Record<string | number, unknown>)[key];
+    if (typeof v === 'string') {
+      if (v.charCodeAt(0) === MARK_CODE) setOwn(holder, key, decodeStoredString(v));
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push([v, i]);
+      continue;
+    }
+    const keys = Object.keys(v);
+    if (keys.some((k) => k.charCodeAt(0) === MARK_CODE)) {
+      const source = v as Record<string, unknown>;
+      v = Object.fromEntries(keys.map((k) => [decodeStoredString(k), source[k]]));
+      setOwn(holder, key, v);
+    }
+    for (const k of Object.keys(v as object)) stack.push([v as object, k]);
+  }
+  return root.value;
+}
+
+export function jsonb(value: unknown): RawBuilder<unknown> {
+  const text = storedJsonText(value);
   if (text === undefined) throw new FlowError('invalid_record', prefixed('storage-sql', 'value is not JSON-serialisable'));
   return sql`${text}::text::jsonb`;
 }
@@ -26,7 +117,7 @@ export function jsonText<A extends string>(column: string, alias: A) {
 }
 
 export function parseJson(text: string | null): unknown {
-  return text === null ? undefined : JSON.parse(text);
+  return text === null ? undefined : parseStoredJson(text);
 }
 
 /**
