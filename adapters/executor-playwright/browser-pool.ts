@@ -27,6 +27,8 @@ export interface RunSession {
   masks: PwLocator[];
   /** The page's document/fetch/XHR requests, for settling after actions (settle.ts). */
   net: NetworkTracker;
+  /** An action whose work has not been settled yet (settled before a read, a drift decision, a screenshot or the close). */
+  pending?: { action: string; startedBefore: number };
 }
 
 export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {

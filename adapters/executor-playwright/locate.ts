@@ -73,8 +73,11 @@ export interface ActOptions<T> {
   deadline: number;
   /** The appear window (APPEAR_WINDOW_MS unless the executor says otherwise). */
   appearMs: number;
-  /** Let the work already started on the page finish (settle.ts); called before every drift decision. */
-  settle(): Promise<void>;
+  /**
+   * Let the work already started on the page finish (settle.ts); called before every drift decision.
+   * Resolves false when there was nothing to wait for (the page is as it was counted).
+   */
+  settle(): Promise<boolean>;
   /** The op, on a candidate locator, bounded by `timeoutMs`. */
   act(locator: PwLocator, timeoutMs: number): Promise<T>;
   /** For messages: `click`, `drag source`, ... */
@@ -185,12 +188,13 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
   }
 
   // 2. and 3. On the settled page, every candidate at once; then the appear window.
-  await guard(options.settle(), ctx.signal);
+  let stale = await guard(options.settle(), ctx.signal);
   const appearBy = Date.now() + options.appearMs;
   let last = false;
   // Bounded: every turn waits for a change of the page, and the turn after the window ends is the last.
   for (let turn = 0; turn < 1000; turn++) {
-    counts = await probe();
+    if (stale) counts = await probe();
+    stale = true;
     const chosen = counts.findIndex(matches);
     if (chosen >= 0) {
       const c = candidates[chosen]!;

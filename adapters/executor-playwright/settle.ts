@@ -114,7 +114,7 @@ export async function installTimerCounter(context: BrowserContext): Promise<void
 }
 
 /** What held an action's settling up when its bound ran out. */
-export type SettleResult = { settled: true } | { settled: false; waitingFor: 'requests' | 'timers' };
+export type SettleResult = { settled: true; quiet: boolean } | { settled: false; waitingFor: 'requests' | 'timers' };
 
 /**
  * Wait for the requests an action started (those counted after `startedBefore`) to finish and for
@@ -130,10 +130,12 @@ export async function settleAfterAction(page: Page, net: NetworkTracker, started
   const timerDeadline = start + Math.min(boundMs, TIMER_WAIT_MAX_MS);
   const deadline = start + boundMs;
   let waitedForRequests = false;
+  let waitedAtAll = false;
   // Bounded: every turn waits for something that must change, and both deadlines end the loop.
   for (let turn = 0; turn < 100; turn++) {
     if (net.inflight > 0) {
       waitedForRequests = true;
+      waitedAtAll = true;
       if (!(await within(net.idle(), deadline - Date.now()))) return { settled: false, waitingFor: 'requests' };
     }
     const seen = net.started;
@@ -142,7 +144,16 @@ export async function settleAfterAction(page: Page, net: NetworkTracker, started
         async ({ fn, ms, land }) => {
           const settle = (globalThis as Record<string, unknown>)[fn] as ((ms: number) => Promise<string>) | undefined;
           // A document without the counter (about:blank, a strict CSP) still lets responses render.
-          const outcome = typeof settle === 'function' ? await settle(ms) : 'none';
+          // A document the action is still loading (a navigation it started) is awaited to its load event.
+          const loading = document.readyState !== 'complete';
+          if (loading) {
+            await new Promise<void>((r) => {
+              const bound = setTimeout(r, ms);
+              addEventListener('load', () => (clearTimeout(bound), r()), { once: true });
+            });
+          }
+          const counted = typeof settle === 'function' ? await settle(ms) : 'none';
+          const outcome = loading && counted === 'none' ? 'settled' : counted;
           // One animation frame and one task (a message, not a timer) for the DOM updates to land.
           if (outcome !== 'none' || land) {
             await new Promise<void>((r) =>
@@ -162,9 +173,9 @@ export async function settleAfterAction(page: Page, net: NetworkTracker, started
     waitedForRequests = false;
     if (net.inflight > 0 || net.started !== seen) continue;
     if (outcome === 'timeout') return { settled: false, waitingFor: 'timers' };
-    return { settled: true };
+    return { settled: true, quiet: !waitedAtAll && outcome === 'none' && turn === 0 && net.started === startedBefore };
   }
-  return { settled: true };
+  return { settled: true, quiet: false };
 }
 
 /** Whether `promise` settled within `ms` (false when the time ran out first). */

@@ -30,7 +30,11 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
   return ctx.scope.get(
     cfg.scopeKey,
     () => cfg.pool.openSession(ctx.runId),
-    (s) => cfg.pool.closeSession(s),
+    async (s) => {
+      // The run's last action succeeded: let what it started (a form post, its follow-up requests) finish.
+      if (s.pending && !s.page.isClosed()) await settleAfterAction(s.page, s.net, s.pending.startedBefore, CLOSE_SETTLE_MS).catch(() => {});
+      await cfg.pool.closeSession(s);
+    },
   );
 }
 
@@ -64,15 +68,37 @@ function stepOf(ctx: ToolContext, cfg: BrowserToolsConfig, s: RunSession): Step 
     remaining,
     appearMs: cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS,
     // Whatever is still under way on the page (requests, short timers) finishes before a drift decision.
-    settle: async () => {
-      await settleAfterAction(s.page, s.net, s.net.started, remaining());
-    },
+    settle: () => settlePending(s, ctx, remaining()),
   };
 }
 
-async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
+/**
+ * Settle the page (settle.ts): the work of the pending action, if any, and whatever is under way.
+ * Resolves false when there was nothing to wait for. A bound that ran out is logged against the
+ * action whose work it was, and the step goes on.
+ */
+async function settlePending(s: RunSession, ctx: ToolContext, boundMs: number): Promise<boolean> {
+  const pending = s.pending;
+  s.pending = undefined;
+  const settled = await settleAfterAction(s.page, s.net, pending?.startedBefore ?? s.net.started, boundMs);
+  if (settled.settled) return !settled.quiet;
+  if (pending) {
+    const what = settled.waitingFor === 'requests' ? `requests still in flight after ${boundMs} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
+    ctx.logger.debug(`[flowctl] [browser] ${pending.action}: ${what}; going on`);
+  }
+  return true;
+}
+
+/** Bound on settling the last action's work when a run's page closes. */
+const CLOSE_SETTLE_MS = 5000;
+
+function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
   const enabled = typeof ctx.options?.screenshots === 'boolean' ? ctx.options.screenshots : cfg.screenshots;
-  if (!enabled || !ctx.artifacts) return;
+  return enabled && ctx.artifacts !== undefined;
+}
+
+async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
+  if (!screenshotsOn(ctx, cfg)) return;
   // Password inputs are always blacked out; so is every field a masked (secret) value went into.
   const mask = [s.page.locator('input[type=password]'), ...s.masks];
   let png: Buffer;
@@ -83,7 +109,7 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
     ctx.logger.warn(`[${COMPONENT}] screenshot failed: ${(err as Error).message.split('\n')[0]}`);
     return;
   }
-  await ctx.artifacts.put(new Uint8Array(png), 'image/png');
+  await ctx.artifacts!.put(new Uint8Array(png), 'image/png');
 }
 
 /** A browser step: open the run's page, report the browser effect, act, then screenshot if enabled. */
@@ -95,17 +121,22 @@ function browserTool<I, O>(
   return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
-    const startedBefore = s.net.started;
-    const out = await body(input, s, ctx, step);
-    // Reads read the page as it is; actions let the requests they started finish first (settle.ts).
-    if (name !== 'extract') {
-      const bound = step.remaining();
-      const settled = await settleAfterAction(s.page, s.net, startedBefore, bound);
-      if (!settled.settled) {
-        const what = settled.waitingFor === 'requests' ? `requests still in flight after ${bound} ms` : `timers still pending after ${TIMER_WAIT_MAX_MS} ms`;
-        ctx.logger.debug(`[flowctl] [browser] ${name}: ${what}; going on`);
-      }
+    // Where a careful script waits (docs/browser.md, "Waiting"): a read first lets the work of the
+    // actions before it settle, so it sees what they caused; an action acts on its target as soon as
+    // that is unambiguous, and its own work is settled later: before the next read, drift decision,
+    // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
+    if (name === 'extract' && s.pending) await settlePending(s, ctx, step.remaining());
+    const startedBefore = s.pending?.startedBefore ?? s.net.started;
+    let out: O;
+    try {
+      out = await body(input, s, ctx, step);
+    } catch (err) {
+      // A failed step ends or retries the run: nothing is left to settle at the close.
+      s.pending = undefined;
+      throw err;
     }
+    if (name !== 'extract') s.pending = { action: s.pending?.action ?? name, startedBefore };
+    if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
     await screenshot(s, ctx, cfg);
     return out;
   });

@@ -65,7 +65,24 @@ if (location.hash === '#anonymous') {
 }
 </script></body></html>`;
 
+// An action whose request the server holds until the test releases it, and one whose response starts a follow-up.
+const HOLD = `<!doctype html><html><body><button id="start">Start</button><p id="held">waiting</p>
+<input aria-label="Name" id="name"><button id="send">Send</button><p id="sent">no</p><script>
+document.getElementById('start').addEventListener('click', async () => {
+  const res = await fetch('/api/hold');
+  document.getElementById('held').textContent = await res.text();
+});
+document.getElementById('send').addEventListener('click', async () => {
+  await fetch('/api/first', { method: 'POST' });
+  await fetch('/api/followup', { method: 'POST' });
+  document.getElementById('sent').textContent = 'yes';
+});
+</script></body></html>`;
+
 let server: Server;
+let releaseHold: (() => void) | undefined;
+const held: (() => void)[] = [];
+let followups = 0;
 let base: string;
 let exec: PlaywrightExecutor;
 let slowPosts = 0;
@@ -95,6 +112,21 @@ beforeAll(async () => {
         res.setHeader('content-type', 'text/html');
         res.end('<!doctype html><p id="done">posted</p>');
       }, 300);
+      return;
+    }
+    if (url.pathname === '/api/hold') {
+      held.push(() => res.end('released'));
+      releaseHold = () => held.splice(0).forEach((end) => end());
+      return;
+    }
+    if (url.pathname === '/api/first') return void res.end('ok');
+    if (url.pathname === '/api/followup') {
+      followups++;
+      return void res.end('ok');
+    }
+    if (url.pathname === '/hold') {
+      res.setHeader('content-type', 'text/html');
+      res.end(HOLD);
       return;
     }
     if (url.pathname === '/loops') {
@@ -221,5 +253,38 @@ describe('reads after an action see the page after the short timers it set', () 
     } finally {
       await anonymous.close();
     }
+  });
+});
+
+describe('actions do not wait for what only a read needs', () => {
+  it('an action goes on while the request of the action before it is still in flight; the read then waits for it', async () => {
+    // Before: every action waited for the requests it started, so the click below waited for a
+    // response the server sends only after the fill: a hang (until the step budget ran out).
+    const ctx = createTestToolContext({ runId: 'pending-1', cwd: process.cwd(), timeoutMs: 60_000 });
+    try {
+      await tool('navigate').run({ url: `${base}/hold` }, ctx);
+      await tool('click').run({ target: '#start' }, ctx);
+      await tool('fill').run({ target: { label: 'Name' }, value: 'Ada' }, ctx);
+      expect(held).toHaveLength(1);
+      releaseHold!();
+      expect(await tool('extract').run({ target: '#held' }, ctx)).toMatchObject({ value: 'released' });
+      expect(await tool('extract').run({ target: '#name', attribute: 'value' }, ctx)).toMatchObject({ value: 'Ada' });
+    } finally {
+      releaseHold?.();
+      await ctx.close();
+    }
+  });
+
+  it("the run's last action finishes what it started before the page closes", async () => {
+    const ctx = createTestToolContext({ runId: 'pending-2', cwd: process.cwd(), timeoutMs: 60_000 });
+    const before = followups;
+    try {
+      await tool('navigate').run({ url: `${base}/hold` }, ctx);
+      await tool('click').run({ target: '#send' }, ctx);
+    } finally {
+      await ctx.close();
+    }
+    // The click's handler posts twice, the second after the first answered: both happened.
+    expect(followups - before).toBe(1);
   });
 });
