@@ -1,5 +1,6 @@
 import { prettyJson } from '../../src/canonical.js';
 import { isFlowError } from '../../src/errors.js';
+import { SecretMask } from '../../src/secrets/mask.js';
 import type { CliIO } from './io.js';
 import { EXIT } from './io.js';
 
@@ -21,6 +22,8 @@ const USAGE_CODES = new Set([
   'invalid_run',
   'fixture_unreadable',
   'invalid_secret_ref',
+  // A secret input does not resolve: found before the run is created, so nothing ran.
+  'secret_not_found',
 ]);
 
 export function exitCodeFor(code: string): number {
@@ -47,11 +50,16 @@ export function printOutputValue(io: CliIO, value: unknown): void {
   io.stdout.write(typeof value === 'string' ? `${value}\n` : `${prettyJson(value)}\n`);
 }
 
-/** Deep-replace every occurrence of the given secret values inside strings with `***`. */
-export function maskText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('***');
-  return out;
+/** Replace every occurrence of the given secret values, in any of their encodings (SecretMask), with `***`. */
+export function maskText(text: string, secrets: readonly string[] | SecretMask): string {
+  return maskOf(secrets).maskString(text);
+}
+
+function maskOf(secrets: readonly string[] | SecretMask): SecretMask {
+  if (secrets instanceof SecretMask) return secrets;
+  const mask = new SecretMask();
+  for (const s of secrets) mask.add(s);
+  return mask;
 }
 
 /** Values of `FLOWCTL_SECRET_*` worth masking: short values would mangle ordinary text, and the engine masks what it resolves anyway. */
@@ -63,7 +71,8 @@ export function envSecretValues(env: Record<string, string | undefined>): string
   return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
-function maskingStream<S extends NodeJS.WritableStream>(stream: S, secrets: readonly string[]): S {
+function maskingStream<S extends NodeJS.WritableStream>(stream: S, values: readonly string[]): S {
+  const secrets = maskOf(values);
   return new Proxy(stream, {
     get(target, prop) {
       if (prop === 'write') {

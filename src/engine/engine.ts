@@ -13,6 +13,7 @@ import { parseRun } from '../run/run-schema.js';
 import { executeRun, type RunOutcome } from '../run/runner.js';
 import type { JournalEntry, Run, RunStartedEntry } from '../run/types.js';
 import { SecretMask } from '../secrets/mask.js';
+import { resolveSecretInputs } from '../secrets/preflight.js';
 import { builtinTools } from '../tools/builtins/index.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { createRunScope } from '../tools/run-scope.js';
@@ -36,6 +37,8 @@ interface Launch {
   /** The entries this process appended and their JSON texts, once the run executed (as stored). */
   journal?: readonly JournalEntry[];
   texts?: readonly string[];
+  /** Secret values resolved before the run was created: the run's mask knows them from its first entry. */
+  secretValues?: string[];
 }
 
 /**
@@ -107,8 +110,12 @@ export function createEngine(options: EngineOptions): Engine {
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
-    const resolved = resolveInputs(spec, inputs ?? {});
-    const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, startedAt: clock.now(), ...extra };
+    // A recorded replay resolves no secret: its journaled references are taken as they are.
+    const resolved = resolveInputs(spec, inputs ?? {}, { allowSecretRefs: options.allowSecretRefs === true || extra.recorded !== undefined });
+    // A live run resolves its secret inputs first: a missing one is `secret_not_found` before any
+    // run record, browser or outward effect exists (docs/journal.md, "Secrets").
+    const secretValues = extra.recorded ? [] : await resolveSecretInputs(spec, resolved.inputs, options.secrets);
+    const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, startedAt: clock.now(), secretValues, ...extra };
     const record: RunRecord = {
       id: launch.runId,
       flow_digest: digest,
@@ -132,6 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
   async function executeLaunch(launch: Launch, runOptions: RunOptions, signal: AbortSignal): Promise<RunOutcome> {
     const { runId, spec, resolved } = launch;
     const mask = new SecretMask();
+    for (const value of launch.secretValues ?? []) mask.add(value);
     const writer = new JournalWriter({
       runId,
       store: storage.journal,

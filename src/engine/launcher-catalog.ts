@@ -3,7 +3,7 @@ import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema } from '../tools/types.js';
 import { secretInputNames } from '../flow/inputs.js';
-import { compileBodyValidator, inputsBodySchema, type BodyValidator } from './request-schemas.js';
+import { compileBodyValidator, inputsBodySchema, type BodyValidator, type RequestSchemaOptions } from './request-schemas.js';
 import type { Engine } from './types.js';
 
 /** A flow to serve: the name it is served (and deployed) under, and its FlowSpec. */
@@ -29,7 +29,7 @@ export interface ServedFlow {
 }
 
 /** Resolves, deploys and caches the served flows. Deploys go to `front` (the launcher's: `rest`). */
-export function createCatalog(engine: Engine, source: LauncherFlowSource, front: string) {
+export function createCatalog(engine: Engine, source: LauncherFlowSource, front: string, schemaOptions: RequestSchemaOptions = {}) {
   // Keyed by name + digest: a redeployed name gets a new entry, an unchanged one costs nothing.
   const byKey = new Map<string, Promise<ServedFlow>>();
   let fixed: Promise<Map<string, ServedFlow>> | undefined;
@@ -41,7 +41,7 @@ export function createCatalog(engine: Engine, source: LauncherFlowSource, front:
     if (!entry) {
       entry = (async () => {
         const deployed = await engine.deploy(flow.name, flow.spec, { front });
-        const bodySchema = inputsBodySchema(flow.spec);
+        const bodySchema = inputsBodySchema(flow.spec, schemaOptions);
         return {
           name: flow.name,
           digest: deployed,

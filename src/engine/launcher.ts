@@ -24,6 +24,11 @@ export interface LauncherOptions {
   front?: string;
   /** Where unexpected (500) errors are logged. Default: silent. */
   logger?: Logger;
+  /**
+   * Accept any `secret:<name>` for a secret input in the body schema and its checks. Default false:
+   * only the reference the flow declares. Set it with the engine's `allowSecretRefs` (which decides).
+   */
+  allowSecretRefs?: boolean;
 }
 
 /** A web-standard handler: mount it with adapters/node-http, adapters/express or adapters/hono. */
@@ -72,7 +77,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   } else if (typeof options.flows !== 'function') {
     throw new FlowError('invalid_flows', '[flowctl] [launcher] flows must be a list of {name, spec} or a function returning one');
   }
-  const catalog = createCatalog(engine, options.flows, front);
+  const catalog = createCatalog(engine, options.flows, front, { allowSecretRefs: options.allowSecretRefs === true });
   const sorted = async () => [...(await catalog.all()).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
   const app = new Hono();

@@ -1,7 +1,8 @@
 import { callerInputSchema } from '../flow/inputs.js';
 import type { FlowSpec, InputContract } from '../flow/types.js';
 import { SECRET_REF_PATTERN } from '../ports/secrets.js';
-import type { InputIssue } from '../run/inputs.js';
+import { secretRefRefused, type InputIssue } from '../run/inputs.js';
+import { declaredSecretRef, isSecretRef } from '../secrets/refs.js';
 import { validateAgainstSchema } from '../tools/contract.js';
 import type { JsonSchema } from '../tools/types.js';
 
@@ -31,14 +32,22 @@ export const RUN_ID_SCHEMA: JsonSchema = {
 };
 export const RUN_ID_PATTERN = new RegExp(RUN_ID_SCHEMA.pattern as string);
 
-function inputSchema(contract: InputContract): JsonSchema {
+/** Options of the request schemas; they must match the engine's (EngineOptions). */
+export interface RequestSchemaOptions {
+  /** Callers may name any secret for a secret input (`serve --allow-secret-refs`). Default false. */
+  allowSecretRefs?: boolean;
+}
+
+function inputSchema(name: string, contract: InputContract, options: RequestSchemaOptions): JsonSchema {
   const description = contract.description ?? (contract.schema.description as string | undefined);
   if (contract.secret) {
-    // Whatever the compiled contract says, over HTTP a secret input only ever takes a reference.
+    // Whatever the compiled contract says, over HTTP a secret input only ever takes a reference,
+    // and (unless references are allowed) only the one its flow declares.
+    const declared = declaredSecretRef(name, contract);
     return {
       type: 'string',
-      pattern: SECRET_REF_PATTERN.source,
-      description: description ?? 'a secret reference, secret:<name>',
+      ...(options.allowSecretRefs === true ? { pattern: SECRET_REF_PATTERN.source } : { enum: [declared] }),
+      description: description ?? (options.allowSecretRefs === true ? 'a secret reference, secret:<name>' : `the secret reference ${declared} (the only one accepted)`),
       writeOnly: true,
       [SECRET_MARK]: true,
     };
@@ -48,14 +57,15 @@ function inputSchema(contract: InputContract): JsonSchema {
 
 /**
  * The request body schema of POST /flows/{name}/runs: an object of the flow's inputs by name.
- * Inputs with a default, and secret inputs (which default to `secret:<input name>`), are optional;
- * names the flow does not declare are refused.
+ * Inputs with a default, and secret inputs (which default to the reference their flow declares), are
+ * optional; names the flow does not declare are refused. A secret input accepts only its declared
+ * reference unless `options.allowSecretRefs`.
  */
-export function inputsBodySchema(spec: FlowSpec): JsonSchema {
+export function inputsBodySchema(spec: FlowSpec, options: RequestSchemaOptions = {}): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, contract] of Object.entries(spec.inputs)) {
-    properties[name] = inputSchema(contract);
+    properties[name] = inputSchema(name, contract, options);
     if (contract.required && contract.default === undefined && !contract.secret) required.push(name);
   }
   return { type: 'object', properties, required: required.sort(), additionalProperties: false };
@@ -82,6 +92,9 @@ export function compileBodyValidator(schema: JsonSchema): BodyValidator {
       }
       if (issue.path !== '' && !(top in properties)) return { path: issue.path, message: 'is not an input of this flow' };
       if (issue.path === top && properties[top]?.[SECRET_MARK] === true && issue.message !== 'is required') {
+        const pinned = properties[top]!.enum;
+        const given = (body as Record<string, unknown>)[top];
+        if (Array.isArray(pinned) && typeof pinned[0] === 'string' && isSecretRef(given)) return { path: issue.path, message: secretRefRefused(pinned[0]) };
         return { path: issue.path, message: 'is a secret input: pass a reference secret:<name>, never a value' };
       }
       return issue;

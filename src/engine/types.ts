@@ -25,6 +25,12 @@ export interface EngineOptions {
   cwd?: string;
   /** Per tool-family options, e.g. `{ browser: { screenshots: true } }`. */
   toolOptions?: Record<string, Record<string, unknown>>;
+  /**
+   * Let callers name any secret for a secret input (`{"token": "secret:other"}`), on every front.
+   * Default false: a secret input resolves only the reference its flow declares (its `default`, else
+   * `secret:<input name>`); another is `invalid_inputs`. `flowctl serve --allow-secret-refs`.
+   */
+  allowSecretRefs?: boolean;
 }
 
 /** What a caller runs: a deployed name, a stored digest, or a FlowSpec given inline. */

@@ -23,6 +23,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   invalid_journal: 409,
   body_too_large: 413,
   invalid_inputs: 422,
+  // A secret input's reference does not resolve (checked before the run is created: no run started).
+  secret_not_found: 422,
   engine_disposed: 503,
 };
 

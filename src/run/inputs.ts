@@ -1,7 +1,7 @@
 import { digestOf, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
-import { defaultSecretRef, isSecretRef } from '../secrets/refs.js';
+import { declaredSecretRef, isSecretRef } from '../secrets/refs.js';
 import { validateAgainstSchema } from '../tools/contract.js';
 
 export interface InputIssue {
@@ -17,16 +17,27 @@ export interface ResolvedInputs {
   inputs_digest: Digest;
 }
 
+export interface ResolveInputsOptions {
+  /**
+   * Let a caller name any secret for a secret input (`secret:<other>`). Default false: a secret
+   * input resolves only the reference its flow declares (its `default`, else `secret:<input name>`),
+   * so whoever starts a run cannot choose which secret is sent where. `serve --allow-secret-refs`.
+   */
+  allowSecretRefs?: boolean;
+}
+
 /**
  * Check caller inputs against a FlowSpec's inputs contract and apply defaults, before any run
  * exists. Every issue is listed in FlowError `invalid_inputs` (`data.issues: [{path, message}]`).
  *
  * - Undeclared names are issues. A missing required input is an issue; a missing optional input
  *   takes its `default` (when it has one) or stays absent.
- * - A secret input takes only a reference `secret:<name>`; when omitted it defaults to
- *   `secret:<input name>`. A plain value is an issue, and its text never enters the message.
+ * - A secret input takes only a reference `secret:<name>`; when omitted it is the reference its
+ *   flow declares (its `default`, else `secret:<input name>`). A plain value is an issue, and its
+ *   text never enters the message. A reference to another secret is an issue too, unless
+ *   `options.allowSecretRefs`.
  */
-export function resolveInputs(spec: FlowSpec, given: unknown = {}): ResolvedInputs {
+export function resolveInputs(spec: FlowSpec, given: unknown = {}, options: ResolveInputsOptions = {}): ResolvedInputs {
   const issues: InputIssue[] = [];
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {
     throw invalid([{ path: '', message: 'inputs must be a JSON object of input names to values' }]);
@@ -41,9 +52,14 @@ export function resolveInputs(spec: FlowSpec, given: unknown = {}): ResolvedInpu
   for (const [name, contract] of Object.entries(spec.inputs)) {
     let value = provided[name];
     if (contract.secret) {
-      if (value === undefined) value = defaultSecretRef(name);
+      const declared = declaredSecretRef(name, contract);
+      if (value === undefined) value = declared;
       if (!isSecretRef(value)) {
         issues.push({ path: name, message: 'is a secret input: pass a reference secret:<name>, never the value itself' });
+        continue;
+      }
+      if (value !== declared && options.allowSecretRefs !== true) {
+        issues.push({ path: name, message: secretRefRefused(declared) });
         continue;
       }
       inputs[name] = value;
@@ -65,6 +81,11 @@ export function resolveInputs(spec: FlowSpec, given: unknown = {}): ResolvedInpu
   if (issues.length > 0) throw invalid(issues);
   const ordered = inCanonicalForm(inputs);
   return { inputs: ordered, inputs_digest: digestOf(ordered) };
+}
+
+/** The issue of a secret input given a reference other than its declared one (the given one is not repeated). */
+export function secretRefRefused(declared: string): string {
+  return `is a secret input bound to ${declared}: a caller may not name another secret (the operator allows it with serve --allow-secret-refs, engine option allowSecretRefs); omit it to use ${declared}`;
 }
 
 function invalid(issues: InputIssue[]): FlowError {

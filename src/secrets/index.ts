@@ -1,2 +1,2 @@
 export { SecretMask } from './mask.js';
-export { isSecretRef, defaultSecretRef, secretRefName, mentionsRef, stringLeaves } from './refs.js';
+export { isSecretRef, defaultSecretRef, declaredSecretRef, secretRefName, mentionsRef, stringLeaves } from './refs.js';

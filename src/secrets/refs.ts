@@ -10,6 +10,15 @@ export function defaultSecretRef(inputName: string): string {
   return `secret:${inputName}`;
 }
 
+/**
+ * The one secret a secret input resolves: the reference its flow declares as the input's default,
+ * else `secret:<input name>`. A caller may name another only where the operator allows it
+ * (`allowSecretRefs`, `serve --allow-secret-refs`).
+ */
+export function declaredSecretRef(inputName: string, contract: { default?: unknown }): string {
+  return isSecretRef(contract.default) ? contract.default : defaultSecretRef(inputName);
+}
+
 /** The name part of a reference (`secret:db/password` -> `db/password`). */
 export function secretRefName(ref: string): string {
   return ref.slice('secret:'.length);

@@ -69,14 +69,19 @@ describe('engine: secrets', () => {
     expect(logger.lines.some((l) => l.message.includes('upstream rejected token ***'))).toBe(true);
   });
 
-  it('fails the step with secret_not_found when the reference cannot be resolved', async () => {
-    const { engine, spec } = secretSetup([{ id: 'use', tool: 'test/secret-echo', args: { token: '${inputs.api_token}' }, secrets: true }]);
-    const run = await engine.run({ spec }, { api_token: 'secret:other' });
-    expect(only(run, 'step_failed')[0]!.error).toMatchObject({ code: 'secret_not_found', retryable: false });
+  it('refuses with secret_not_found before the run exists when the reference cannot be resolved (issue 12)', async () => {
+    const { engine, spec, storage } = secretSetup([{ id: 'use', tool: 'test/secret-echo', args: { token: '${inputs.api_token}' }, secrets: true }]);
+    const empty = testEngine(testTools().registry, { secrets: createEnvSecrets({ env: {} }), storage }).engine;
+    await expect(empty.run({ spec })).rejects.toMatchObject({
+      code: 'secret_not_found',
+      data: { issues: [{ path: 'api_token', message: expect.stringContaining('FLOWCTL_SECRET_API_TOKEN') }] },
+    });
     const { registry } = testTools();
-    const noStore = testEngine(registry).engine;
-    const run2 = await noStore.run({ spec });
-    expect(only(run2, 'step_failed')[0]!.error.code).toBe('secret_not_found');
+    const noStore = testEngine(registry, { storage }).engine;
+    await expect(noStore.run({ spec })).rejects.toMatchObject({ code: 'secret_not_found', message: expect.stringContaining('no secret store') });
+    expect(await engine.listRuns()).toEqual([]);
+    // A caller may not name another secret (issue 12, defect 5).
+    await expect(engine.run({ spec }, { api_token: 'secret:other' })).rejects.toMatchObject({ code: 'invalid_inputs' });
   });
 
   it('rejects a plain value for a secret input without echoing it', async () => {

@@ -27,7 +27,7 @@ describe('resolveInputs', () => {
     const r = resolveInputs(spec, { user: { email: 'a@b.c' } });
     expect(r.inputs).toEqual({ user: { email: 'a@b.c' }, size: 10, key: 'secret:key' });
     expect(r.inputs_digest).toBe(digestOf(r.inputs));
-    expect(resolveInputs(spec, { user: { email: 'x' }, key: 'secret:vault/key-2' }).inputs.key).toBe('secret:vault/key-2');
+    expect(resolveInputs(spec, { user: { email: 'x' }, key: 'secret:vault/key-2' }, { allowSecretRefs: true }).inputs.key).toBe('secret:vault/key-2');
   });
 
   it('lists every issue with its path', () => {
