@@ -63,6 +63,7 @@ async function main() {
     await mkdir(dataDir, { recursive: true });
     const local = await localSecrets(dataDir);
     settings.sessionSecrets ??= local.session_secrets;
+    settings.secretsKeys ??= [Buffer.from(local.secrets_key, 'base64')];
     if (env.DATABASE_URL && !env.SVC_SESSION_SECRETS) {
       say('[hosted] note: DATABASE_URL is set but SVC_SESSION_SECRETS is not: every process sharing this database must share');
       say('         SVC_SESSION_SECRETS and SVC_SECRETS_KEY, or their sessions and secrets will not verify in each other.');

@@ -163,6 +163,102 @@ export interface AuditStore {
   all(orgId: string): Promise<AuditRecord[]>;
 }
 
+export type AutomationStatus = 'draft' | 'published' | 'failing';
+
+export interface AutomationRecord {
+  id: string;
+  org_id: string;
+  /** Unique per org; `^[a-z0-9][a-z0-9-]*$`, 1-64 characters. */
+  name: string;
+  task: string;
+  site: string;
+  mcp_enabled: boolean;
+  created_at: string;
+  status: AutomationStatus;
+  live_digest?: string;
+  needs_attention: boolean;
+  /** Step id of the drifted step, while failing. */
+  failing_step?: string;
+  /** The org's starter example (at most one per org). */
+  example: boolean;
+  /** Params given at creation (`{name, required?, sample?}`), kept for the authoring session. */
+  params: unknown[];
+}
+
+export interface AuthoringRecord {
+  /** One session per automation: keyed by the automation id. */
+  automation_id: string;
+  org_id: string;
+  captured_ops: unknown[];
+  input_params: { name: string; required: boolean; sample: string }[];
+  input_slots: string[];
+  secret_slots: string[];
+  /** Upload files of the capture by name: `{name, digest, media_type}`; bytes are in the files table. */
+  files: { name: string; digest: string; size: number }[];
+  updated_at: string;
+  /** The last compile or publish problem, in words. */
+  error?: string;
+  /** `editing` until published; `published` until reopened with edit. */
+  state: 'editing' | 'published';
+}
+
+export interface VersionRecord {
+  automation_id: string;
+  org_id: string;
+  flow_digest: string;
+  created_at: string;
+  created_by: string;
+}
+
+export interface SecretRecord {
+  org_id: string;
+  name: string;
+  /** `v1.<key id>.<iv>.<tag>.<ciphertext>` (src/service/secret-box.ts); never the value. */
+  ciphertext: string;
+  updated_at: string;
+}
+
+export interface AutomationStore {
+  /** FlowError `conflict` (field `name`) when the org has the name. */
+  create(automation: AutomationRecord): Promise<void>;
+  get(orgId: string, id: string): Promise<AutomationRecord | undefined>;
+  getByName(orgId: string, name: string): Promise<AutomationRecord | undefined>;
+  /** The org's starter example, if created. */
+  getExample(orgId: string): Promise<AutomationRecord | undefined>;
+  /** Oldest first. */
+  list(orgId: string): Promise<AutomationRecord[]>;
+  /** Change the given fields; returns the updated record, or undefined when not in the org. */
+  update(orgId: string, id: string, patch: Partial<Pick<AutomationRecord, 'task' | 'site' | 'mcp_enabled' | 'status' | 'live_digest' | 'needs_attention' | 'failing_step'>>): Promise<AutomationRecord | undefined>;
+}
+
+export interface AuthoringStore {
+  create(session: AuthoringRecord): Promise<void>;
+  get(orgId: string, automationId: string): Promise<AuthoringRecord | undefined>;
+  /** Replace the given fields; returns the updated record. */
+  update(orgId: string, automationId: string, patch: Partial<Omit<AuthoringRecord, 'automation_id' | 'org_id' | 'error'>> & { error?: string | null }): Promise<AuthoringRecord | undefined>;
+  /** Bytes of a capture's upload file. */
+  putFile(orgId: string, automationId: string, file: { name: string; digest: string; bytes: Uint8Array }): Promise<void>;
+  getFile(orgId: string, automationId: string, name: string): Promise<{ digest: string; bytes: Uint8Array } | undefined>;
+}
+
+export interface VersionStore {
+  /** Record a publish; publishing a digest the automation already had keeps its first row. */
+  add(version: VersionRecord): Promise<void>;
+  /** Newest first. */
+  list(orgId: string, automationId: string): Promise<VersionRecord[]>;
+  get(orgId: string, automationId: string, digest: string): Promise<VersionRecord | undefined>;
+}
+
+export interface SecretStoreRecords {
+  /** Insert or replace. */
+  put(secret: SecretRecord): Promise<void>;
+  get(orgId: string, name: string): Promise<SecretRecord | undefined>;
+  /** Names and times, sorted by name (ciphertexts included for re-encryption and leak checks). */
+  list(orgId: string): Promise<SecretRecord[]>;
+  /** True when it existed. */
+  delete(orgId: string, name: string): Promise<boolean>;
+}
+
 /** The stores, as one object: the storage itself, or a view bound to one transaction. */
 export interface ServiceStores {
   users: UserStore;
@@ -171,6 +267,10 @@ export interface ServiceStores {
   sessions: SessionStore;
   apiKeys: ApiKeyStore;
   audit: AuditStore;
+  automations: AutomationStore;
+  authoring: AuthoringStore;
+  versions: VersionStore;
+  secrets: SecretStoreRecords;
 }
 
 export interface ServiceStorage extends ServiceStores {

@@ -2,6 +2,9 @@ import type { Context } from 'hono';
 import type { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
+import type { Engine } from '../engine/types.js';
+import type { ToolRegistry } from '../tools/types.js';
+import type { SecretBox } from './secret-box.js';
 import type { HostedSettings } from './settings.js';
 
 /** What every route handler of the hosted service is given. */
@@ -11,6 +14,12 @@ export interface ServiceDeps {
   ids: IdSource;
   logger: Logger;
   settings: HostedSettings;
+  /** Runs and stores FlowSpecs by digest; publish needs it. */
+  engine?: Engine;
+  /** Tools FlowSpecs compile against (the built-ins, plus the browser tools when a browser is wired in). */
+  tools?: ToolRegistry;
+  /** Seals and opens the org secret store. */
+  box: SecretBox;
   limiters: {
     /** Signup and login attempts per IP per minute. */
     authIp: RateLimiterMemory;

@@ -7,11 +7,18 @@ import { FlowError, isFlowError } from '../errors.js';
 import { DEFAULT_MAX_BODY_BYTES, readBodyText } from '../http/body.js';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { ServiceStorage } from '../ports/service-storage.js';
+import type { Engine } from '../engine/types.js';
+import type { ToolRegistry } from '../tools/types.js';
 import { requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorResponse, type Issue } from './errors.js';
 import { toRouteConfig, type ServiceRoute } from './route-table.js';
+import { createSecretBox } from './secret-box.js';
 import { auditRoutes } from './routes/audit.js';
+import { authoringRoutes } from './routes/authoring.js';
+import { automationRoutes } from './routes/automations.js';
+import { exampleRoutes } from './routes/example.js';
+import { secretRoutes } from './routes/secrets.js';
 import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { orgRoutes } from './routes/orgs.js';
@@ -34,6 +41,10 @@ export interface HostedServiceOptions {
   logger?: Logger;
   /** Settings; unset ones take the documented defaults (see settingsFromEnv for the environment). */
   settings?: Partial<HostedSettings>;
+  /** The engine FlowSpecs are stored in and run by (createEngine over the engine storage). */
+  engine?: Engine;
+  /** Tools captures compile against: the built-ins, plus the browser tools when a browser is wired in. */
+  tools?: ToolRegistry;
   /** Whether dispose() disposes `storage`. Default true. */
   ownsStorage?: boolean;
 }
@@ -120,6 +131,9 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ids: options.ids ?? cryptoIds(),
     logger: options.logger ?? silentLogger(),
     settings,
+    ...(options.engine ? { engine: options.engine } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
+    box: createSecretBox(settings.secretsKeys),
     limiters: {
       authIp: new RateLimiterMemory({ points: settings.authIpLimitPerMinute, duration: 60 }),
       authAccount: new RateLimiterMemory({ points: settings.authAccountFailuresPer15Min, duration: 15 * 60 }),
@@ -134,7 +148,16 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   });
   app.onError((err, c) => respondError(c, err, logger));
 
-  const routes: ServiceRoute[] = [...authRoutes(deps), ...orgRoutes(deps), ...keyRoutes(deps), ...auditRoutes(deps)];
+  const routes: ServiceRoute[] = [
+    ...authRoutes(deps),
+    ...orgRoutes(deps),
+    ...keyRoutes(deps),
+    ...auditRoutes(deps),
+    ...exampleRoutes(deps),
+    ...automationRoutes(deps),
+    ...authoringRoutes(deps),
+    ...secretRoutes(deps),
+  ];
 
   app.use('*', async (c, next) => {
     await next();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FlowError, prefixed } from '../errors.js';
 import { MIN_SESSION_SECRET_LENGTH } from './auth/session-cookie.js';
+import { parseSecretsKeys } from './secret-box.js';
 
 /**
  * Settings of the hosted service (docs/hosted-api.md, "Configuration"). `settingsFromEnv` reads the
@@ -28,6 +29,8 @@ export interface HostedSettings {
   maxBodyBytes: number;
   /** Trust `X-Forwarded-For` for the client IP (SVC_TRUST_PROXY=1): only behind a proxy you run. */
   trustProxy: boolean;
+  /** Keys of the org secret store (SVC_SECRETS_KEY): 32 bytes each, newest first. */
+  secretsKeys: Buffer[];
 }
 
 export const DEFAULT_IP_LIMIT = 600;
@@ -63,6 +66,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     const v = int(name, env[name]);
     if (v !== undefined) (out as Record<string, unknown>)[key] = v;
   }
+  if (env.SVC_SECRETS_KEY) out.secretsKeys = parseSecretsKeys(env.SVC_SECRETS_KEY);
   if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
   return out;
 }
@@ -88,9 +92,15 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   if (short >= 0) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_SESSION_SECRETS: secret ${short + 1} is shorter than ${MIN_SESSION_SECRET_LENGTH} characters`));
   }
+  let secretsKeys = given.secretsKeys ?? [];
+  if (secretsKeys.length === 0) {
+    if (production) throw new FlowError('invalid_settings', prefixed('service', 'SVC_SECRETS_KEY must be set in production (32 bytes in base64; a comma-separated list rotates, newest first)'));
+    secretsKeys = [randomBytes(32)];
+  }
   return {
     production,
     publicUrl,
+    secretsKeys,
     origins: given.origins?.length ? given.origins.map((o) => o.replace(/\/+$/, '')) : [origin],
     sessionSecrets,
     ipLimitPerMinute: given.ipLimitPerMinute ?? DEFAULT_IP_LIMIT,

@@ -152,7 +152,7 @@ describe('org rules through the API', () => {
   });
 
   it('in production GET /api/session never provisions', async () => {
-    const s = await startHosted({ production: true });
+    const s = await startHosted({ production: true, secretsKeys: [Buffer.alloc(32, 7)] });
     try {
       const res = await new Client(s.url).call('GET', '/api/session');
       expect(res.status).toBe(401);

@@ -21,7 +21,7 @@ let h: HostedFixture;
 const A = { owner: undefined as unknown as Client, member: undefined as unknown as Client };
 let B: Client;
 const secretsOfA: string[] = [];
-const ids = { ownerA: '', memberA: '', keyA: '', orgA: '' };
+const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '' };
 
 beforeAll(async () => {
   h = await startHosted({ sessionSecrets: [SECRET] }, { clock });
@@ -38,6 +38,15 @@ beforeAll(async () => {
   expect((await A.member.call('POST', '/api/session/org', { org_id: a.org.id })).status).toBe(200);
   const key = await A.owner.call('POST', '/api/keys', { mode: 'live', name: 'tenant-a-key', automations: ['tenant-a-flow'] });
   ids.keyA = key.body.key.id;
+  const auto = await A.owner.call('POST', '/api/automations', { name: 'tenant-a-flow', site: 'https://tenant-a.test', task: 'Tenant A task text' });
+  ids.automationA = auto.body.automation.id;
+  await A.owner.call('PATCH', `/api/authoring/${ids.automationA}`, {
+    captured_ops: [{ kind: 'navigate', url: 'https://tenant-a.test/start' }, { kind: 'extract', target: '#tenant-a-target', name: 'tenant_a_out' }],
+  });
+  ids.digestA = (await A.owner.call('POST', `/api/authoring/${ids.automationA}/publish`)).body.flow_digest;
+  expect(ids.digestA).toMatch(/^sha256:/);
+  await A.owner.call('PUT', '/api/secrets/tenant_a_secret', { value: 'TENANT-A-SECRET-VALUE' });
+  secretsOfA.push('Tenant A task text', 'tenant-a.test', 'tenant_a_out', 'TENANT-A-SECRET-VALUE', ids.automationA, ids.digestA);
   secretsOfA.push(key.body.secret, 'Tenant A Org', 'owner-a@tenant-a.test', 'member-a@tenant-a.test', 'tenant-a-key', 'tenant-a-flow', ids.ownerA, ids.memberA, ids.keyA, ids.orgA);
 });
 afterAll(async () => {
@@ -60,6 +69,22 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'delete /api/keys/{id}': { path: `/api/keys/${ids.keyA}` },
     'get /api/audit': { path: '/api/audit' },
     'get /api/audit/verify': { path: '/api/audit/verify' },
+    'post /api/automations': { path: '/api/automations', body: { name: 'matrix-made', site: 'https://x.test' } },
+    'get /api/automations': { path: '/api/automations' },
+    'get /api/automations/{id}': { path: `/api/automations/${ids.automationA}` },
+    'patch /api/automations/{id}': { path: `/api/automations/${ids.automationA}`, body: { task: 'changed by the matrix' } },
+    'get /api/automations/{id}/versions': { path: `/api/automations/${ids.automationA}/versions` },
+    'post /api/automations/{id}/rollback': { path: `/api/automations/${ids.automationA}/rollback`, body: { flow_digest: ids.digestA } },
+    'post /api/automations/example': { path: '/api/automations/example' },
+    'get /api/flowspecs/{name}': { path: '/api/flowspecs/tenant-a-flow' },
+    'get /api/authoring/{id}': { path: `/api/authoring/${ids.automationA}` },
+    'patch /api/authoring/{id}': { path: `/api/authoring/${ids.automationA}`, body: { input_slots: [] } },
+    'put /api/authoring/{id}/files/{name}': { path: `/api/authoring/${ids.automationA}/files/a.txt`, body: { content_base64: 'eA==' } },
+    'post /api/authoring/{id}/publish': { path: `/api/authoring/${ids.automationA}/publish` },
+    'post /api/authoring/{id}/edit': { path: `/api/authoring/${ids.automationA}/edit` },
+    'put /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret', body: { value: 'overwritten?' } },
+    'get /api/secrets': { path: '/api/secrets' },
+    'delete /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret' },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -76,7 +101,7 @@ async function call(client: Client | { cookie?: string }, route: ServiceRoute) {
 
 describe('tenancy matrix (from the route table)', () => {
   it('covers every session and owner route', () => {
-    expect(authed().length).toBeGreaterThanOrEqual(12);
+    expect(authed().length).toBeGreaterThanOrEqual(28);
     for (const r of authed()) expect(() => example(r)).not.toThrow();
   });
 
@@ -123,6 +148,16 @@ describe('tenancy matrix (from the route table)', () => {
       'patch /api/members/{userId}': [404, 'not_found'],
       'delete /api/members/{userId}': [404, 'not_found'],
       'delete /api/keys/{id}': [404, 'not_found'],
+      'get /api/automations/{id}': [404, 'not_found'],
+      'patch /api/automations/{id}': [404, 'not_found'],
+      'get /api/automations/{id}/versions': [404, 'not_found'],
+      'post /api/automations/{id}/rollback': [404, 'not_found'],
+      'get /api/flowspecs/{name}': [404, 'not_found'],
+      'get /api/authoring/{id}': [404, 'not_found'],
+      'patch /api/authoring/{id}': [404, 'not_found'],
+      'put /api/authoring/{id}/files/{name}': [404, 'not_found'],
+      'post /api/authoring/{id}/publish': [404, 'not_found'],
+      'post /api/authoring/{id}/edit': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };
@@ -138,9 +173,12 @@ describe('tenancy matrix (from the route table)', () => {
         expect([key, res.status < 300]).toEqual([key, true]);
       }
     }
-    // A's key still works and A's members are untouched.
+    // A's key still works and A's members, automation and secret are untouched.
     const keys = await A.owner.call('GET', '/api/keys');
     expect(keys.body.keys.find((k: any) => k.id === ids.keyA).revoked_at).toBeNull();
+    const auto = await A.owner.call('GET', `/api/automations/${ids.automationA}`);
+    expect(auto.body.automation).toMatchObject({ task: 'Tenant A task text', live_digest: ids.digestA, status: 'published' });
+    expect((await A.owner.call('GET', '/api/secrets')).body.secrets.map((x: any) => x.name)).toEqual(['tenant_a_secret']);
   });
 
   it('a revoked session (logged out) stays revoked for its old cookie: 401', async () => {

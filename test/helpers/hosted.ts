@@ -2,7 +2,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
 import { createSqlStorage } from '../../adapters/storage-sql/index.js';
 import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
+import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
+import { createEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/types.js';
 import { createHostedService, type HostedService, type HostedServiceOptions } from '../../src/service/hosted-service.js';
+import { builtinTools } from '../../src/tools/builtins/index.js';
+import { createToolRegistry } from '../../src/tools/registry.js';
 import type { HostedSettings } from '../../src/service/settings.js';
 
 /**
@@ -14,18 +19,33 @@ export interface HostedFixture {
   service: HostedService;
   server: NodeHttpServer;
   pglite: PGlite;
+  engine: Engine;
   close(): Promise<void>;
 }
 
-export async function startHosted(settings: Partial<HostedSettings> = {}, extra: Partial<HostedServiceOptions> = {}): Promise<HostedFixture> {
+export interface HostedFixtureOptions {
+  /** Wire browser tools in (publishing browser captures needs their contracts; no browser starts until a step runs). */
+  browser?: boolean;
+}
+
+export async function startHosted(
+  settings: Partial<HostedSettings> = {},
+  extra: Partial<HostedServiceOptions> = {},
+  fixture: HostedFixtureOptions = { browser: true },
+): Promise<HostedFixture> {
   const pglite = await PGlite.create();
   const engineStorage = createSqlStorage({ pglite });
+  const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor() : undefined;
+  const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);
+  const engine = createEngine({ storage: engineStorage, tools });
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
   let service!: HostedService;
   const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
   service = createHostedService({
     storage,
+    engine,
+    tools,
     settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
     ...extra,
   });
@@ -34,9 +54,11 @@ export async function startHosted(settings: Partial<HostedSettings> = {}, extra:
     service,
     server,
     pglite,
+    engine,
     async close() {
       await server.close();
       await service.dispose();
+      await browser?.dispose();
       await engineStorage.dispose();
       await pglite.close();
     },

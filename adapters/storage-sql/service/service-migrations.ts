@@ -78,6 +78,68 @@ export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  '0002_automations': {
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createTable('svc_automations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull().check(sql`name ~ '^[a-z0-9][a-z0-9-]*$' and char_length(name) <= 64`))
+        .addColumn('task', 'text', (c) => c.notNull())
+        .addColumn('site', 'text', (c) => c.notNull())
+        .addColumn('mcp_enabled', 'boolean', (c) => c.notNull().defaultTo(true))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('draft', 'published', 'failing')`))
+        .addColumn('live_digest', 'text')
+        .addColumn('needs_attention', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('failing_step', 'text')
+        .addColumn('example', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('params', 'jsonb', (c) => c.notNull())
+        .addUniqueConstraint('svc_automations_org_name', ['org_id', 'name'])
+        .execute();
+      // At most one starter example per org, also under concurrent calls.
+      await db.schema.createIndex('svc_automations_one_example').on('svc_automations').column('org_id').unique().where(sql.ref('example'), '=', true).execute();
+      await db.schema
+        .createTable('svc_authoring')
+        .addColumn('automation_id', 'text', (c) => c.primaryKey().references('svc_automations.id').onDelete('cascade'))
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('captured_ops', 'jsonb', (c) => c.notNull())
+        .addColumn('input_params', 'jsonb', (c) => c.notNull())
+        .addColumn('input_slots', 'jsonb', (c) => c.notNull())
+        .addColumn('secret_slots', 'jsonb', (c) => c.notNull())
+        .addColumn('files', 'jsonb', (c) => c.notNull())
+        .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('editing', 'published')`))
+        .execute();
+      await db.schema
+        .createTable('svc_authoring_files')
+        .addColumn('automation_id', 'text', (c) => c.notNull().references('svc_automations.id').onDelete('cascade'))
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('digest', 'text', (c) => c.notNull())
+        .addColumn('bytes', 'bytea', (c) => c.notNull())
+        .addPrimaryKeyConstraint('svc_authoring_files_pkey', ['automation_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('svc_versions')
+        .addColumn('automation_id', 'text', (c) => c.notNull().references('svc_automations.id').onDelete('cascade'))
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('flow_digest', 'text', (c) => c.notNull().check(sql`flow_digest ~ '^sha256:[0-9a-f]{64}$'`))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('svc_versions_pkey', ['automation_id', 'flow_digest'])
+        .execute();
+      await db.schema
+        .createTable('svc_secrets')
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('ciphertext', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('svc_secrets_pkey', ['org_id', 'name'])
+        .execute();
+    },
+  },
 };
 
 /** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */

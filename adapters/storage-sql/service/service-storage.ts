@@ -3,18 +3,22 @@ import { FlowError, isFlowError, prefixed } from '../../../src/errors.js';
 import type {
   ApiKeyRecord,
   AuditRecord,
+  AuthoringRecord,
+  AutomationRecord,
   MemberRecord,
   OrgRecord,
   Role,
   ServiceStorage,
   ServiceStores,
+  SecretRecord,
   SessionRecord,
   UserRecord,
+  VersionRecord,
 } from '../../../src/ports/service-storage.js';
 import { auditDigest } from '../../../src/service/audit-chain.js';
 import { constraintOf, errorCode } from '../sql-errors.js';
 import type { SqlStorage } from '../sql-storage.js';
-import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull } from '../sql-values.js';
+import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull, toBytes } from '../sql-values.js';
 import { migrateService, serviceSchemaCurrent } from './service-migrations.js';
 
 /**
@@ -124,6 +128,64 @@ const toAudit = (r: AuditRow): AuditRecord => ({
   digest: r.digest,
 });
 
+interface AutomationRow {
+  id: string;
+  org_id: string;
+  name: string;
+  task: string;
+  site: string;
+  mcp_enabled: boolean;
+  created_at: string;
+  status: string;
+  live_digest: string | null;
+  needs_attention: boolean;
+  failing_step: string | null;
+  example: boolean;
+  params: string;
+}
+
+const toAutomation = (r: AutomationRow): AutomationRecord => ({
+  id: r.id,
+  org_id: r.org_id,
+  name: r.name,
+  task: r.task,
+  site: r.site,
+  mcp_enabled: r.mcp_enabled,
+  created_at: r.created_at,
+  status: r.status as AutomationRecord['status'],
+  ...(r.live_digest !== null ? { live_digest: r.live_digest } : {}),
+  needs_attention: r.needs_attention,
+  ...(r.failing_step !== null ? { failing_step: r.failing_step } : {}),
+  example: r.example,
+  params: parseJson(r.params) as unknown[],
+});
+
+interface AuthoringRow {
+  automation_id: string;
+  org_id: string;
+  captured_ops: string;
+  input_params: string;
+  input_slots: string;
+  secret_slots: string;
+  files: string;
+  updated_at: string;
+  error: string | null;
+  state: string;
+}
+
+const toAuthoring = (r: AuthoringRow): AuthoringRecord => ({
+  automation_id: r.automation_id,
+  org_id: r.org_id,
+  captured_ops: parseJson(r.captured_ops) as unknown[],
+  input_params: parseJson(r.input_params) as AuthoringRecord['input_params'],
+  input_slots: parseJson(r.input_slots) as string[],
+  secret_slots: parseJson(r.secret_slots) as string[],
+  files: parseJson(r.files) as AuthoringRecord['files'],
+  updated_at: r.updated_at,
+  ...(r.error !== null ? { error: r.error } : {}),
+  state: r.state as AuthoringRecord['state'],
+});
+
 /** The stores over `db` (the storage's Kysely, or one transaction of it). */
 function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>, options: Required<SqlServiceStorageOptions>): ServiceStores {
   const users = () => db.selectFrom('svc_users').select(['id', 'email', 'password_hash', isoText('created_at', 'created_at')]);
@@ -153,6 +215,43 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
     db
       .selectFrom('svc_audit')
       .select(['id', 'org_id', 'seq', 'actor', 'target', isoText('at', 'at'), jsonText('metadata', 'metadata'), 'prev', 'digest']);
+
+  const automations = () =>
+    db
+      .selectFrom('svc_automations')
+      .select([
+        'id',
+        'org_id',
+        'name',
+        'task',
+        'site',
+        'mcp_enabled',
+        isoText('created_at', 'created_at'),
+        'status',
+        'live_digest',
+        'needs_attention',
+        'failing_step',
+        'example',
+        jsonText('params', 'params'),
+      ]);
+  const authorings = () =>
+    db
+      .selectFrom('svc_authoring')
+      .select([
+        'automation_id',
+        'org_id',
+        jsonText('captured_ops', 'captured_ops'),
+        jsonText('input_params', 'input_params'),
+        jsonText('input_slots', 'input_slots'),
+        jsonText('secret_slots', 'secret_slots'),
+        jsonText('files', 'files'),
+        isoText('updated_at', 'updated_at'),
+        'error',
+        'state',
+      ]);
+  const versions = () =>
+    db.selectFrom('svc_versions').select(['automation_id', 'org_id', 'flow_digest', isoText('created_at', 'created_at'), 'created_by']);
+  const secrets = () => db.selectFrom('svc_secrets').select(['org_id', 'name', 'ciphertext', isoText('updated_at', 'updated_at')]);
 
   /**
    * Owners of an org, locked (`for update`) so that a concurrent demotion or removal waits for this
@@ -465,6 +564,165 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         run('audit.all', async () => {
           const rows = await audits().where('org_id', '=', orgId).orderBy('seq').execute();
           return rows.map((r) => toAudit(r as AuditRow));
+        }),
+    },
+    automations: {
+      create: (a: AutomationRecord) =>
+        run('automations.create', async () => {
+          try {
+            await db
+              .insertInto('svc_automations')
+              .values({
+                id: a.id,
+                org_id: a.org_id,
+                name: a.name,
+                task: a.task,
+                site: a.site,
+                mcp_enabled: a.mcp_enabled,
+                created_at: timestamptz('created_at', a.created_at),
+                status: a.status,
+                live_digest: a.live_digest ?? null,
+                needs_attention: a.needs_attention,
+                failing_step: a.failing_step ?? null,
+                example: a.example,
+                params: jsonb(a.params),
+              })
+              .execute();
+          } catch (err) {
+            if (isUniqueViolation(err)) conflict(err, constraintOf(err)?.includes('example') ? 'example' : constraintOf(err)?.includes('name') ? 'name' : 'id');
+            throw err;
+          }
+        }),
+      get: (orgId, id) =>
+        run('automations.get', async () => {
+          const row = await automations().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+          return row ? toAutomation(row as AutomationRow) : undefined;
+        }),
+      getByName: (orgId, name) =>
+        run('automations.getByName', async () => {
+          const row = await automations().where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
+          return row ? toAutomation(row as AutomationRow) : undefined;
+        }),
+      getExample: (orgId) =>
+        run('automations.getExample', async () => {
+          const row = await automations().where('org_id', '=', orgId).where('example', '=', true).executeTakeFirst();
+          return row ? toAutomation(row as AutomationRow) : undefined;
+        }),
+      list: (orgId) =>
+        run('automations.list', async () => {
+          const rows = await automations().where('org_id', '=', orgId).orderBy('created_at').orderBy('name').execute();
+          return rows.map((r) => toAutomation(r as AutomationRow));
+        }),
+      update: (orgId, id, patch) =>
+        run('automations.update', async () => {
+          const set: Record<string, unknown> = {};
+          if (patch.task !== undefined) set.task = patch.task;
+          if (patch.site !== undefined) set.site = patch.site;
+          if (patch.mcp_enabled !== undefined) set.mcp_enabled = patch.mcp_enabled;
+          if (patch.status !== undefined) set.status = patch.status;
+          if ('live_digest' in patch) set.live_digest = patch.live_digest ?? null;
+          if (patch.needs_attention !== undefined) set.needs_attention = patch.needs_attention;
+          if ('failing_step' in patch) set.failing_step = patch.failing_step ?? null;
+          if (Object.keys(set).length > 0) await db.updateTable('svc_automations').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
+          const row = await automations().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+          return row ? toAutomation(row as AutomationRow) : undefined;
+        }),
+    },
+    authoring: {
+      create: (a: AuthoringRecord) =>
+        run('authoring.create', async () => {
+          await db
+            .insertInto('svc_authoring')
+            .values({
+              automation_id: a.automation_id,
+              org_id: a.org_id,
+              captured_ops: jsonb(a.captured_ops),
+              input_params: jsonb(a.input_params),
+              input_slots: jsonb(a.input_slots),
+              secret_slots: jsonb(a.secret_slots),
+              files: jsonb(a.files),
+              updated_at: timestamptz('updated_at', a.updated_at),
+              error: a.error ?? null,
+              state: a.state,
+            })
+            .execute();
+        }),
+      get: (orgId, automationId) =>
+        run('authoring.get', async () => {
+          const row = await authorings().where('org_id', '=', orgId).where('automation_id', '=', automationId).executeTakeFirst();
+          return row ? toAuthoring(row as AuthoringRow) : undefined;
+        }),
+      update: (orgId, automationId, patch) =>
+        run('authoring.update', async () => {
+          const set: Record<string, unknown> = {};
+          for (const key of ['captured_ops', 'input_params', 'input_slots', 'secret_slots', 'files'] as const) {
+            if (patch[key] !== undefined) set[key] = jsonb(patch[key]);
+          }
+          if (patch.updated_at !== undefined) set.updated_at = timestamptz('updated_at', patch.updated_at);
+          if ('error' in patch) set.error = patch.error ?? null;
+          if (patch.state !== undefined) set.state = patch.state;
+          if (Object.keys(set).length > 0) {
+            await db.updateTable('svc_authoring').set(set).where('org_id', '=', orgId).where('automation_id', '=', automationId).execute();
+          }
+          const row = await authorings().where('org_id', '=', orgId).where('automation_id', '=', automationId).executeTakeFirst();
+          return row ? toAuthoring(row as AuthoringRow) : undefined;
+        }),
+      putFile: (orgId, automationId, file) =>
+        run('authoring.putFile', async () => {
+          await db
+            .insertInto('svc_authoring_files')
+            .values({ automation_id: automationId, org_id: orgId, name: file.name, digest: file.digest, bytes: file.bytes })
+            .onConflict((oc) => oc.columns(['automation_id', 'name']).doUpdateSet({ digest: file.digest, bytes: file.bytes }))
+            .execute();
+        }),
+      getFile: (orgId, automationId, name) =>
+        run('authoring.getFile', async () => {
+          const row = await db
+            .selectFrom('svc_authoring_files')
+            .select(['digest', 'bytes'])
+            .where('org_id', '=', orgId)
+            .where('automation_id', '=', automationId)
+            .where('name', '=', name)
+            .executeTakeFirst();
+          return row ? { digest: row.digest as string, bytes: toBytes(row.bytes as Uint8Array) } : undefined;
+        }),
+    },
+    versions: {
+      add: (v: VersionRecord) =>
+        run('versions.add', async () => {
+          await db
+            .insertInto('svc_versions')
+            .values({ automation_id: v.automation_id, org_id: v.org_id, flow_digest: v.flow_digest, created_at: timestamptz('created_at', v.created_at), created_by: v.created_by })
+            .onConflict((oc) => oc.columns(['automation_id', 'flow_digest']).doNothing())
+            .execute();
+        }),
+      list: (orgId, automationId) =>
+        run('versions.list', async () => {
+          const rows = await versions().where('org_id', '=', orgId).where('automation_id', '=', automationId).orderBy('created_at', 'desc').orderBy('flow_digest', 'desc').execute();
+          return rows as VersionRecord[];
+        }),
+      get: (orgId, automationId, digest) =>
+        run('versions.get', async () => {
+          const row = await versions().where('org_id', '=', orgId).where('automation_id', '=', automationId).where('flow_digest', '=', digest).executeTakeFirst();
+          return row as VersionRecord | undefined;
+        }),
+    },
+    secrets: {
+      put: (sec: SecretRecord) =>
+        run('secrets.put', async () => {
+          await db
+            .insertInto('svc_secrets')
+            .values({ org_id: sec.org_id, name: sec.name, ciphertext: sec.ciphertext, updated_at: timestamptz('updated_at', sec.updated_at) })
+            .onConflict((oc) => oc.columns(['org_id', 'name']).doUpdateSet({ ciphertext: sec.ciphertext, updated_at: timestamptz('updated_at', sec.updated_at) }))
+            .execute();
+        }),
+      get: (orgId, name) =>
+        run('secrets.get', async () => (await secrets().where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst()) as SecretRecord | undefined),
+      list: (orgId) => run('secrets.list', async () => (await secrets().where('org_id', '=', orgId).orderBy('name').execute()) as SecretRecord[]),
+      delete: (orgId, name) =>
+        run('secrets.delete', async () => {
+          const res = await db.deleteFrom('svc_secrets').where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
+          return Number(res.numDeletedRows) > 0;
         }),
     },
   };

@@ -1,0 +1,245 @@
+import { z } from '@hono/zod-openapi';
+import { isFlowError } from '../../errors.js';
+import type { AuthoringRecord, AutomationRecord } from '../../ports/service-storage.js';
+import { audit, type ServiceDeps } from '../context.js';
+import { invalidRequest, serviceError } from '../errors.js';
+import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { AUTOMATION_NAME } from '../schemas.js';
+
+/** Automations, versions, rollback and the live FlowSpec by name (docs/hosted-api.md, "Automations"). */
+
+const Param = z.object({ name: z.string(), required: z.boolean().optional(), sample: z.string().optional() }).passthrough();
+const CreateAutomationBody = z
+  .object({
+    name: z.string().min(1).max(64).regex(AUTOMATION_NAME),
+    site: z.string().min(1),
+    task: z.string().optional(),
+    params: z.array(Param).max(200).optional(),
+  })
+  .openapi('CreateAutomationBody');
+const PatchAutomationBody = z.object({ site: z.string().min(1).optional(), task: z.string().optional(), mcp_enabled: z.boolean().optional() }).openapi('PatchAutomationBody');
+const RollbackBody = z.object({ flow_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/) }).openapi('RollbackBody');
+const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const NameParam = z.object({ name: z.string().min(1).max(200).openapi({ param: { name: 'name', in: 'path' } }) });
+
+export const Automation = z
+  .object({
+    id: z.string(),
+    org_id: z.string(),
+    name: z.string(),
+    task: z.string(),
+    site: z.string(),
+    mcp_enabled: z.boolean(),
+    created_at: z.string(),
+    live_digest: z.string().nullable(),
+    calls_7d: z.number().int(),
+    last_run_at: z.string().nullable(),
+    needs_attention: z.boolean(),
+    rerecord_href: z.string().nullable(),
+    status: z.enum(['draft', 'published', 'failing']),
+  })
+  .openapi('Automation');
+
+const Version = z.object({ flow_digest: z.string(), created_at: z.string(), created_by: z.string() }).openapi('Version');
+
+/** The Automation resource (`calls_7d` and `last_run_at` come from the executions index). */
+export function automationJson(deps: ServiceDeps, a: AutomationRecord, usage: { calls_7d: number; last_run_at: string | null } = { calls_7d: 0, last_run_at: null }) {
+  const base = deps.settings.publicUrl.replace(/\/+$/, '');
+  return {
+    id: a.id,
+    org_id: a.org_id,
+    name: a.name,
+    task: a.task,
+    site: a.site,
+    mcp_enabled: a.mcp_enabled,
+    created_at: a.created_at,
+    live_digest: a.live_digest ?? null,
+    calls_7d: usage.calls_7d,
+    last_run_at: usage.last_run_at,
+    needs_attention: a.needs_attention,
+    rerecord_href: a.status === 'failing' ? `${base}/automations/${a.id}/studio${a.failing_step ? `?step=${encodeURIComponent(a.failing_step)}` : ''}` : null,
+    status: a.status,
+  };
+}
+
+/** A new draft and its empty authoring session, in the caller's transaction. */
+export function newDraft(deps: ServiceDeps, orgId: string, body: { name: string; site: string; task?: string; params?: unknown[] }, example = false) {
+  const now = deps.clock.now();
+  const automation: AutomationRecord = {
+    id: deps.ids.uuid(),
+    org_id: orgId,
+    name: body.name,
+    task: body.task ?? '',
+    site: body.site,
+    mcp_enabled: true,
+    created_at: now,
+    status: 'draft',
+    needs_attention: false,
+    example,
+    params: body.params ?? [],
+  };
+  const params = (body.params ?? []) as { name: string; required?: boolean; sample?: string }[];
+  const session: AuthoringRecord = {
+    automation_id: automation.id,
+    org_id: orgId,
+    captured_ops: [],
+    input_params: params.map((p) => ({ name: p.name, required: p.required ?? false, sample: p.sample ?? '' })),
+    input_slots: [],
+    secret_slots: [],
+    files: [],
+    updated_at: now,
+    state: 'editing',
+  };
+  return { automation, session };
+}
+
+export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
+  const { storage } = deps;
+  const mustGet = async (orgId: string, id: string) => {
+    const a = await storage.automations.get(orgId, id);
+    if (!a) throw serviceError('not_found', 'no such automation in this org');
+    return a;
+  };
+
+  return [
+    {
+      method: 'post',
+      path: '/api/automations',
+      auth: 'session',
+      summary: 'Create a draft automation and its authoring session',
+      tags: ['automations'],
+      request: jsonBody(CreateAutomationBody),
+      responses: { 201: jsonResponse('The draft', z.object({ automation: Automation })), 409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })) },
+      handler: async (c) => {
+        const body = c.req.valid('json') as z.infer<typeof CreateAutomationBody>;
+        const { org, user } = c.get('auth');
+        const { automation, session } = newDraft(deps, org.id, body);
+        await storage.transaction(async (tx) => {
+          try {
+            await tx.automations.create(automation);
+          } catch (err) {
+            if (isFlowError(err, 'conflict')) throw serviceError('name_taken', `this org already has an automation named "${body.name}"`);
+            throw err;
+          }
+          await tx.authoring.create(session);
+          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${automation.id}`, action: 'automation.create', detail: { name: automation.name } });
+        });
+        return c.json({ automation: automationJson(deps, automation) }, 201);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/automations',
+      auth: 'session',
+      summary: 'The org\'s automations, oldest first',
+      tags: ['automations'],
+      responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
+      handler: async (c) => c.json({ automations: (await storage.automations.list(c.get('auth').org.id)).map((a) => automationJson(deps, a)) }, 200),
+    },
+    {
+      method: 'get',
+      path: '/api/automations/{id}',
+      auth: 'session',
+      summary: 'One automation, with its status',
+      tags: ['automations'],
+      request: { params: IdParam },
+      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        return c.json({ automation: automationJson(deps, await mustGet(c.get('auth').org.id, id)) }, 200);
+      },
+    },
+    {
+      method: 'patch',
+      path: '/api/automations/{id}',
+      auth: 'session',
+      summary: 'Correct `site` or `task` (members); `mcp_enabled` is owner only and audited',
+      tags: ['automations'],
+      request: { params: IdParam, ...jsonBody(PatchAutomationBody) },
+      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        const body = c.req.valid('json') as z.infer<typeof PatchAutomationBody>;
+        const { org, user, role } = c.get('auth');
+        const before = await mustGet(org.id, id);
+        if (body.mcp_enabled !== undefined && role !== 'owner') throw serviceError('forbidden', 'only an owner may set mcp_enabled');
+        const updated = await storage.transaction(async (tx) => {
+          const next = await tx.automations.update(org.id, id, body);
+          if (body.mcp_enabled !== undefined && body.mcp_enabled !== before.mcp_enabled) {
+            await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.mcp_enabled', detail: { name: before.name, to: body.mcp_enabled } });
+          }
+          return next!;
+        });
+        return c.json({ automation: automationJson(deps, updated) }, 200);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/automations/{id}/versions',
+      auth: 'session',
+      summary: 'Published versions, newest first',
+      tags: ['automations'],
+      request: { params: IdParam },
+      responses: { 200: jsonResponse('Versions', z.object({ versions: z.array(Version) })) },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        const orgId = c.get('auth').org.id;
+        await mustGet(orgId, id);
+        const versions = await storage.versions.list(orgId, id);
+        return c.json({ versions: versions.map((v) => ({ flow_digest: v.flow_digest, created_at: v.created_at, created_by: v.created_by })) }, 200);
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/automations/{id}/rollback',
+      auth: 'owner',
+      summary: 'Point the live version at an earlier one; nothing is rebuilt',
+      tags: ['automations'],
+      request: { params: IdParam, ...jsonBody(RollbackBody) },
+      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        const { flow_digest } = c.req.valid('json') as z.infer<typeof RollbackBody>;
+        const { org, user } = c.get('auth');
+        const before = await mustGet(org.id, id);
+        if (!(await storage.versions.get(org.id, id, flow_digest))) {
+          throw invalidRequest([{ path: ['flow_digest'], message: 'not a published version of this automation', code: 'unknown_version' }]);
+        }
+        const updated = await storage.transaction(async (tx) => {
+          const next = await tx.automations.update(org.id, id, { live_digest: flow_digest, status: 'published', needs_attention: false, failing_step: undefined });
+          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.rollback', detail: { name: before.name, from: before.live_digest ?? null, to: flow_digest } });
+          return next!;
+        });
+        return c.json({ automation: automationJson(deps, updated) }, 200);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/flowspecs/{name}',
+      auth: 'session',
+      summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
+      tags: ['automations'],
+      request: { params: NameParam },
+      responses: { 200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+      handler: async (c) => {
+        const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
+        const spec = await liveSpec(deps, c.get('auth').org.id, name);
+        // One answer for unknown, other orgs' and draft names: the same code path and the same body.
+        if (!spec) throw serviceError('not_found', 'no published automation of this name in this org');
+        return c.body(JSON.stringify(spec.spec), 200, { 'content-type': 'application/json; charset=utf-8', etag: `"${spec.digest}"` });
+      },
+    },
+  ];
+}
+
+/**
+ * The org-namespaced active-deploy lookup: (org, name) -> live digest -> FlowSpec. The gateway and the
+ * live FlowSpec route both resolve through here, so the dashboard shows the bytes the gateway runs.
+ */
+export async function liveSpec(deps: ServiceDeps, orgId: string, name: string) {
+  const a = await deps.storage.automations.getByName(orgId, name);
+  const digest = a && a.status !== 'draft' ? a.live_digest : undefined;
+  if (!a || !digest || !deps.engine) return undefined;
+  const resolved = await deps.engine.resolve({ digest: digest as `sha256:${string}` });
+  return resolved ? { automation: a, digest: resolved.digest, spec: resolved.spec } : undefined;
+}
