@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
 
 /** Build dist/ once before the tests when any source is newer than the built CLI. */
 function newestMtime(dir: string): number {
@@ -14,7 +16,19 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-export default function setup(): void {
+export default function setup(project: TestProject): () => Promise<void> {
+  buildIfStale();
+  // Test schemas on Postgres are dropped when the whole run is over, never while other test files
+  // may be initialising storage (see dropSchema in test/helpers/postgres.ts).
+  const ledger = mkdtempSync(join(tmpdir(), 'flowctl-test-schemas-'));
+  project.provide('schemaLedger', ledger);
+  return async () => {
+    const { dropLedgerSchemas } = await import('./helpers/postgres.js');
+    await dropLedgerSchemas(ledger);
+  };
+}
+
+function buildIfStale(): void {
   const root = resolve(import.meta.dirname, '..');
   const cli = join(root, 'dist/cli/cli.js');
   const sources = Math.max(...['src', 'adapters', 'examples'].map((d) => newestMtime(join(root, d))));

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { build } from 'tsup';
-import { describe, it } from 'vitest';
+import { describe, inject, it } from 'vitest';
 
 /**
  * Postgres for tests, through one variable: TEST_DATABASE_URL (on these machines
@@ -41,8 +42,39 @@ export function uniqueSchemaName(prefix = 'flowctl_t'): string {
   return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
 
-/** Drop a test schema and everything in it. */
+/**
+ * Drop a test schema and everything in it, once every test file of the run has finished (the drop is
+ * noted in the run's ledger, test/global-setup.ts drops them all at teardown). Dropping at once races
+ * with other test files: kysely's Migrator (every SQL storage's init) lists the tables of all schemas
+ * and checks each schema's privileges by name, and a schema dropped between the two fails that init
+ * with `schema "..." does not exist`. Outside a vitest run (no ledger) the drop is immediate.
+ */
 export async function dropSchema(url: string, schema: string): Promise<void> {
+  const ledger = schemaLedger();
+  if (ledger) {
+    appendFileSync(join(ledger, `${process.pid}.tsv`), `${url}\t${schema}\n`);
+    return;
+  }
+  await dropSchemaNow(url, schema);
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Directory where test files note the schemas to drop at the end of the run. */
+    schemaLedger: string;
+  }
+}
+
+function schemaLedger(): string | undefined {
+  try {
+    return inject('schemaLedger') || undefined;
+  } catch {
+    return undefined; // not inside a vitest worker
+  }
+}
+
+/** Drop a schema now. */
+export async function dropSchemaNow(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -50,6 +82,21 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** Drop every schema noted in `ledger` (test/global-setup.ts, at the end of the run), then the ledger itself. */
+export async function dropLedgerSchemas(ledger: string): Promise<void> {
+  const noted = new Set<string>();
+  for (const file of readdirSync(ledger)) {
+    for (const line of readFileSync(join(ledger, file), 'utf8').split('\n')) if (line) noted.add(line);
+  }
+  const failures: string[] = [];
+  for (const line of noted) {
+    const [url, schema] = line.split('\t') as [string, string];
+    await dropSchemaNow(url, schema).catch((err: unknown) => failures.push(`${schema}: ${err instanceof Error ? err.message : String(err)}`));
+  }
+  rmSync(ledger, { recursive: true, force: true });
+  if (failures.length > 0) process.stderr.write(`[test] could not drop ${failures.length} test schema(s): ${failures.join('; ')}\n`);
 }
 
 /** Run one SQL statement on the test database (for independent reads and for setting up odd states). */

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { below, prng, testSeed } from '../helpers/seeded.js';
 import { FAST_CHECK_SEED } from '../helpers/setup-seed.js';
 import { processAlive, waitGone, waitUntil, withGrowingLimit } from '../helpers/wait.js';
@@ -66,5 +69,18 @@ describe('seeded randomness', () => {
     const again: number[] = [];
     fc.assert(fc.property(fc.integer(), (n) => void again.push(n)), { numRuns: 5 });
     expect(again).toEqual(first);
+  });
+});
+
+describePostgres('dropSchema during a run', (url) => {
+  it('notes the schema in the run ledger and leaves it in place until the run is over', async () => {
+    const schema = uniqueSchemaName('flowctl_ledger');
+    await pgQuery(url, `create schema "${schema}"`);
+    await dropSchema(url, schema);
+    // Still there: another test file may be initialising storage (kysely lists every schema).
+    expect(await pgQuery(url, 'select 1 from pg_namespace where nspname = $1', [schema])).toHaveLength(1);
+    const ledger = inject('schemaLedger');
+    const noted = readdirSync(ledger).flatMap((f) => readFileSync(join(ledger, f), 'utf8').split('\n'));
+    expect(noted).toContain(`${url}\t${schema}`);
   });
 });
