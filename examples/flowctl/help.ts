@@ -64,6 +64,7 @@ Launcher
         --allow-remote              allow a non-loopback host (needs a token)
         --token <t>                 require Authorization: Bearer <t> (or FLOWCTL_SERVE_TOKEN)
         --store=sql                 keep runs in SQL (DATABASE_URL, else PGlite in .flowctl/db)
+        --allow-secret-refs         let callers name any secret:<name> for a secret input
   mcp [flow]                        MCP server over stdio; each flow is one tool
         --registry <dir>            serve the flows of the packs in a registry
   schedule <flow> --cron <expr>     run a flow on a cron schedule with fixed inputs

@@ -14,7 +14,7 @@ import { flowUsesBrowser, openStore, projectTools, STORE_DIR } from '../project.
 import { registerCliTools } from '../resolve-flow.js';
 import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
 
-const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store'];
+const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store', 'allow-secret-refs'];
 const DEFAULT_PORT = 8080;
 const DEFAULT_HOST = '127.0.0.1';
 
@@ -69,6 +69,8 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
   const host = flagString(args, 'host') ?? DEFAULT_HOST;
   const port = parsePort(flagString(args, 'port'));
   const allowRemote = flagBool(args, 'allow-remote');
+  // Off by default: a caller could otherwise send any FLOWCTL_SECRET_* to a URL of its choosing.
+  const allowSecretRefs = flagBool(args, 'allow-secret-refs');
   const token = flagString(args, 'token') ?? (io.env.FLOWCTL_SERVE_TOKEN || undefined);
   const registry = flagString(args, 'registry');
   const store = flagString(args, 'store');
@@ -103,11 +105,12 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     if (source.flows.length === 0) {
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
     }
-    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd });
+    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd, allowSecretRefs });
     const launcher = createLauncher({
       engine,
       flows: source.flows,
       token,
+      allowSecretRefs,
       logger: { debug() {}, info() {}, warn() {}, error: (m, d) => io.stderr.write(`${m}${d ? ` ${JSON.stringify(d)}` : ''}\n`) },
     });
     const served = await launcher.flows();
@@ -121,6 +124,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     const server = await serveNodeHttp(handler, { port, host });
     const lines = [`flowctl serve: listening on ${server.url}`];
     for (const f of served) lines.push(`  POST ${server.url}/flows/${f.name}/runs  ${f.digest}  (${source.origin.get(f.name)})`);
+    if (allowSecretRefs) lines.push('--allow-secret-refs: callers may name any FLOWCTL_SECRET_* for a secret input');
     lines.push(`runs are stored in ${opened.label}${token ? '; requests need Authorization: Bearer <token>' : ''}; Ctrl-C stops`);
     io.stderr.write(`${lines.join('\n')}\n`);
     const signal = await untilSignal();
