@@ -286,6 +286,119 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
       });
     });
 
+    describe('automations, authoring, versions, secrets', () => {
+      const automation = (orgId: string, name: string, over: Record<string, unknown> = {}) => ({
+        id: uid('auto'),
+        org_id: orgId,
+        name,
+        task: 'Do the thing',
+        site: 'https://example.test',
+        mcp_enabled: true,
+        created_at: at(3),
+        status: 'draft' as const,
+        needs_attention: false,
+        example: false,
+        params: [{ name: 'q', required: true }],
+        ...over,
+      });
+
+      it('creates, reads by id and name per org, lists, updates; names unique per org only', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const a = automation(org.id, 'invoice');
+        await storage.automations.create(a);
+        await storage.automations.create(automation(orgB.id, 'invoice'));
+        const err = await rejectsWith(storage.automations.create(automation(org.id, 'invoice')), 'conflict');
+        expect((err as { data: { field: string } }).data.field).toBe('name');
+        const other = await independent();
+        expect(await other.automations.get(org.id, a.id)).toEqual(a);
+        expect(await other.automations.get(orgB.id, a.id)).toBeUndefined();
+        expect(await other.automations.getByName(org.id, 'invoice')).toEqual(a);
+        const updated = await storage.automations.update(org.id, a.id, { status: 'published', live_digest: `sha256:${'a'.repeat(64)}`, failing_step: 'click_2' });
+        expect(updated).toMatchObject({ status: 'published', live_digest: `sha256:${'a'.repeat(64)}`, failing_step: 'click_2' });
+        expect(await storage.automations.update(orgB.id, a.id, { task: 'hijack' })).toBeUndefined();
+        expect((await other.automations.get(org.id, a.id))?.task).toBe('Do the thing');
+        const cleared = await storage.automations.update(org.id, a.id, { failing_step: undefined });
+        expect(cleared?.failing_step).toBeUndefined();
+        expect((await other.automations.list(org.id)).map((x) => x.name)).toEqual(['invoice']);
+      });
+
+      it('at most one starter example per org, also under concurrent creation', async () => {
+        const { org } = await seedOrg(1);
+        const other = await independent();
+        const results = await Promise.allSettled([
+          storage.automations.create(automation(org.id, 'example-a', { example: true })),
+          other.automations.create(automation(org.id, 'example-b', { example: true })),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((await storage.automations.getExample(org.id))?.example).toBe(true);
+      });
+
+      it('authoring sessions: JSON fields round-trip, files by name, per org', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const a = automation(org.id, 'authored');
+        await storage.automations.create(a);
+        const session = {
+          automation_id: a.id,
+          org_id: org.id,
+          captured_ops: [{ kind: 'fill', target: { label: 'Ünï "q"' }, value: 'line\nbreak' }],
+          input_params: [{ name: 'q', required: false, sample: 'x' }],
+          input_slots: ['q'],
+          secret_slots: ['pw'],
+          files: [],
+          updated_at: at(4),
+          state: 'editing' as const,
+        };
+        await storage.authoring.create(session);
+        const other = await independent();
+        expect(await other.authoring.get(org.id, a.id)).toEqual(session);
+        expect(await other.authoring.get(orgB.id, a.id)).toBeUndefined();
+        const next = await storage.authoring.update(org.id, a.id, { state: 'published', error: 'boom', updated_at: at(5) });
+        expect(next).toMatchObject({ state: 'published', error: 'boom' });
+        expect((await storage.authoring.update(org.id, a.id, { error: null }))?.error).toBeUndefined();
+        const bytes = new Uint8Array([0, 1, 2, 255]);
+        await storage.authoring.putFile(org.id, a.id, { name: 'f.bin', digest: 'sha256:x', bytes });
+        expect(await other.authoring.getFile(org.id, a.id, 'f.bin')).toEqual({ digest: 'sha256:x', bytes });
+        expect(await other.authoring.getFile(orgB.id, a.id, 'f.bin')).toBeUndefined();
+      });
+
+      it('versions: newest first, a republished digest keeps its first row, per org', async () => {
+        const { org } = await seedOrg(1);
+        const a = automation(org.id, 'versioned');
+        await storage.automations.create(a);
+        const d1 = `sha256:${'1'.repeat(64)}`;
+        const d2 = `sha256:${'2'.repeat(64)}`;
+        await storage.versions.add({ automation_id: a.id, org_id: org.id, flow_digest: d1, created_at: at(1), created_by: 'u' });
+        await storage.versions.add({ automation_id: a.id, org_id: org.id, flow_digest: d2, created_at: at(2), created_by: 'u' });
+        await storage.versions.add({ automation_id: a.id, org_id: org.id, flow_digest: d1, created_at: at(3), created_by: 'v' });
+        const other = await independent();
+        expect((await other.versions.list(org.id, a.id)).map((v) => [v.flow_digest, v.created_by])).toEqual([
+          [d2, 'u'],
+          [d1, 'u'],
+        ]);
+        expect(await other.versions.get(org.id, a.id, d2)).toMatchObject({ flow_digest: d2 });
+        expect(await other.versions.get('other-org', a.id, d2)).toBeUndefined();
+      });
+
+      it('secrets: put replaces, list sorted by name, delete, per org', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        await storage.secrets.put({ org_id: org.id, name: 'b', ciphertext: 'v1.x.1', updated_at: at(1) });
+        await storage.secrets.put({ org_id: org.id, name: 'a', ciphertext: 'v1.x.2', updated_at: at(2) });
+        await storage.secrets.put({ org_id: org.id, name: 'b', ciphertext: 'v1.x.3', updated_at: at(3) });
+        const other = await independent();
+        expect((await other.secrets.list(org.id)).map((x) => [x.name, x.ciphertext])).toEqual([
+          ['a', 'v1.x.2'],
+          ['b', 'v1.x.3'],
+        ]);
+        expect(await other.secrets.get(orgB.id, 'a')).toBeUndefined();
+        expect(await storage.secrets.delete(orgB.id, 'a')).toBe(false);
+        expect(await storage.secrets.delete(org.id, 'a')).toBe(true);
+        expect((await other.secrets.list(org.id)).map((x) => x.name)).toEqual(['b']);
+      });
+    });
+
     describe('transactions', () => {
       it('commits every write of fn together', async () => {
         const org = { id: uid('org'), name: 'Tx', created_at: at(1) };

@@ -163,6 +163,84 @@ describe('API keys are stored as hashes only', () => {
   });
 });
 
+/** Provision a canary secret, try to capture it (refused), then capture it properly as a secret slot and publish. */
+async function canaryScenario(base: string, canary: string): Promise<void> {
+  const c = new Client(base);
+  await c.signup(`canary-${Math.abs(canary.length)}@example.test`);
+  expect((await c.call('PUT', '/api/secrets/canary', { value: canary })).status).toBe(200);
+  const a = (await c.call('POST', '/api/automations', { name: 'canary-flow', site: 'https://site.test', task: 'Sign in' })).body.automation;
+  for (const form of [canary, encodeURIComponent(canary), Buffer.from(canary).toString('base64')]) {
+    const r = await c.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: 'https://site.test/' }, { kind: 'fill', target: { label: 'Key' }, value: form }] });
+    expect(r.body.error).toBe('secret_leak');
+  }
+  await c.call('PATCH', `/api/authoring/${a.id}`, {
+    captured_ops: [{ kind: 'navigate', url: 'https://site.test/' }, { kind: 'fill', target: { label: 'Key' }, slot: 'canary' }],
+    secret_slots: ['canary'],
+  });
+  expect((await c.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
+}
+
+describe('a secret captured the right way is in no table and no file', () => {
+  const CANARY = 'CANARYsix9f3-plain-text';
+
+  it('PGlite data folder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
+    const engineStorage = createSqlStorage({ pglite: { dataDir: join(dir, 'db') } });
+    const storage = createSqlServiceStorage(engineStorage);
+    await storage.init();
+    const { createEngine } = await import('../../src/engine/engine.js');
+    const { createToolRegistry } = await import('../../src/tools/registry.js');
+    const { builtinTools } = await import('../../src/tools/builtins/index.js');
+    const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
+    const browser = createPlaywrightExecutor();
+    const tools = createToolRegistry(builtinTools(), browser.tools);
+    const service = createHostedService({ storage, engine: createEngine({ storage: engineStorage, tools }), tools, settings: { sessionSecrets: ['c'.repeat(40)] } });
+    const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+    try {
+      await canaryScenario(server.url, CANARY);
+      await server.close();
+      await service.dispose();
+      await engineStorage.dispose();
+      for (const form of [CANARY, encodeURIComponent(CANARY), Buffer.from(CANARY).toString('base64')]) expect(await grepTree(dir, form)).toEqual([]);
+    } finally {
+      await browser.dispose();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  describePostgres('Postgres', (url) => {
+    const schema = uniqueSchemaName('svc_canary');
+    afterAll(async () => {
+      await dropSchema(url, schema);
+    });
+    it('a dump of the schema', async () => {
+      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
+      const storage = createSqlServiceStorage(engineStorage);
+      await storage.init();
+      const { createEngine } = await import('../../src/engine/engine.js');
+      const { createToolRegistry } = await import('../../src/tools/registry.js');
+      const { builtinTools } = await import('../../src/tools/builtins/index.js');
+      const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
+      const browser = createPlaywrightExecutor();
+      const tools = createToolRegistry(builtinTools(), browser.tools);
+      const service = createHostedService({ storage, engine: createEngine({ storage: engineStorage, tools }), tools, settings: { sessionSecrets: ['c'.repeat(40)] } });
+      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      try {
+        await canaryScenario(server.url, CANARY);
+        const { stdout } = await run('pg_dump', ['--data-only', '--schema', schema, url], { maxBuffer: 64 * 1024 * 1024 });
+        expect(stdout).toContain('svc_secrets');
+        expect(stdout).toContain('canary-flow');
+        for (const form of [CANARY, encodeURIComponent(CANARY), Buffer.from(CANARY).toString('base64')]) expect(stdout.includes(form)).toBe(false);
+      } finally {
+        await server.close();
+        await service.dispose();
+        await engineStorage.dispose();
+        await browser.dispose();
+      }
+    });
+  });
+});
+
 describe('the audit chain detects tampering', () => {
   describePostgres('Postgres', (url) => {
     const schema = uniqueSchemaName('svc_audit');
