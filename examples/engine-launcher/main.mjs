@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: the engine's REST launcher with two example flows, ready for curl and MCP clients.
+// `npm run start:engine`: the engine's REST launcher with two example flows, ready for curl and MCP clients.
 //
 //   node examples/engine-launcher/main.mjs [--port 8080] [--host 127.0.0.1] [--store=sql] [--dir <path>]
 //
@@ -15,7 +15,7 @@
 //
 // Start-up binds before it writes: the launcher port and the demo page are bound first, then the
 // working dir is claimed (<dir>/.engine-launcher.pid, refused while the instance named there is
-// alive), and only then are flows, the Recording and deploys written. A second `npm start` on a busy
+// alive), and only then are flows, the Recording and deploys written. A second start on a busy
 // port, or in a working dir another live instance uses, exits 1 having changed nothing that the first
 // one serves.
 import { copyFile, mkdir, open, readFile, rm } from 'node:fs/promises';
@@ -204,7 +204,7 @@ Ctrl-C stops.`);
 
 main().catch((err) => {
   if (err?.code === 'EADDRINUSE') {
-    console.error(`engine-launcher: port ${opts.port} on ${opts.host} is in use (another npm start?); nothing was written. Stop it, or pass --port <n> (0: any free port)`);
+    console.error(`engine-launcher: port ${opts.port} on ${opts.host} is in use (another instance?); nothing was written. Stop it, or pass --port <n> (0: any free port)`);
     process.exit(1);
   }
   console.error(`engine-launcher: ${err?.message ?? err}`);
