@@ -76,13 +76,22 @@ function toCanonicalForm(value: unknown, depth: number): unknown {
       const out: Record<string, unknown> = {};
       for (const key of keys) {
         const v = (value as Record<string, unknown>)[key];
-        if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') out[key] = toCanonicalForm(v, depth + 1);
+        if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') setMember(out, key, toCanonicalForm(v, depth + 1));
       }
       return out;
     }
   }
   const text = stringify(value);
   return text === undefined ? value : (JSON.parse(text) as unknown);
+}
+
+/**
+ * `out[key] = value` as JSON.parse does it: an own data property, also for the key `__proto__`
+ * (which an assignment would take as the prototype, silently dropping the member).
+ */
+function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
+  else out[key] = value;
 }
 
 /** Keys that objects list first, in numeric order, whatever order they were added in. */
@@ -115,7 +124,7 @@ export function sortKeysDeep(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value as Record<string, unknown>).sort()) {
       const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeysDeep(v);
+      if (v !== undefined) setMember(out, key, sortKeysDeep(v));
     }
     return out;
   }

@@ -1,5 +1,6 @@
-import { digestOf, inCanonicalForm, type Digest } from '../canonical.js';
+import { canonicalJson, digestBytes, inCanonicalForm, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
+import { INPUT_LIMITS, inputValueIssues } from '../flow/inputs.js';
 import type { FlowSpec } from '../flow/types.js';
 import { declaredSecretRef, isSecretRef } from '../secrets/refs.js';
 import { validateAgainstSchema } from '../tools/contract.js';
@@ -36,6 +37,11 @@ export interface ResolveInputsOptions {
  *   flow declares (its `default`, else `secret:<input name>`). A plain value is an issue, and its
  *   text never enters the message. A reference to another secret is an issue too, unless
  *   `options.allowSecretRefs`.
+ * - Every value must be JSON the contract can store and serialise at any later point (see
+ *   inputValueIssues): no value nested deeper than INPUT_LIMITS.maxDepth, no lone surrogates, and
+ *   the resolved inputs at most INPUT_LIMITS.maxBytes as canonical JSON. These are checked first,
+ *   without recursion, so a hostile value (10,000 levels deep, cyclic, huge) is refused with
+ *   `invalid_inputs` before any schema check, copy or serialisation touches it.
  */
 export function resolveInputs(spec: FlowSpec, given: unknown = {}, options: ResolveInputsOptions = {}): ResolvedInputs {
   const issues: InputIssue[] = [];
@@ -65,13 +71,20 @@ export function resolveInputs(spec: FlowSpec, given: unknown = {}, options: Reso
       inputs[name] = value;
       continue;
     }
+    const fromDefault = value === undefined;
     if (value === undefined) {
-      if (contract.default !== undefined) value = structuredClone(contract.default);
+      if (contract.default !== undefined) value = contract.default;
       else if (contract.required) {
         issues.push({ path: name, message: 'is required' });
         continue;
       } else continue;
     }
+    const bounds = inputValueIssues(value);
+    if (bounds.length > 0) {
+      for (const issue of bounds) issues.push({ path: `${name}${issue.path}`, message: issue.message });
+      continue;
+    }
+    if (fromDefault) value = structuredClone(value);
     const check = validateAgainstSchema(contract.schema, value);
     for (const issue of check.issues) {
       issues.push({ path: issue.path === '' ? name : issue.path.startsWith('[') ? `${name}${issue.path}` : `${name}.${issue.path}`, message: issue.message });
@@ -80,7 +93,13 @@ export function resolveInputs(spec: FlowSpec, given: unknown = {}, options: Reso
   }
   if (issues.length > 0) throw invalid(issues);
   const ordered = inCanonicalForm(inputs);
-  return { inputs: ordered, inputs_digest: digestOf(ordered) };
+  const text = canonicalJson(ordered);
+  if (Buffer.byteLength(text, 'utf8') > INPUT_LIMITS.maxBytes) {
+    throw invalid([
+      { path: '', message: `the inputs are larger than ${INPUT_LIMITS.maxBytes} bytes as JSON (the inputs contract allows at most ${INPUT_LIMITS.maxBytes})` },
+    ]);
+  }
+  return { inputs: ordered, inputs_digest: digestBytes(text) };
 }
 
 /** The issue of a secret input given a reference other than its declared one (the given one is not repeated). */
