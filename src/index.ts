@@ -18,7 +18,7 @@ export { createFixedClock, createSequentialIds, type FixedClockOptions } from '.
 export { createStorageRuntime, type StorageRuntime } from './engine/storage-runtime.js';
 export { RunSchema, JournalEntrySchema, parseRun, parseJournal } from './run/run-schema.js';
 export { entryDigest, sealEntry, checkJournalChain, checkJournalFlowDigest } from './run/journal.js';
-export { resolveInputs, type InputIssue, type ResolvedInputs } from './run/inputs.js';
+export { resolveInputs, type InputIssue, type ResolvedInputs, type ResolveInputsOptions } from './run/inputs.js';
 export { summarizeEffects, isOutward } from './run/effects.js';
 export { compareRunsNewestFirst, filterRunList } from './run/run-list.js';
 export {
@@ -29,7 +29,7 @@ export {
   verifyJournal,
   type JournalFixture,
 } from './run/fixture.js';
-export { SecretMask, isSecretRef, defaultSecretRef, secretRefName } from './secrets/index.js';
+export { SecretMask, isSecretRef, defaultSecretRef, declaredSecretRef, secretRefName } from './secrets/index.js';
 export { createToolRegistry } from './tools/registry.js';
 
 // Tool contracts, the built-in tools and sandbox providers (docs/tools.md, docs/sandbox.md)
@@ -106,7 +106,7 @@ export { buildRecording, recordingToFlow, writeRecording, parseRecording, type R
 // REST launcher (docs/rest.md)
 export { createLauncher, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ServedFlow } from './engine/launcher.js';
 export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './engine/openapi.js';
-export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator } from './engine/request-schemas.js';
+export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator, type RequestSchemaOptions } from './engine/request-schemas.js';
 export { HTTP_STATUS_BY_CODE } from './http/errors.js';
 
 // MCP tools from flows (docs/mcp.md) and cron schedules (docs/schedule.md)
