@@ -9,7 +9,7 @@ import type { Run } from '../../../src/run/types.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate, formatEffectSummary } from '../confirm.js';
-import { collectInputs } from '../inputs.js';
+import { readInputSources, typedInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
 import { cancelOnSignals, flowToolRefs, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
@@ -35,12 +35,15 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
 
   let project: Project | undefined;
   try {
-    const inputs = await collectInputs(args, io.cwd);
+    // Files and pairs are read first (a bad one fails before anything opens); their values are
+    // typed once the flow's declared inputs are known (docs/cli.md, `--input`).
+    const sources = await readInputSources(args, io.cwd);
     // Opened before anything runs (also with --dry), so an unknown provider fails fast (exit 2).
     // Creating a provider starts nothing: its worker processes start with the first step it takes.
     const executor = await openSandbox(sandbox, io.env);
     project = await openProject(io, { ...toolNeeds(await flowToolRefs(flowArg, io)), executor });
     const { spec, flow_digest } = await compileFlowOrThrow(flowArg, io);
+    const inputs = typedInputs(sources, spec.inputs);
     if (dry) return printPlan(io, spec, flow_digest, inputs, json);
 
     const progress = createProgressPrinter(io, spec);

@@ -12,7 +12,7 @@ import { startScheduler } from '../../../src/schedule/scheduler.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { formatEffectSummary } from '../confirm.js';
-import { collectInputs } from '../inputs.js';
+import { readInputSources, typedInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
 import { flowToolRefs, toolNeeds, openStore, projectTools, specToolRefs, usesBrowserTools } from '../project.js';
 import { compileFlowOrThrow, registerCliTools } from '../resolve-flow.js';
@@ -61,7 +61,7 @@ export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<
   let engine: Engine | undefined;
   let tools: { dispose(): Promise<void> } | undefined;
   try {
-    const inputs = await collectInputs(args, io.cwd);
+    const sources = await readInputSources(args, io.cwd);
     const fromRegistry = registry === undefined ? undefined : await registryFlow(io, registry, flowArg);
     const browser = fromRegistry ? usesBrowserTools(specToolRefs(fromRegistry.spec)) : toolNeeds(await flowToolRefs(flowArg!, io)).browser;
     const project = await projectTools({
@@ -75,6 +75,8 @@ export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<
     registerCliTools(project.extra);
     const spec = fromRegistry?.spec ?? (await compileFlowOrThrow(flowArg!, io)).spec;
     const origin = fromRegistry?.origin ?? flowArg!;
+    // Typed by the flow's declared inputs, exactly as for `run` (docs/cli.md, `--input`).
+    const inputs = typedInputs(sources, spec.inputs);
     // Checked once, before the first fire: a schedule must not fail on every fire for a typo.
     const resolved = resolveInputs(spec, inputs);
     const summary = summarizeEffects(spec, resolved.inputs);
