@@ -80,6 +80,11 @@ export interface ActOptions<T> {
   settle(): Promise<boolean>;
   /** The op, on a candidate locator, bounded by `timeoutMs`. */
   act(locator: PwLocator, timeoutMs: number): Promise<T>;
+  /**
+   * For reads: the op without waiting, returning how many elements it saw. It stands in for the
+   * primary's count and the op at once (one round trip) when it saw as many as needed.
+   */
+  read?(locator: PwLocator): Promise<{ count: number; value: T }>;
   /** For messages: `click`, `drag source`, ... */
   what: string;
 }
@@ -181,6 +186,16 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
   };
 
   // 1. The primary as it is: one match is what a handwritten script would act on.
+  if (options.read) {
+    let seen: { count: number; value: T };
+    try {
+      seen = await guard(options.read(primary.loc), ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      throw browserError(err, `${options.what} ${primary.text}`);
+    }
+    if (matches(seen.count)) return { value: seen.value, matched: primary.text };
+  }
   let counts = await probe();
   if (matches(counts[0]!)) {
     const done = await run(primary);

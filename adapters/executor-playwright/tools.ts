@@ -340,6 +340,11 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
           const values = await readValues(loc, input.attribute);
           return input.all ? values : (values[0] ?? null);
         },
+        // The settled page read as it is, in one round trip, when the primary matches as needed.
+        read: async (loc) => {
+          const values = await readValues(loc, input.attribute);
+          return { count: values.length, value: input.all ? values : (values[0] ?? null) };
+        },
       });
       return { matched: r.matched, value: r.value };
     },
