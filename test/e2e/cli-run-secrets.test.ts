@@ -97,10 +97,11 @@ describe('secrets through the CLI', () => {
     expect(r.stdout + r.stderr).not.toContain(CANARY);
   });
 
-  it('a missing secret fails the run at its step, exit 1', async () => {
-    const r = await flowctl(dir, ['run', 'secretecho', '--yes', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: undefined } });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/secret_not_found/);
+  it('a missing secret is refused before the run starts, exit 2 (issue 12)', async () => {
+    const r = await flowctl(dir, ['run', 'secretecho', '--yes', '--json', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: undefined } });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe('secret_not_found');
     expect(r.stderr).toMatch(/FLOWCTL_SECRET_PASSWORD/);
+    expect(r.stderr).toMatch(/no run started/);
   });
 });

@@ -146,11 +146,15 @@ describe('a missing secret is found before anything runs', () => {
 describe('a caller may not choose which secret is sent', () => {
   const env = { FLOWCTL_SECRET_TOKEN: 'token-value-1a2b3c', FLOWCTL_SECRET_OTHER: 'other-value-4d5e6f' };
 
-  it('flowctl run --input token=secret:other exits 2 and sends nothing', async () => {
+  it('flowctl run and schedule with --input token=secret:other exit 2 and send nothing', async () => {
     const before = echo.received.length;
     const r = await runCli(['run', 'send', '--yes', '--input', 'token=secret:other'], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('bound to secret:token');
+    // The same rule for a schedule's fixed inputs: refused before the first fire.
+    const schedule = await runCli(['schedule', 'send', '--cron', '* * * * *', '--yes', '--input', 'token=secret:other'], { cwd: dir, env });
+    expect(schedule.code, schedule.stderr).toBe(2);
+    expect(schedule.stderr).toContain('bound to secret:token');
     expect(echo.received.length).toBe(before);
   });
 
