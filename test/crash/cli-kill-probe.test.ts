@@ -60,6 +60,8 @@ interface Result {
   stdout: string;
   stderr: string;
   lines: number;
+  /** Killed by the cap on a hang rather than at its kill point. */
+  hung: boolean;
 }
 
 /** Spawn the CLI in the probe project; with `killAfterLines`, SIGKILL it once that many progress lines arrived. */
@@ -71,6 +73,7 @@ function cli(args: string[], killAfterLines?: number): Promise<Result> {
     let stdout = '';
     let stderr = '';
     let lines = 0;
+    let hung = false;
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
@@ -78,11 +81,14 @@ function cli(args: string[], killAfterLines?: number): Promise<Result> {
       if (killAfterLines !== undefined && lines >= killAfterLines) child.kill('SIGKILL');
     });
     // A cap on a hang only (a run of this flow takes well under a second).
-    const cap = setTimeout(() => child.kill('SIGKILL'), 100_000);
+    const cap = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, 100_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(cap);
-      resolve({ code, signal, stdout, stderr, lines });
+      resolve({ code, signal, stdout, stderr, lines, hung });
     });
   });
 }
@@ -126,7 +132,9 @@ describe(`kill probe: ${KILLS} SIGKILLs of flowctl run at seeded points (seed ${
       const batch = Array.from({ length: Math.min(PARALLEL, KILLS - kills) }, () => 1 + below(random, total));
       const results = await Promise.all(batch.map((k) => cli(['run', 'probe', '--input', `n=${spawned++}`], k)));
       results.forEach((r, i) => {
+        expect(r.hung, `child killed by the cap on a hang after ${r.lines} lines: ${r.stderr}`).toBe(false);
         if (r.signal === 'SIGKILL') {
+          expect(r.lines).toBeGreaterThanOrEqual(batch[i]!);
           kills++;
           killedAt.push(batch[i]!);
         } else {
