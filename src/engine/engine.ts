@@ -12,6 +12,7 @@ import { rememberJournalTexts } from '../run/run-json.js';
 import { parseRun } from '../run/run-schema.js';
 import { executeRun, type RunOutcome } from '../run/runner.js';
 import type { JournalEntry, Run, RunStartedEntry } from '../run/types.js';
+import type { SecretStore } from '../ports/secrets.js';
 import { SecretMask } from '../secrets/mask.js';
 import { resolveSecretInputs } from '../secrets/preflight.js';
 import { builtinTools } from '../tools/builtins/index.js';
@@ -39,6 +40,8 @@ interface Launch {
   texts?: readonly string[];
   /** Secret values resolved before the run was created: the run's mask knows them from its first entry. */
   secretValues?: string[];
+  /** The run's own secret store (RunOptions.secrets), else the engine's. */
+  secrets?: SecretStore;
 }
 
 /**
@@ -106,7 +109,7 @@ export function createEngine(options: EngineOptions): Engine {
   async function create(
     target: RunTarget | { resolved: { digest: Digest; spec: FlowSpec } },
     inputs: Record<string, unknown> | undefined,
-    extra: Pick<Partial<Launch>, 'replayOf' | 'recorded'> = {},
+    extra: Pick<Partial<Launch>, 'replayOf' | 'recorded' | 'secrets'> = {},
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
@@ -114,7 +117,7 @@ export function createEngine(options: EngineOptions): Engine {
     const resolved = resolveInputs(spec, inputs ?? {}, { allowSecretRefs: options.allowSecretRefs === true || extra.recorded !== undefined });
     // A live run resolves its secret inputs first: a missing one is `secret_not_found` before any
     // run record, browser or outward effect exists (docs/journal.md, "Secrets").
-    const secretValues = extra.recorded ? [] : await resolveSecretInputs(spec, resolved.inputs, options.secrets);
+    const secretValues = extra.recorded ? [] : await resolveSecretInputs(spec, resolved.inputs, extra.secrets ?? options.secrets);
     const launch: Launch = { runId: ids.uuid(), spec, flowDigest: digest, resolved, startedAt: clock.now(), secretValues, ...extra };
     const record: RunRecord = {
       id: launch.runId,
@@ -161,7 +164,7 @@ export function createEngine(options: EngineOptions): Engine {
           inputs: resolved.inputs,
           tools,
           executor: options.executor,
-          secrets: options.secrets,
+          secrets: launch.secrets ?? options.secrets,
           mask,
           clock,
           logger,
@@ -288,12 +291,12 @@ export function createEngine(options: EngineOptions): Engine {
     resolve,
     async run(target, inputs, runOptions) {
       alive();
-      const launch = await create(target, inputs);
+      const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
       return finish(launch, await execute(launch, runOptions));
     },
     async start(target, inputs, runOptions) {
       alive();
-      const launch = await create(target, inputs);
+      const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
       execute(launch, runOptions).catch((err: unknown) => {
         logger.error(`[flowctl] [engine] run ${launch.runId} could not be completed: ${err instanceof Error ? err.message : String(err)}`);
       });

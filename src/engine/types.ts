@@ -52,6 +52,11 @@ export interface RunOptions {
   confirm?: (summary: EffectSummary) => Promise<boolean>;
   /** Called for every entry as it is appended. */
   onEntry?: (entry: JournalEntry) => void;
+  /**
+   * This run's secret store, instead of the engine's (one engine serves many tenants: the hosted
+   * service passes the run's org secret store). Used for the pre-run check and inside steps.
+   */
+  secrets?: SecretStore;
 }
 
 export type ReplayMode = 'hermetic' | 'verify' | 'rerun';
