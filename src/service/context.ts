@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
-import type { OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
+import type { ApiKeyRecord, OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
 import type { SecretBox } from './secret-box.js';
@@ -25,6 +25,10 @@ export interface ServiceDeps {
     authIp: RateLimiterMemory;
     /** Failed logins per account per 15 minutes. */
     authAccount: RateLimiterMemory;
+    /** Bearer routes: requests per IP per minute, before authentication. */
+    ip: RateLimiterMemory;
+    /** Bearer routes: requests per org per minute. */
+    org: RateLimiterMemory;
   };
 }
 
@@ -49,6 +53,8 @@ export interface ServiceEnv {
     auth: SessionAuth;
     /** The parsed JSON body (object), when the request carried one. */
     body: Record<string, unknown> | undefined;
+    /** The caller of a bearer route: its key and org. */
+    key: { record: ApiKeyRecord; org: OrgRecord };
   };
 }
 

@@ -23,6 +23,7 @@ export const SERVICE_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   unsupported_media_type: 415,
   invalid_request: 422,
   secret_leak: 422,
+  secret_not_found: 422,
   rate_limited: 429,
   not_ready: 503,
 };

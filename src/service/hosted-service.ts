@@ -9,6 +9,7 @@ import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { ServiceStorage } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
+import { requireKey } from './auth/bearer.js';
 import { requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorResponse, type Issue } from './errors.js';
@@ -18,6 +19,8 @@ import { auditRoutes } from './routes/audit.js';
 import { authoringRoutes } from './routes/authoring.js';
 import { automationRoutes } from './routes/automations.js';
 import { exampleRoutes } from './routes/example.js';
+import { executionRoutes } from './routes/executions.js';
+import { gatewayRoutes } from './routes/gateway.js';
 import { secretRoutes } from './routes/secrets.js';
 import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
@@ -137,6 +140,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     limiters: {
       authIp: new RateLimiterMemory({ points: settings.authIpLimitPerMinute, duration: 60 }),
       authAccount: new RateLimiterMemory({ points: settings.authAccountFailuresPer15Min, duration: 15 * 60 }),
+      ip: new RateLimiterMemory({ points: settings.ipLimitPerMinute, duration: 60 }),
+      org: new RateLimiterMemory({ points: settings.orgLimitPerMinute, duration: 60 }),
     },
   };
   const { logger } = deps;
@@ -157,6 +162,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...automationRoutes(deps),
     ...authoringRoutes(deps),
     ...secretRoutes(deps),
+    ...executionRoutes(deps),
+    ...gatewayRoutes(deps),
   ];
 
   app.use('*', async (c, next) => {
@@ -165,11 +172,13 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     c.header('referrer-policy', 'no-referrer');
   });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
 
   const session = requireSession(deps);
   const owner = requireOwner();
+  const bearer = requireKey(deps);
   for (const route of routes) {
-    const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : [];
+    const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [bearer] : [];
     app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
   }
 

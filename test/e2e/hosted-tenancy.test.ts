@@ -21,7 +21,7 @@ let h: HostedFixture;
 const A = { owner: undefined as unknown as Client, member: undefined as unknown as Client };
 let B: Client;
 const secretsOfA: string[] = [];
-const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '' };
+const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '' };
 
 beforeAll(async () => {
   h = await startHosted({ sessionSecrets: [SECRET] }, { clock });
@@ -46,7 +46,12 @@ beforeAll(async () => {
   ids.digestA = (await A.owner.call('POST', `/api/authoring/${ids.automationA}/publish`)).body.flow_digest;
   expect(ids.digestA).toMatch(/^sha256:/);
   await A.owner.call('PUT', '/api/secrets/tenant_a_secret', { value: 'TENANT-A-SECRET-VALUE' });
-  secretsOfA.push('Tenant A task text', 'tenant-a.test', 'tenant_a_out', 'TENANT-A-SECRET-VALUE', ids.automationA, ids.digestA);
+  // One run of A's automation (it fails: its site is not reachable), so A has an execution.
+  const run = await fetch(`${h.url}/v1/run/tenant-a-flow`, { method: 'POST', headers: { authorization: `Bearer ${key.body.secret}` } });
+  ids.runA = (await run.json()).run_id;
+  ids.executionA = (await A.owner.call('GET', '/api/executions')).body.executions[0].id;
+  expect(ids.executionA).toBeTruthy();
+  secretsOfA.push(ids.runA, ids.executionA, 'Tenant A task text', 'tenant-a.test', 'tenant_a_out', 'TENANT-A-SECRET-VALUE', ids.automationA, ids.digestA);
   secretsOfA.push(key.body.secret, 'Tenant A Org', 'owner-a@tenant-a.test', 'member-a@tenant-a.test', 'tenant-a-key', 'tenant-a-flow', ids.ownerA, ids.memberA, ids.keyA, ids.orgA);
 });
 afterAll(async () => {
@@ -85,6 +90,8 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'put /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret', body: { value: 'overwritten?' } },
     'get /api/secrets': { path: '/api/secrets' },
     'delete /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret' },
+    'get /api/executions': { path: '/api/executions' },
+    'get /api/executions/{id}': { path: `/api/executions/${ids.executionA}` },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -158,6 +165,7 @@ describe('tenancy matrix (from the route table)', () => {
       'put /api/authoring/{id}/files/{name}': [404, 'not_found'],
       'post /api/authoring/{id}/publish': [404, 'not_found'],
       'post /api/authoring/{id}/edit': [404, 'not_found'],
+      'get /api/executions/{id}': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };

@@ -140,6 +140,29 @@ export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  '0003_executions': {
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createTable('svc_executions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('svc_orgs.id').onDelete('cascade'))
+        .addColumn('automation_id', 'text', (c) => c.notNull())
+        .addColumn('flow', 'text', (c) => c.notNull())
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('flow_digest', 'text', (c) => c.notNull())
+        .addColumn('dispatch', 'text', (c) => c.notNull().check(sql`dispatch in ('gateway', 'mcp', 'schedule')`))
+        .addColumn('key_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('finished_at', 'timestamptz')
+        .addColumn('error_code', 'text')
+        .execute();
+      await db.schema.createIndex('svc_executions_newest').on('svc_executions').columns(['org_id', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('svc_executions_by_flow').on('svc_executions').columns(['org_id', 'flow', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('svc_executions_by_run').on('svc_executions').columns(['org_id', 'run_id']).execute();
+      await db.schema.createIndex('svc_executions_by_automation').on('svc_executions').columns(['org_id', 'automation_id', 'created_at']).execute();
+    },
+  },
 };
 
 /** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */

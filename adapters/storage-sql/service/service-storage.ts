@@ -5,6 +5,7 @@ import type {
   AuditRecord,
   AuthoringRecord,
   AutomationRecord,
+  ExecutionRecord,
   MemberRecord,
   OrgRecord,
   Role,
@@ -186,6 +187,36 @@ const toAuthoring = (r: AuthoringRow): AuthoringRecord => ({
   state: r.state as AuthoringRecord['state'],
 });
 
+interface ExecutionRow {
+  id: string;
+  org_id: string;
+  automation_id: string;
+  flow: string;
+  run_id: string;
+  flow_digest: string;
+  dispatch: string;
+  key_id: string | null;
+  status: string;
+  created_at: string;
+  finished_at: string | null;
+  error_code: string | null;
+}
+
+const toExecution = (r: ExecutionRow): ExecutionRecord => ({
+  id: r.id,
+  org_id: r.org_id,
+  automation_id: r.automation_id,
+  flow: r.flow,
+  run_id: r.run_id,
+  flow_digest: r.flow_digest,
+  dispatch: r.dispatch as ExecutionRecord['dispatch'],
+  ...(r.key_id !== null ? { key_id: r.key_id } : {}),
+  status: r.status as ExecutionRecord['status'],
+  created_at: r.created_at,
+  ...(r.finished_at !== null ? { finished_at: r.finished_at } : {}),
+  ...(r.error_code !== null ? { error_code: r.error_code } : {}),
+});
+
 /** The stores over `db` (the storage's Kysely, or one transaction of it). */
 function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>, options: Required<SqlServiceStorageOptions>): ServiceStores {
   const users = () => db.selectFrom('svc_users').select(['id', 'email', 'password_hash', isoText('created_at', 'created_at')]);
@@ -251,6 +282,10 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
       ]);
   const versions = () =>
     db.selectFrom('svc_versions').select(['automation_id', 'org_id', 'flow_digest', isoText('created_at', 'created_at'), 'created_by']);
+  const executions = () =>
+    db
+      .selectFrom('svc_executions')
+      .select(['id', 'org_id', 'automation_id', 'flow', 'run_id', 'flow_digest', 'dispatch', 'key_id', 'status', isoText('created_at', 'created_at'), isoText('finished_at', 'finished_at'), 'error_code']);
   const secrets = () => db.selectFrom('svc_secrets').select(['org_id', 'name', 'ciphertext', isoText('updated_at', 'updated_at')]);
 
   /**
@@ -723,6 +758,68 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         run('secrets.delete', async () => {
           const res = await db.deleteFrom('svc_secrets').where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
           return Number(res.numDeletedRows) > 0;
+        }),
+    },
+    executions: {
+      create: (e: ExecutionRecord) =>
+        run('executions.create', async () => {
+          await db
+            .insertInto('svc_executions')
+            .values({
+              id: e.id,
+              org_id: e.org_id,
+              automation_id: e.automation_id,
+              flow: e.flow,
+              run_id: e.run_id,
+              flow_digest: e.flow_digest,
+              dispatch: e.dispatch,
+              key_id: e.key_id ?? null,
+              status: e.status,
+              created_at: timestamptz('created_at', e.created_at),
+              finished_at: timestamptzOrNull('finished_at', e.finished_at),
+              error_code: e.error_code ?? null,
+            })
+            .execute();
+        }),
+      update: (orgId, id, patch) =>
+        run('executions.update', async () => {
+          const set: Record<string, unknown> = {};
+          if (patch.status !== undefined) set.status = patch.status;
+          if (patch.finished_at !== undefined) set.finished_at = timestamptz('finished_at', patch.finished_at);
+          if (patch.error_code !== undefined) set.error_code = patch.error_code;
+          if (Object.keys(set).length > 0) await db.updateTable('svc_executions').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
+        }),
+      get: (orgId, id) =>
+        run('executions.get', async () => {
+          const row = await executions().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+          return row ? toExecution(row as ExecutionRow) : undefined;
+        }),
+      getByRunId: (orgId, runId) =>
+        run('executions.getByRunId', async () => {
+          const row = await executions().where('org_id', '=', orgId).where('run_id', '=', runId).executeTakeFirst();
+          return row ? toExecution(row as ExecutionRow) : undefined;
+        }),
+      list: (orgId, query) =>
+        run('executions.list', async () => {
+          let q = executions().where('org_id', '=', orgId);
+          if (query.flow !== undefined) q = q.where('flow', '=', query.flow);
+          if (query.before) {
+            const b = query.before;
+            const at = timestamptz('cursor', b.created_at);
+            q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', b.id)])]));
+          }
+          const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+          return rows.map((r) => toExecution(r as ExecutionRow));
+        }),
+      usage: (orgId, since) =>
+        run('executions.usage', async () => {
+          const rows = await db
+            .selectFrom('svc_executions')
+            .select(['automation_id', sql<string>`count(*) filter (where created_at >= ${since}::text::timestamptz)`.as('calls'), sql<string>`to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('last_run_at')])
+            .where('org_id', '=', orgId)
+            .groupBy('automation_id')
+            .execute();
+          return new Map(rows.map((r) => [r.automation_id as string, { calls: Number(r.calls), last_run_at: r.last_run_at as string }]));
         }),
     },
   };

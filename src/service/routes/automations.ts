@@ -62,6 +62,16 @@ export function automationJson(deps: ServiceDeps, a: AutomationRecord, usage: { 
   };
 }
 
+/** `calls_7d` and `last_run_at` of the org's automations, from the executions index. */
+export async function usageOf(deps: ServiceDeps, orgId: string): Promise<(id: string) => { calls_7d: number; last_run_at: string | null }> {
+  const since = new Date(Date.parse(deps.clock.now()) - 7 * 24 * 3600 * 1000).toISOString();
+  const usage = await deps.storage.executions.usage(orgId, since);
+  return (id) => {
+    const u = usage.get(id);
+    return { calls_7d: u?.calls ?? 0, last_run_at: u?.last_run_at ?? null };
+  };
+}
+
 /** A new draft and its empty authoring session, in the caller's transaction. */
 export function newDraft(deps: ServiceDeps, orgId: string, body: { name: string; site: string; task?: string; params?: unknown[] }, example = false) {
   const now = deps.clock.now();
@@ -134,7 +144,11 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'The org\'s automations, oldest first',
       tags: ['automations'],
       responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
-      handler: async (c) => c.json({ automations: (await storage.automations.list(c.get('auth').org.id)).map((a) => automationJson(deps, a)) }, 200),
+      handler: async (c) => {
+        const orgId = c.get('auth').org.id;
+        const usage = await usageOf(deps, orgId);
+        return c.json({ automations: (await storage.automations.list(orgId)).map((a) => automationJson(deps, a, usage(a.id))) }, 200);
+      },
     },
     {
       method: 'get',
@@ -146,7 +160,9 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        return c.json({ automation: automationJson(deps, await mustGet(c.get('auth').org.id, id)) }, 200);
+        const orgId = c.get('auth').org.id;
+        const a = await mustGet(orgId, id);
+        return c.json({ automation: automationJson(deps, a, (await usageOf(deps, orgId))(a.id)) }, 200);
       },
     },
     {

@@ -1,0 +1,44 @@
+import type { MiddlewareHandler } from 'hono';
+import { RateLimiterRes, type RateLimiterMemory } from 'rate-limiter-flexible';
+import type { ServiceDeps, ServiceEnv } from '../context.js';
+import { serviceError } from '../errors.js';
+import { hashApiKey, parseApiKey } from './api-keys.js';
+import { clientIp } from './guards.js';
+
+/**
+ * The bearer routes' checks, in the spec's order (docs/hosted-api.md, "Bearer API key"): the
+ * pre-authentication IP limit, the key (format, checksum, lookup by hash, revocation), its org, then
+ * the per-org limit. Sets `c.var.key`.
+ */
+
+async function consume(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (res) {
+    if (res instanceof RateLimiterRes) {
+      const retry = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      throw serviceError('rate_limited', `too many requests; retry in ${retry} s`, { retry_after: retry, limit });
+    }
+    throw res;
+  }
+}
+
+const invalidKey = () => serviceError('invalid_key', 'send a valid API key: Authorization: Bearer svc_live_... (or svc_test_...)');
+
+export function requireKey(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
+  return async (c, next) => {
+    await consume(deps.limiters.ip, clientIp(c, deps), deps.settings.ipLimitPerMinute);
+    const header = c.req.header('authorization') ?? '';
+    const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
+    const key = m?.[1];
+    if (!key || !parseApiKey(key)) throw invalidKey();
+    const record = await deps.storage.apiKeys.getByHash(hashApiKey(key));
+    if (!record || record.revoked_at !== undefined) throw invalidKey();
+    const org = await deps.storage.orgs.get(record.org_id);
+    if (!org) throw invalidKey();
+    await consume(deps.limiters.org, org.id, deps.settings.orgLimitPerMinute);
+    c.set('key', { record, org });
+    await deps.storage.apiKeys.touch(record.id, deps.clock.now());
+    await next();
+  };
+}

@@ -1,0 +1,130 @@
+import type { Digest } from '../../canonical.js';
+import { isFlowError } from '../../errors.js';
+import type { FlowSpec } from '../../flow/types.js';
+import type { AutomationRecord, DispatchKind, ExecutionRecord } from '../../ports/service-storage.js';
+import type { JournalEntry, Run, StepFailedEntry } from '../../run/types.js';
+import type { ServiceDeps } from '../context.js';
+import { invalidRequest, serviceError, type Issue } from '../errors.js';
+import { orgSecretStore } from '../routes/secrets.js';
+
+/**
+ * Dispatch of a run of an automation's live version (docs/hosted-api.md, "Run gateway"): the rules
+ * every caller shares (gateway, MCP, schedules), the engine run by digest with the org's secret
+ * store, the executions index row, and drift.
+ */
+
+export interface Dispatchable {
+  automation: AutomationRecord;
+  digest: Digest;
+  spec: FlowSpec;
+}
+
+/**
+ * The automation `name` of the org that a key may run: published (or failing), and within the key's
+ * scope. One `undefined` for unknown, draft and out-of-scope names (one 404 for the caller).
+ */
+export async function runnableAutomation(deps: ServiceDeps, orgId: string, name: string, scope: readonly string[] | undefined): Promise<Dispatchable | undefined> {
+  const automation = await deps.storage.automations.getByName(orgId, name);
+  if (!automation || automation.status === 'draft' || !automation.live_digest) return undefined;
+  if (scope !== undefined && !scope.includes(name)) return undefined;
+  const resolved = await deps.engine?.resolve({ digest: automation.live_digest as Digest });
+  return resolved ? { automation, digest: resolved.digest, spec: resolved.spec } : undefined;
+}
+
+export const secretInputsOf = (spec: FlowSpec): string[] => Object.entries(spec.inputs ?? {}).filter(([, c]) => (c as { secret?: boolean }).secret === true).map(([n]) => n);
+
+/** Inputs as a caller sends them: an object, never a secret input. */
+export function checkCallerInputs(spec: FlowSpec, inputs: unknown): Record<string, unknown> {
+  if (inputs === undefined || inputs === null) return {};
+  if (typeof inputs !== 'object' || Array.isArray(inputs)) throw invalidRequest([{ path: ['inputs'], message: 'must be an object of the automation\'s inputs by name', code: 'invalid_type' }]);
+  const secret = secretInputsOf(spec).filter((n) => n in (inputs as object));
+  if (secret.length > 0) {
+    throw invalidRequest(
+      secret.map((n) => ({ path: ['inputs', n], message: `"${n}" is a secret input: it is never sent; it resolves from the org secret of the same name`, code: 'secret_input' })),
+    );
+  }
+  return inputs as Record<string, unknown>;
+}
+
+/** The run result of the spec: `error` from the journal's last `step_failed` entry. */
+export function runResult(run: Run) {
+  const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
+  return {
+    run_id: run.id,
+    status: run.status,
+    flow_digest: run.flow_digest,
+    output: run.status === 'succeeded' ? (run.output ?? null) : null,
+    ...(run.status === 'failed' ? { error: failed ? { step: failed.step, code: failed.error.code, message: failed.error.message } : { step: null, code: 'run_failed', message: 'the run failed' } } : {}),
+  };
+}
+
+function engineIssues(err: unknown): Issue[] {
+  const data = (err as { data?: unknown }).data as { issues?: { path?: unknown; message?: string; code?: string }[] } | unknown[] | undefined;
+  const list = Array.isArray(data) ? data : (data as { issues?: unknown[] } | undefined)?.issues ?? [];
+  return (list as { path?: unknown; instancePath?: string; message?: string; code?: string }[]).map((i) => ({
+    path: ['inputs', ...(Array.isArray(i.path) ? i.path : typeof i.path === 'string' ? i.path.split('.').filter(Boolean) : typeof i.instancePath === 'string' ? i.instancePath.split('/').filter(Boolean) : [])],
+    message: i.message ?? 'invalid',
+    code: i.code ?? 'invalid_inputs',
+  }));
+}
+
+/** Start the live version; the execution row exists from the moment the engine run does. */
+export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
+  const { automation } = target;
+  const engine = deps.engine;
+  if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
+  let started;
+  try {
+    started = await engine.start({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id) });
+  } catch (err) {
+    if (isFlowError(err, 'invalid_inputs')) throw invalidRequest(engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }]);
+    if (isFlowError(err, 'secret_not_found')) throw serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
+    throw err;
+  }
+  const execution: ExecutionRecord = {
+    id: deps.ids.uuid(),
+    org_id: automation.org_id,
+    automation_id: automation.id,
+    flow: automation.name,
+    run_id: started.run_id,
+    flow_digest: target.digest,
+    dispatch: via.kind,
+    ...(via.keyId ? { key_id: via.keyId } : {}),
+    status: 'running',
+    created_at: deps.clock.now(),
+  };
+  await deps.storage.executions.create(execution);
+  return execution;
+}
+
+/** Wait for the run to end (its journal's `run_finished`), then record the outcome. */
+export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, signal?: AbortSignal): Promise<Run> {
+  const engine = deps.engine!;
+  for await (const entry of engine.watch(execution.run_id, signal ? { signal } : {})) {
+    if ((entry as JournalEntry).event === 'run_finished') break;
+  }
+  const run = (await engine.getRun(execution.run_id))!;
+  await recordOutcome(deps, execution, run);
+  return run;
+}
+
+/**
+ * The end of a run, into the index and the automation: status and error code on the execution row;
+ * a failure with `locator_drift` on the live version marks the automation `failing` with the
+ * drifted step (docs/hosted-api.md, "Drift").
+ */
+export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecord, run: Run): Promise<void> {
+  const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
+  const errorCode = run.status === 'failed' ? (failed?.error.code ?? 'run_failed') : undefined;
+  await deps.storage.executions.update(execution.org_id, execution.id, {
+    status: run.status,
+    ...(run.finished_at ? { finished_at: run.finished_at } : {}),
+    ...(errorCode ? { error_code: errorCode } : {}),
+  });
+  if (errorCode === 'locator_drift' && failed) {
+    const current = await deps.storage.automations.get(execution.org_id, execution.automation_id);
+    if (current && current.live_digest === execution.flow_digest) {
+      await deps.storage.automations.update(execution.org_id, execution.automation_id, { status: 'failing', needs_attention: true, failing_step: failed.step });
+    }
+  }
+}

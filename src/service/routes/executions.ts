@@ -1,0 +1,96 @@
+import { z } from '@hono/zod-openapi';
+import type { ExecutionRecord } from '../../ports/service-storage.js';
+import type { ServiceDeps } from '../context.js';
+import { invalidRequest, serviceError } from '../errors.js';
+import { jsonResponse, type ServiceRoute } from '../route-table.js';
+
+/** The executions index (docs/hosted-api.md, "Executions"): run_ref rows, the engine run dereferenced on fetch. */
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ param: { name: 'limit', in: 'query' } }),
+  cursor: z.string().max(300).optional().openapi({ param: { name: 'cursor', in: 'query' } }),
+  flow: z.string().min(1).max(64).optional().openapi({ param: { name: 'flow', in: 'query' } }),
+});
+const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+
+export const Execution = z
+  .object({
+    id: z.string(),
+    run_id: z.string(),
+    automation_id: z.string(),
+    flow: z.string(),
+    flow_digest: z.string(),
+    dispatch: z.enum(['gateway', 'mcp', 'schedule']),
+    status: z.string(),
+    created_at: z.string(),
+    finished_at: z.string().nullable(),
+    error_code: z.string().nullable(),
+  })
+  .openapi('Execution');
+
+export const executionJson = (e: ExecutionRecord) => ({
+  id: e.id,
+  run_id: e.run_id,
+  automation_id: e.automation_id,
+  flow: e.flow,
+  flow_digest: e.flow_digest,
+  dispatch: e.dispatch,
+  status: e.status,
+  created_at: e.created_at,
+  finished_at: e.finished_at ?? null,
+  error_code: e.error_code ?? null,
+});
+
+const encodeCursor = (e: ExecutionRecord) => Buffer.from(JSON.stringify(['e1', e.created_at, e.id])).toString('base64url');
+function decodeCursor(cursor: string): { created_at: string; id: string } | undefined {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v[0] === 'e1' && typeof v[1] === 'string' && /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v[1]) && typeof v[2] === 'string') return { created_at: v[1], id: v[2] };
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
+
+/** An execution by its run_ref id, or (scanned within the org only) by its engine run id. */
+export async function findExecution(deps: ServiceDeps, orgId: string, id: string): Promise<ExecutionRecord | undefined> {
+  return (await deps.storage.executions.get(orgId, id)) ?? (await deps.storage.executions.getByRunId(orgId, id));
+}
+
+export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
+  return [
+    {
+      method: 'get',
+      path: '/api/executions',
+      auth: 'session',
+      summary: 'Runs of the org\'s automations, newest first',
+      tags: ['executions'],
+      request: { query: ListQuery },
+      responses: { 200: jsonResponse('A page', z.object({ executions: z.array(Execution), next_cursor: z.string().nullable() })) },
+      handler: async (c) => {
+        const { limit, cursor, flow } = c.req.valid('query') as z.infer<typeof ListQuery>;
+        const before = cursor === undefined ? undefined : decodeCursor(cursor);
+        if (cursor !== undefined && !before) throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
+        const rows = await deps.storage.executions.list(c.get('auth').org.id, { limit: limit + 1, ...(before ? { before } : {}), ...(flow ? { flow } : {}) });
+        const page = rows.slice(0, limit);
+        return c.json({ executions: page.map(executionJson), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null }, 200);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/executions/{id}',
+      auth: 'session',
+      summary: 'One execution: its header, the engine Run and the journal (id: run_ref id or engine run id)',
+      tags: ['executions'],
+      request: { params: IdParam },
+      responses: { 200: jsonResponse('The execution', z.object({ execution: Execution, run: z.record(z.string(), z.unknown()), journal: z.array(z.record(z.string(), z.unknown())) })) },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        const execution = await findExecution(deps, c.get('auth').org.id, id);
+        const run = execution ? await deps.engine?.getRun(execution.run_id) : undefined;
+        if (!execution || !run) throw serviceError('not_found', 'no such execution in this org');
+        return c.json({ execution: executionJson(execution), run, journal: run.journal }, 200);
+      },
+    },
+  ];
+}

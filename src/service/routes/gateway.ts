@@ -1,0 +1,55 @@
+import { z } from '@hono/zod-openapi';
+import type { ServiceDeps } from '../context.js';
+import { checkCallerInputs, finishRun, runnableAutomation, runResult, secretInputsOf, startRun } from '../domain/dispatch.js';
+import { serviceError } from '../errors.js';
+import { jsonResponse, type ServiceRoute } from '../route-table.js';
+
+/** The run gateway (spec "Run gateway"; docs/hosted-api.md): `POST /v1/run/{flow}` with a bearer key. */
+
+const FlowParam = z.object({ flow: z.string().min(1).max(200).openapi({ param: { name: 'flow', in: 'path' }, example: 'shop-search' }) });
+const RunBody = z
+  .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The typed non-secret inputs by name' }) })
+  .openapi('RunGatewayBody');
+
+export const RunResult = z
+  .object({
+    run_id: z.string(),
+    status: z.enum(['pending', 'running', 'succeeded', 'failed', 'canceled']),
+    flow_digest: z.string(),
+    output: z.unknown(),
+    error: z.object({ step: z.string().nullable(), code: z.string(), message: z.string() }).optional(),
+  })
+  .openapi('RunResult');
+
+export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
+  return [
+    {
+      method: 'post',
+      path: '/v1/run/{flow}',
+      auth: 'bearer',
+      summary: 'Run a published automation (sync: the run result; a failed run is 200 with `error`)',
+      tags: ['gateway'],
+      request: { params: FlowParam, body: { content: { 'application/json': { schema: RunBody } }, required: false } },
+      responses: {
+        200: jsonResponse('The run result (discriminate on status)', RunResult),
+        403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
+        404: jsonResponse('`not_found`: unknown, draft, or outside the key\'s scope (one answer)', z.object({ error: z.string(), message: z.string() })),
+      },
+      handler: async (c) => {
+        const { flow } = c.req.valid('param') as z.infer<typeof FlowParam>;
+        const body = (c.get('body') ?? {}) as { inputs?: unknown };
+        const { record: key, org } = c.get('key');
+        const target = await runnableAutomation(deps, org.id, flow, key.automations);
+        if (!target) throw serviceError('not_found', 'no published automation of this name for this key');
+        if (key.mode === 'test' && secretInputsOf(target.spec).length > 0) {
+          throw serviceError('test_key_forbidden', 'this automation uses production credentials (a secret input): call it with a svc_live_ key');
+        }
+        const inputs = checkCallerInputs(target.spec, body.inputs);
+        const execution = await startRun(deps, target, inputs, { kind: 'gateway', keyId: key.id });
+        // The run goes on if the caller hangs up; its outcome is recorded either way.
+        const run = await finishRun(deps, execution);
+        return c.json(runResult(run), 200);
+      },
+    },
+  ];
+}
