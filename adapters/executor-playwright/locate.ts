@@ -75,9 +75,10 @@ export interface ActOptions<T> {
   appearMs: number;
   /**
    * Let the work already started on the page finish (settle.ts); called before every drift decision.
-   * Resolves false when there was nothing to wait for (the page is as it was counted).
+   * Resolves false when there was nothing to wait for (the page is as it was counted). `afterChange`:
+   * the page just changed by itself (something appeared), so settle even when no action is pending.
    */
-  settle(): Promise<boolean>;
+  settle(afterChange?: boolean): Promise<boolean>;
   /** The op, on a candidate locator, bounded by `timeoutMs`. */
   act(locator: PwLocator, timeoutMs: number): Promise<T>;
   /**
@@ -226,7 +227,7 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
     }
     const left = appearBy - Date.now();
     if (last || left <= 0) break;
-    if (await guard(pageChange(page, candidates, counts, left), ctx.signal)) await guard(options.settle(), ctx.signal);
+    if (await guard(pageChange(page, candidates, counts, left), ctx.signal)) await guard(options.settle(true), ctx.signal);
     else last = true;
   }
   const tried = candidates.map((c, i) => ({ locator: c.text, count: counts[i]! }));

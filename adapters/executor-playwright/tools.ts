@@ -67,8 +67,9 @@ function stepOf(ctx: ToolContext, cfg: BrowserToolsConfig, s: RunSession): Step 
     deadline,
     remaining,
     appearMs: cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS,
-    // Whatever is still under way on the page (requests, short timers) finishes before a drift decision.
-    settle: () => settlePending(s, ctx, remaining()),
+    // The work of earlier actions finishes before a drift decision. With none pending, the page is as
+    // the last settle (navigate, a read, a decision) left it, and only a change of its own is settled.
+    settle: async (afterChange) => (s.pending || afterChange ? settlePending(s, ctx, remaining()) : false),
   };
 }
 
