@@ -11,7 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { createHostedService, settingsFromEnv } from 'flowctl';
+import { builtinTools, createEngine, createHostedService, createToolRegistry, settingsFromEnv } from 'flowctl';
+import { createPlaywrightExecutor } from 'flowctl/adapters/executor-playwright';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
 import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
 
@@ -76,13 +77,19 @@ async function main() {
   await storage.init();
 
   // Bind first: a second instance on a busy port fails here, before it changes anything.
+  // The engine runs published versions by digest; browser steps run in one warm Chromium (started
+  // on the first browser step), a fresh context per run.
+  const browser = createPlaywrightExecutor();
+  const tools = createToolRegistry(builtinTools(), browser.tools);
+  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger() });
+
   let service;
   const server = await serveNodeHttp({ fetch: (req, e) => service.fetch(req, e) }, { port: Number(port), host }).catch((err) => {
     fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
   });
   if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
   try {
-    service = createHostedService({ storage, settings, logger: consoleLogger() });
+    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger() });
   } catch (err) {
     await server.close();
     fail(err.message);
@@ -99,6 +106,10 @@ async function main() {
   say('');
   say('  Next:');
   say(`    curl -s -b jar -X POST ${url}/api/keys -H 'content-type: application/json' -d '{"mode":"live"}'   # an API key, shown once`);
+  say(`    curl -s -b jar -X POST ${url}/api/automations/example                                    # a published starter automation`);
+  say(`    curl -s -X POST ${url}/v1/run/example-forecast -H "authorization: Bearer <secret>" \\`);
+  say(`      -H 'content-type: application/json' -d '{"inputs":{"city":"Oslo"}}'                # run it`);
+  say(`    curl -s -b jar ${url}/api/executions                                                     # its runs`);
   say(`    curl -s -b jar ${url}/api/audit                                                          # the audit log`);
   say(`    API reference: ${url}/docs   OpenAPI: ${url}/openapi.json   health: ${url}/healthz`);
   say('');
@@ -111,6 +122,7 @@ async function main() {
     say(`[hosted] ${signal}: stopping`);
     await server.close();
     await service.dispose();
+    await browser.dispose();
     await engineStorage.dispose();
     process.exit(0);
   };

@@ -66,7 +66,7 @@ describe('npm start, then curl as a newcomer would', () => {
     expect(stderr).toContain('npm run start:engine');
   });
 
-  it('signup, create an org, add a member, mint and revoke a key, read the audit; Ctrl-C stops it', async () => {
+  it('signup, create an org, add a member, mint and revoke a key, read the audit, run the starter example through the gateway; Ctrl-C stops it', async () => {
     const jar = join(dir, 'owner.jar');
     const member = join(dir, 'member.jar');
     const signup = await curl(jar, 'POST', '/api/auth/signup', { email: 'new@example.test', password: 'a long passphrase', org_name: 'First' });
@@ -89,8 +89,19 @@ describe('npm start, then curl as a newcomer would', () => {
     const audit = await curl(jar, 'GET', '/api/audit');
     expect(audit.status).toBe(200);
     expect(audit.body.entries.map((e: any) => e.metadata.action)).toEqual(['key.revoke', 'key.mint', 'member.add', 'org.create']);
+
     expect((await curl(member, 'GET', '/api/audit')).status).toBe(200); // the colleague's own org
     expect((await curl(jar, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
+
+    // The starter example, published at once, run through the gateway with the live key.
+    const example = await curl(jar, 'POST', '/api/automations/example');
+    expect(example.body.automation.status).toBe('published');
+    const liveKey = (await curl(jar, 'POST', '/api/keys', { mode: 'live' })).body.secret as string;
+    const { stdout } = await sh('curl', ['-s', '-X', 'POST', `${url}/v1/run/example-forecast`, '-H', `authorization: Bearer ${liveKey}`, '-H', 'content-type: application/json', '-d', '{"inputs":{"city":"Oslo"}}']);
+    const result = JSON.parse(stdout);
+    expect(result.status).toBe('succeeded');
+    expect(result.output.forecast).toMatch(/^Forecast for Oslo: /);
+    expect((await curl(jar, 'GET', '/api/executions')).body.executions[0].run_id).toBe(result.run_id);
 
     // The data lives in SVC_DATA_DIR, the generated secrets are private to the user.
     expect(((await stat(join(dir, '.data', 'secrets.json'))).mode & 0o777).toString(8)).toBe('600');
