@@ -399,6 +399,45 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
       });
     });
 
+    describe('executions', () => {
+      const execution = (orgId: string, n: number, over: Record<string, unknown> = {}) => ({
+        id: uid('exec'),
+        org_id: orgId,
+        automation_id: 'auto-1',
+        flow: 'invoice',
+        run_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        flow_digest: `sha256:${'e'.repeat(64)}`,
+        dispatch: 'gateway' as const,
+        status: 'running' as const,
+        created_at: at(n),
+        ...over,
+      });
+
+      it('lists newest first with a cursor and a flow filter; one by id or run id; per org', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const rows = [1, 2, 3, 4].map((n) => execution(org.id, n, n === 3 ? { flow: 'refund', automation_id: 'auto-2' } : {}));
+        for (const r of rows) await storage.executions.create(r);
+        await storage.executions.create(execution(orgB.id, 9));
+        const other = await independent();
+        const page1 = await other.executions.list(org.id, { limit: 2 });
+        expect(page1.map((e) => e.created_at)).toEqual([at(4), at(3)]);
+        const page2 = await other.executions.list(org.id, { limit: 2, before: { created_at: page1[1]!.created_at, id: page1[1]!.id } });
+        expect(page2.map((e) => e.created_at)).toEqual([at(2), at(1)]);
+        expect((await other.executions.list(org.id, { limit: 10, flow: 'refund' })).map((e) => e.flow)).toEqual(['refund']);
+        expect(await other.executions.get(org.id, rows[0]!.id)).toEqual(rows[0]);
+        expect(await other.executions.getByRunId(org.id, rows[1]!.run_id)).toEqual(rows[1]);
+        expect(await other.executions.getByRunId(orgB.id, rows[1]!.run_id)).toBeUndefined();
+        await storage.executions.update(org.id, rows[0]!.id, { status: 'failed', finished_at: at(5), error_code: 'locator_drift' });
+        await storage.executions.update(orgB.id, rows[1]!.id, { status: 'canceled' });
+        expect(await other.executions.get(org.id, rows[0]!.id)).toMatchObject({ status: 'failed', finished_at: at(5), error_code: 'locator_drift' });
+        expect((await other.executions.get(org.id, rows[1]!.id))?.status).toBe('running');
+        const usage = await other.executions.usage(org.id, at(2));
+        expect(usage.get('auto-1')).toEqual({ calls: 2, last_run_at: at(4) });
+        expect(usage.get('auto-2')).toEqual({ calls: 1, last_run_at: at(3) });
+      });
+    });
+
     describe('transactions', () => {
       it('commits every write of fn together', async () => {
         const org = { id: uid('org'), name: 'Tx', created_at: at(1) };
