@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { canonicalJson, isDigest, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
@@ -24,6 +24,8 @@ export interface FsStorageOptions {
  *   runs/<id>/run.json            the run header, replaced atomically (temp + fsync + rename)
  *   runs/<id>/journal.jsonl       append-only JSON lines (see fs-journal.ts)
  *   runs/<id>/claims/<seq>        per-seq claim files that make appends exclusive across processes
+ *   runs/<id>/cancel_requested    present once `engine.cancel` asked the run to stop (a file of its
+ *                                 own, so a lease heartbeat rewriting run.json never loses it)
  *   artifacts/<hex>.bin|.json     artifact bytes and their media type
  *
  * A process killed at any moment leaves every run readable: run.json is always whole, and a torn
@@ -60,8 +62,9 @@ export function createFsStorage(options: FsStorageOptions): Storage {
    */
   async function readRun(id: string): Promise<RunRecord | undefined> {
     const headerFile = join(runDir(id), 'run.json');
-    const header = await readJson<RunRecord>(headerFile);
-    if (!header) return undefined;
+    const stored = await readJson<RunRecord>(headerFile);
+    if (!stored) return undefined;
+    const header = (await cancelRequested(id)) ? { ...stored, cancel_requested: true } : stored;
     const last = await readLastJournalEntry(join(runDir(id), 'journal.jsonl'));
     if (!last) return header;
     if (last.event !== 'run_finished') return header.status === 'pending' ? { ...header, status: 'running' } : header;
@@ -73,9 +76,20 @@ export function createFsStorage(options: FsStorageOptions): Storage {
     const same = (k: 'status' | 'finished_at' | 'output' | 'error') => JSON.stringify(repaired[k]) === JSON.stringify(header[k]);
     if (!(same('status') && same('finished_at') && same('output') && same('error'))) {
       // Best effort: a read-only store still reads right, it just repairs again next time.
-      await writeFileDurable(headerFile, `${JSON.stringify(repaired)}\n`).catch(() => undefined);
+      const { cancel_requested: _cancel, ...toWrite } = repaired;
+      await writeFileDurable(headerFile, `${JSON.stringify(toWrite)}\n`).catch(() => undefined);
     }
     return repaired as unknown as RunRecord;
+  }
+
+  async function cancelRequested(id: string): Promise<boolean> {
+    try {
+      await stat(join(runDir(id), 'cancel_requested'));
+      return true;
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return false;
+      throw fsError(`cannot read the cancel flag of run ${id}`, err);
+    }
   }
 
   /** Remove temp files of dead writers in every folder the store writes temps to (see atomic-write.ts). */
@@ -154,7 +168,9 @@ export function createFsStorage(options: FsStorageOptions): Storage {
           if (isCode(err, 'EEXIST')) throw new FlowError('run_exists', `[flowctl] [${COMPONENT}] run ${run.id} already exists`);
           throw fsError(`cannot create run ${run.id}`, err);
         }
-        await writeFileDurable(join(dir, 'run.json'), `${JSON.stringify(run)}\n`);
+        const { cancel_requested: cancel, ...header } = run;
+        if (cancel === true) await writeFileDurable(join(dir, 'cancel_requested'), '1\n');
+        await writeFileDurable(join(dir, 'run.json'), `${JSON.stringify(header)}\n`);
       },
       get: readRun,
       async list(query) {
@@ -177,8 +193,10 @@ export function createFsStorage(options: FsStorageOptions): Storage {
       async update(id, patch) {
         const run = await readRun(id);
         if (!run) throw new FlowError('not_found', `[flowctl] [${COMPONENT}] run ${id} not found`);
+        if (patch.cancel_requested === true && !run.cancel_requested) await writeFileDurable(join(runDir(id), 'cancel_requested'), '1\n');
         const next: Record<string, unknown> = { ...run };
-        for (const [k, v] of Object.entries(patch)) if (v !== undefined) next[k] = v;
+        for (const [k, v] of Object.entries(patch)) if (v !== undefined && k !== 'cancel_requested') next[k] = v;
+        delete next.cancel_requested;
         await writeFileDurable(join(runDir(id), 'run.json'), `${JSON.stringify(next)}\n`);
       },
     },

@@ -61,6 +61,20 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  // Runs by id across processes: the stored inputs (secret references only), the executor's lease
+  // and the cancel flag (docs/journal.md, "Leases and recovery").
+  '0002_run_lease': {
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .alterTable('runs')
+        .addColumn('inputs', 'jsonb')
+        .addColumn('lease', 'jsonb')
+        .addColumn('cancel_requested', 'boolean', (c) => c.notNull().defaultTo(false))
+        .execute();
+      // The recovery sweep reads the non-terminal runs only.
+      await db.schema.createIndex('runs_by_status').on('runs').column('status').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -35,6 +35,9 @@ export interface RunsTable {
   output: JsonbOrNull;
   error: JsonbOrNull;
   replay_of: string | null;
+  inputs: JsonbOrNull;
+  lease: JsonbOrNull;
+  cancel_requested: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface JournalTable {

@@ -17,6 +17,9 @@ interface RunRow {
   output: string | null;
   error: string | null;
   replay_of: string | null;
+  inputs: string | null;
+  lease: string | null;
+  cancel_requested: boolean;
 }
 
 function toRecord(row: RunRow): RunRecord {
@@ -31,6 +34,9 @@ function toRecord(row: RunRow): RunRecord {
   if (row.output !== null) run.output = parseJson(row.output);
   if (row.error !== null) run.error = parseJson(row.error) as RunRecord['error'];
   if (row.replay_of !== null) run.replay_of = row.replay_of;
+  if (row.inputs !== null) run.inputs = parseJson(row.inputs) as Record<string, unknown>;
+  if (row.lease !== null) run.lease = parseJson(row.lease) as RunRecord['lease'];
+  if (row.cancel_requested) run.cancel_requested = true;
   return run;
 }
 
@@ -48,6 +54,9 @@ export function sqlRunStore(ctx: SqlContext): RunStore {
         jsonText('output', 'output'),
         jsonText('error', 'error'),
         'replay_of',
+        jsonText('inputs', 'inputs'),
+        jsonText('lease', 'lease'),
+        'cancel_requested',
       ]);
 
   return {
@@ -63,6 +72,9 @@ export function sqlRunStore(ctx: SqlContext): RunStore {
           output: jsonbOrNull(run.output),
           error: jsonbOrNull(run.error),
           replay_of: run.replay_of ?? null,
+          inputs: jsonbOrNull(run.inputs),
+          lease: jsonbOrNull(run.lease),
+          cancel_requested: run.cancel_requested === true,
         };
         try {
           await ctx.db.insertInto('runs').values(values).execute();
@@ -82,12 +94,13 @@ export function sqlRunStore(ctx: SqlContext): RunStore {
 
     list: (query: RunListQuery = {}) =>
       ctx.guard('runs.list', async () => {
-        const { limit, before, flow_name } = query;
+        const { limit, before, flow_name, status } = query;
         if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
           throw new FlowError('invalid_query', prefixed('storage-sql', `limit must be a non-negative integer, got ${limit}`));
         }
         let q = selectRuns().orderBy('started_at', 'desc').orderBy('id', 'desc');
         if (flow_name !== undefined) q = q.where('flow_name', '=', flow_name);
+        if (status !== undefined) q = status.length === 0 ? q.where(sql<boolean>`false`) : q.where('status', 'in', status);
         if (before !== undefined) {
           // Strictly older in the list order; an unknown cursor matches nothing (null comparison).
           const cursor = ctx.db.selectFrom('runs').select(['started_at', 'id']).where('id', '=', before);
@@ -104,6 +117,8 @@ export function sqlRunStore(ctx: SqlContext): RunStore {
         if (patch.finished_at !== undefined) set.finished_at = timestamptz('finished_at', patch.finished_at);
         if (patch.output !== undefined) set.output = jsonbOrNull(patch.output);
         if (patch.error !== undefined) set.error = jsonbOrNull(patch.error);
+        if (patch.lease !== undefined) set.lease = jsonbOrNull(patch.lease);
+        if (patch.cancel_requested !== undefined) set.cancel_requested = patch.cancel_requested;
         const result =
           Object.keys(set).length === 0
             ? await ctx.db.selectFrom('runs').select('id').where('id', '=', id).execute().then((r) => r.length)

@@ -146,6 +146,41 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect((await other.runs.list({ flow_name: 'b' })).map((r) => r.id)).toEqual([id(3), id(4)]);
         expect((await other.runs.list({ before: id(3), flow_name: 'a', limit: 1 })).map((r) => r.id)).toEqual([id(2)]);
       });
+
+      it('stores a run\'s inputs, lease and cancel flag, and updates the lease and the flag', async () => {
+        const inputs = { to: 'a@example.com', token: 'secret:token', nested: { list: [1, 'two', null], empty: {} } };
+        const lease = { owner: 'engine-a', expires_at: '2026-01-01T00:00:30.000Z', pid: 4242, host: 'host-a' };
+        const run = { ...sampleRun(id(1), '2026-01-01T00:00:00.000Z'), inputs, lease };
+        await storage.runs.create(run);
+        expect(await (await independent()).runs.get(run.id)).toEqual(run);
+        const plain = sampleRun(id(2), '2026-01-01T00:00:01.000Z');
+        await storage.runs.create(plain);
+        expect(await (await independent()).runs.get(plain.id)).toEqual(plain);
+
+        const renewed = { owner: 'engine-b', expires_at: '2026-01-01T00:01:00.000Z' };
+        await storage.runs.update(run.id, { status: 'running', lease: renewed });
+        await storage.runs.update(run.id, { cancel_requested: true });
+        // A later update of other fields (a lease heartbeat) keeps the cancel flag.
+        await storage.runs.update(run.id, { lease: { ...renewed, expires_at: '2026-01-01T00:02:00.000Z' } });
+        expect(await (await independent()).runs.get(run.id)).toEqual({
+          ...run,
+          status: 'running',
+          lease: { ...renewed, expires_at: '2026-01-01T00:02:00.000Z' },
+          cancel_requested: true,
+        });
+      });
+
+      it('lists runs by status (the recovery sweep reads the non-terminal ones)', async () => {
+        await storage.runs.create(sampleRun(id(1), '2026-01-01T00:00:01.000Z'));
+        await storage.runs.create(sampleRun(id(2), '2026-01-01T00:00:02.000Z'));
+        await storage.runs.create(sampleRun(id(3), '2026-01-01T00:00:03.000Z'));
+        await storage.runs.update(id(2), { status: 'running' });
+        await storage.runs.update(id(3), { status: 'succeeded', finished_at: '2026-01-01T00:00:04.000Z' });
+        const other = await independent();
+        expect((await other.runs.list({ status: ['pending', 'running'] })).map((r) => r.id)).toEqual([id(2), id(1)]);
+        expect((await other.runs.list({ status: ['succeeded'] })).map((r) => r.id)).toEqual([id(3)]);
+        expect(await other.runs.list({ status: [] })).toEqual([]);
+      });
     });
 
     describe('journal', () => {

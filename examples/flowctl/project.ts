@@ -142,7 +142,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   let nested: Engine | undefined;
   const secrets = createEnvSecrets({ env: io.env });
   const getEngine = (): Engine => {
-    engine ??= createEngine({ storage: openStore(io.cwd), executor: options.executor, secrets, tools: tools.registry, cwd: io.cwd });
+    engine ??= createEngine({ storage: openStore(io.cwd), executor: options.executor, secrets, tools: tools.registry, cwd: io.cwd, recoverDeadPids: true });
     return engine;
   };
   const tools = await projectTools({

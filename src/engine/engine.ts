@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { deepFreeze, digestOf, type Digest } from '../canonical.js';
-import { FlowError } from '../errors.js';
+import { FlowError, isFlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
-import type { RunRecord } from '../ports/storage.js';
+import type { RunLease, RunRecord } from '../ports/storage.js';
 import { summarizeEffects } from '../run/effects.js';
 import { resolveInputs, type ResolvedInputs } from '../run/inputs.js';
 import { JournalWriter } from '../run/journal-writer.js';
@@ -10,8 +12,8 @@ import { createRecordedSource } from '../run/recorded-source.js';
 import { checkReplayComplete, createVerifyCheck, planReplay } from '../run/replay.js';
 import { rememberJournalTexts } from '../run/run-json.js';
 import { parseRun } from '../run/run-schema.js';
-import { executeRun, type RunOutcome } from '../run/runner.js';
-import type { JournalEntry, Run, RunStartedEntry } from '../run/types.js';
+import { contractsOf, executeRun, type RunOutcome } from '../run/runner.js';
+import type { JournalEntry, Run, RunStartedEntry, RunStatus, StepError } from '../run/types.js';
 import type { SecretStore } from '../ports/secrets.js';
 import { SecretMask } from '../secrets/mask.js';
 import { resolveSecretInputs } from '../secrets/preflight.js';
@@ -24,6 +26,8 @@ import { createStorageRuntime } from './storage-runtime.js';
 import type { Engine, EngineOptions, ReplayMode, ReplaySource, RunOptions, RunTarget } from './types.js';
 
 const DEFAULT_FRONT = 'rest';
+const DEFAULT_LEASE_MS = 30_000;
+const TERMINAL: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'canceled']);
 
 interface Launch {
   runId: string;
@@ -61,6 +65,14 @@ export function createEngine(options: EngineOptions): Engine {
   // Runs in flight (sync and async), so dispose can cancel and await them.
   const inflight = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   let disposed = false;
+  // Leases (docs/journal.md, "Leases and recovery"): this engine instance's owner id, and lease times
+  // in wall-clock ms (Date.now, not the injected clock: a lease is about liveness, not journal time).
+  const owner = randomUUID();
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new FlowError('invalid_options', '[flowctl] [engine] leaseMs must be a positive number');
+  const sweepMs = options.sweepMs ?? (options.storage.flags?.durable ? leaseMs : 0);
+  const host = hostname();
+  const newLease = (): RunLease => ({ owner, expires_at: new Date(Date.now() + leaseMs).toISOString(), pid: process.pid, host });
 
   const alive = () => {
     if (disposed) throw new FlowError('engine_disposed', '[flowctl] [engine] the engine was disposed');
@@ -110,6 +122,8 @@ export function createEngine(options: EngineOptions): Engine {
     target: RunTarget | { resolved: { digest: Digest; spec: FlowSpec } },
     inputs: Record<string, unknown> | undefined,
     extra: Pick<Partial<Launch>, 'replayOf' | 'recorded' | 'secrets'> = {},
+    // false: prepare (no process executes it yet); true: this engine executes it at once (run, start, replay).
+    leased = true,
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
@@ -126,17 +140,66 @@ export function createEngine(options: EngineOptions): Engine {
       status: 'pending',
       started_at: launch.startedAt,
       ...(extra.replayOf ? { replay_of: extra.replayOf.run_id } : {}),
+      inputs: resolved.inputs,
+      ...(leased ? { lease: newLease() } : {}),
     };
     await storage.runs.create(record);
     return launch;
   }
 
-  function execute(launch: Launch, runOptions: RunOptions = {}): Promise<RunOutcome> {
+  /** A stored run, ready to execute here: its spec, its stored inputs re-resolved and its secrets. */
+  async function launchOf(record: RunRecord, runOptions: RunOptions): Promise<Launch> {
+    const spec = await getSpec(record.flow_digest);
+    if (!spec) throw new FlowError('not_found', `[flowctl] [engine] the FlowSpec ${record.flow_digest} of run ${record.id} is not stored`);
+    // The stored inputs were validated by prepare; their secret inputs are references already.
+    const resolved = resolveInputs(spec, record.inputs ?? {}, { allowSecretRefs: true });
+    const secrets = runOptions.secrets ?? options.secrets;
+    const secretValues = await resolveSecretInputs(spec, resolved.inputs, secrets);
+    return { runId: record.id, spec, flowDigest: record.flow_digest, resolved, startedAt: record.started_at, secretValues, ...(runOptions.secrets ? { secrets: runOptions.secrets } : {}) };
+  }
+
+  function execute(launch: Launch, runOptions: RunOptions = {}, abortFirst?: FlowError): Promise<RunOutcome> {
     const controller = new AbortController();
+    if (abortFirst) controller.abort(abortFirst);
     const signal = runOptions.signal ? AbortSignal.any([runOptions.signal, controller.signal]) : controller.signal;
-    const done = executeLaunch(launch, runOptions, signal).finally(() => inflight.delete(launch.runId));
+    const heartbeat = startHeartbeat(launch.runId, controller);
+    const done = executeLaunch(launch, runOptions, signal).finally(() => {
+      clearInterval(heartbeat);
+      inflight.delete(launch.runId);
+    });
     inflight.set(launch.runId, { controller, done: done.catch(() => undefined) });
     return done;
+  }
+
+  /**
+   * Renew the lease of a run this engine executes, every third of the lease time. Each beat first
+   * reads the record: a cancel requested through the store (another engine's `cancel`) aborts the
+   * run as canceled; a run closed by someone else (recovery after a stall) aborts it as lost.
+   */
+  function startHeartbeat(runId: string, controller: AbortController): ReturnType<typeof setInterval> {
+    let beating = false;
+    const beat = async () => {
+      if (beating || controller.signal.aborted) return;
+      beating = true;
+      try {
+        const record = await storage.runs.get(runId);
+        if (!record) return;
+        if (TERMINAL.has(record.status)) {
+          controller.abort(new FlowError('worker_lost', `[flowctl] [engine] run ${runId} was closed by another process (its lease had expired)`));
+        } else if (record.cancel_requested) {
+          controller.abort(new FlowError('canceled', `[flowctl] [engine] run ${runId} was canceled`));
+        } else {
+          await storage.runs.update(runId, { lease: newLease() });
+        }
+      } catch (err) {
+        logger.warn(`[flowctl] [engine] run ${runId}: lease heartbeat failed: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        beating = false;
+      }
+    };
+    const timer = setInterval(() => void beat(), Math.max(1, Math.floor(leaseMs / 3)));
+    timer.unref?.();
+    return timer;
   }
 
   async function executeLaunch(launch: Launch, runOptions: RunOptions, signal: AbortSignal): Promise<RunOutcome> {
@@ -204,6 +267,9 @@ export function createEngine(options: EngineOptions): Engine {
     }
     if (launch.recorded?.verify && !outcome.fatal) outcome.fatal = checkReplayComplete(launch.recorded.journal, writer.entries.length);
     const last = writer.last;
+    // Another writer owns this run's journal (a second executor took it first, or recovery or a cancel
+    // closed it): its record is theirs to settle, not ours.
+    if (last?.event !== 'run_finished' && outcome.fatal?.code === 'journal_conflict') return outcome;
     try {
       await storage.runs.update(runId, {
         status: outcome.status,
@@ -217,6 +283,164 @@ export function createEngine(options: EngineOptions): Engine {
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
     logger[level](`[flowctl] [engine] run ${runId} ${outcome.status}${outcome.error ? `: ${outcome.error.code}: ${outcome.error.message}` : ''}`);
     return outcome;
+  }
+
+  /**
+   * Close a run that no live process will finish: append its run_finished (after a run_started when
+   * the journal is empty) at the next seq, continuing the hash chain, and settle the record. The
+   * journal's expected-seq append makes two closers safe: one wins, the other gets false.
+   */
+  async function closeRun(record: RunRecord, status: 'failed' | 'canceled', error: StepError): Promise<boolean> {
+    const journal = await storage.journal.read(record.id);
+    const tail = journal[journal.length - 1];
+    if (tail?.event === 'run_finished') {
+      await storage.runs.update(record.id, { status: tail.status, finished_at: tail.at, ...(tail.error ? { error: tail.error } : {}) });
+      return false;
+    }
+    let inputs = record.inputs ?? {};
+    let inputsDigest = journal[0]?.inputs_digest ?? digestOf(inputs);
+    const spec = journal.length === 0 ? await getSpec(record.flow_digest) : undefined;
+    if (spec) {
+      try {
+        const resolved = resolveInputs(spec, inputs, { allowSecretRefs: true });
+        inputs = resolved.inputs;
+        inputsDigest = resolved.inputs_digest;
+      } catch {
+        // A record from before inputs were stored: the run_started names what is known.
+      }
+    }
+    const writer = new JournalWriter({ runId: record.id, store: storage.journal, clock, flowDigest: record.flow_digest, inputsDigest, mask: new SecretMask(), logger });
+    // Continue the stored chain: the writer appends at the next seq, linked to the last digest.
+    writer.entries.push(...journal);
+    // The step whose attempt was in flight (or waiting to retry) when the run was closed.
+    const step = tail && (tail.event === 'step_started' || tail.event === 'effect_recorded' || (tail.event === 'step_failed' && tail.will_retry)) ? tail.step : undefined;
+    let finished: JournalEntry;
+    try {
+      if (journal.length === 0) {
+        await writer.append({ event: 'run_started', flow_name: record.flow_name, inputs, contracts: spec ? contractsOf(spec) : [] });
+      }
+      finished = await writer.append({ event: 'run_finished', status, error: { ...error, ...(step !== undefined ? { step } : {}) } });
+    } catch (err) {
+      if (isFlowError(err) && err.code === 'journal_conflict') return false;
+      throw err;
+    }
+    await storage.runs.update(record.id, { status, finished_at: finished.at, error: { ...error, ...(step !== undefined ? { step } : {}) } });
+    logger.warn(`[flowctl] [engine] run ${record.id} ${status}: ${error.code}: ${error.message}`);
+    return true;
+  }
+
+  const leaseExpired = (lease: RunLease | undefined): boolean => lease !== undefined && !(Date.parse(lease.expires_at) > Date.now());
+  const ownerGone = (lease: RunLease | undefined): boolean => {
+    if (!lease || options.recoverDeadPids !== true || lease.host !== host || lease.pid === undefined) return false;
+    if (lease.pid === process.pid) return false; // this process is alive
+    try {
+      process.kill(lease.pid, 0);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  };
+
+  const lostError = (record: RunRecord): StepError => ({
+    code: 'worker_lost',
+    message: `[flowctl] [engine] the process executing run ${record.id} is gone (its lease${record.lease ? ` held by ${record.lease.owner}${record.lease.pid !== undefined ? ` pid ${record.lease.pid}` : ''} expired at ${record.lease.expires_at}` : ' expired'}); the run was ended by recovery and is not executed again`,
+    retryable: false,
+  });
+  const canceledError = (runId: string): StepError => ({ code: 'canceled', message: `[flowctl] [engine] run ${runId} was canceled`, retryable: false });
+
+  async function recover(): Promise<string[]> {
+    alive();
+    const recovered: string[] = [];
+    for (const record of await storage.runs.list({ status: ['pending', 'running'] })) {
+      if (inflight.has(record.id) || !record.lease) continue;
+      if (!leaseExpired(record.lease) && !ownerGone(record.lease)) continue;
+      const closed = record.cancel_requested ? await closeRun(record, 'canceled', canceledError(record.id)) : await closeRun(record, 'failed', lostError(record));
+      if (closed) recovered.push(record.id);
+    }
+    return recovered;
+  }
+
+  // The sweep: once at start on a durable store, then every sweepMs. One at a time.
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = () => {
+    if (disposed || sweeping) return;
+    sweeping = recover()
+      .catch((err: unknown) => logger.warn(`[flowctl] [engine] recovery sweep failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => (sweeping = undefined));
+  };
+  if (options.storage.flags?.durable) sweep();
+  const sweepTimer = sweepMs > 0 ? setInterval(sweep, sweepMs) : undefined;
+  sweepTimer?.unref?.();
+
+  async function cancel(runId: string, cancelOptions: { signal?: AbortSignal } = {}): Promise<{ run_id: string; status: RunStatus }> {
+    alive();
+    const first = await storage.runs.get(runId);
+    if (!first) throw new FlowError('not_found', `[flowctl] [engine] run ${runId} not found`);
+    const result = async () => ({ run_id: runId, status: (await getRun(runId))!.status });
+    if (TERMINAL.has(first.status)) return result();
+    const local = inflight.get(runId);
+    if (local) {
+      local.controller.abort(new FlowError('canceled', `[flowctl] [engine] run ${runId} was canceled`));
+      await local.done;
+      return result();
+    }
+    await storage.runs.update(runId, { cancel_requested: true });
+    // Bounded: each round either sees the run end, closes it, or waits at most half a lease for its
+    // executor's heartbeat (which sees the flag) or for its lease to expire.
+    for (let round = 0; round < 100_000; round++) {
+      if (cancelOptions.signal?.aborted) throw new FlowError('canceled', `[flowctl] [engine] waiting for run ${runId} to cancel was aborted`);
+      const record = (await storage.runs.get(runId))!;
+      const journal = await storage.journal.read(runId);
+      if (journal[journal.length - 1]?.event === 'run_finished') return result();
+      // Nobody executes it (prepared, never started) or its executor is gone: close it here.
+      if (!record.lease || leaseExpired(record.lease) || ownerGone(record.lease)) {
+        await closeRun(record, 'canceled', canceledError(runId));
+        continue;
+      }
+      const wait = new AbortController();
+      const timer = setTimeout(() => wait.abort(), Math.max(1, Math.floor(leaseMs / 2)));
+      const signal = cancelOptions.signal ? AbortSignal.any([cancelOptions.signal, wait.signal]) : wait.signal;
+      try {
+        for await (const entry of storage.journal.watch(runId, { fromSeq: journal.length, signal })) {
+          if (entry.event === 'run_finished') return result();
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    throw new FlowError('cancel_timeout', `[flowctl] [engine] run ${runId} did not end after its cancel`);
+  }
+
+  /**
+   * The journal as it grows, ending when the run is terminal by any path. Every lease time without a
+   * new entry, the run's lease is checked: an executor that is gone is recovered here, so a watch
+   * never waits on a dead process.
+   */
+  async function* watch(runId: string, watchOptions: { fromSeq?: number; signal?: AbortSignal } = {}): AsyncGenerator<JournalEntry> {
+    let next = Math.max(0, watchOptions.fromSeq ?? 0);
+    for (let round = 0; round < 1_000_000; round++) {
+      if (watchOptions.signal?.aborted) return;
+      const idle = new AbortController();
+      let timer = setTimeout(() => idle.abort(), leaseMs);
+      const signal = watchOptions.signal ? AbortSignal.any([watchOptions.signal, idle.signal]) : idle.signal;
+      try {
+        for await (const entry of storage.journal.watch(runId, { fromSeq: next, signal })) {
+          next = entry.seq + 1;
+          yield entry;
+          if (entry.event === 'run_finished') return;
+          clearTimeout(timer);
+          timer = setTimeout(() => idle.abort(), leaseMs);
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+      if (watchOptions.signal?.aborted || !idle.signal.aborted) return; // ended by the store: the run finished before `next`
+      const record = await storage.runs.get(runId);
+      if (!record) return;
+      if (!inflight.has(runId) && (leaseExpired(record.lease) || ownerGone(record.lease)) && !TERMINAL.has(record.status)) {
+        await (record.cancel_requested ? closeRun(record, 'canceled', canceledError(runId)) : closeRun(record, 'failed', lostError(record)));
+      }
+    }
   }
 
   async function getRun(id: string): Promise<Run | undefined> {
@@ -294,6 +518,27 @@ export function createEngine(options: EngineOptions): Engine {
       const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
       return finish(launch, await execute(launch, runOptions));
     },
+    async prepare(target, inputs, prepareOptions) {
+      alive();
+      const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, false);
+      return { run_id: launch.runId, status: 'pending' };
+    },
+    async execute(runId, runOptions = {}) {
+      alive();
+      const record = await storage.runs.get(runId);
+      if (!record) throw new FlowError('not_found', `[flowctl] [engine] run ${runId} not found`);
+      const entries = await storage.journal.read(runId, 0);
+      if (record.status !== 'pending' || entries.length > 0 || inflight.has(runId)) {
+        throw new FlowError('run_not_pending', `[flowctl] [engine] run ${runId} is ${record.status === 'pending' ? 'already executing' : record.status}: only a prepared run that has not started can be executed`, { data: { run_id: runId, status: record.status } });
+      }
+      const launch = await launchOf(record, runOptions);
+      await storage.runs.update(runId, { lease: newLease() });
+      // A cancel that came before the run started: it starts and ends at once, canceled.
+      const canceled = record.cancel_requested ? new FlowError('canceled', `[flowctl] [engine] run ${runId} was canceled`) : undefined;
+      return finish(launch, await execute(launch, runOptions, canceled));
+    },
+    cancel,
+    recover,
     async start(target, inputs, runOptions) {
       alive();
       const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
@@ -313,7 +558,7 @@ export function createEngine(options: EngineOptions): Engine {
     replay,
     watch(runId, watchOptions) {
       alive();
-      return storage.journal.watch(runId, watchOptions);
+      return watch(runId, watchOptions);
     },
     summarizeEffects(spec, inputs) {
       return summarizeEffects(spec, inputs);
@@ -321,6 +566,8 @@ export function createEngine(options: EngineOptions): Engine {
     async dispose() {
       if (disposed) return;
       disposed = true;
+      if (sweepTimer) clearInterval(sweepTimer);
+      await sweeping;
       for (const { controller } of inflight.values()) controller.abort(new FlowError('canceled', '[flowctl] [engine] the engine is shutting down'));
       await Promise.all([...inflight.values()].map((r) => r.done));
       await options.executor?.dispose?.();

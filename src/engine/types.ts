@@ -31,6 +31,22 @@ export interface EngineOptions {
    * `secret:<input name>`); another is `invalid_inputs`. `flowctl serve --allow-secret-refs`.
    */
   allowSecretRefs?: boolean;
+  /**
+   * How long an executing run's lease lasts without a heartbeat (ms, default 30000). The executor
+   * renews it every third of that; a run whose lease expired is ended `failed` with `worker_lost` by
+   * recovery (docs/journal.md, "Leases and recovery").
+   */
+  leaseMs?: number;
+  /**
+   * Interval of the recovery sweep (`recover()`), ms. Default: `leaseMs` on a durable store (which is
+   * also swept once when the engine starts), none on others. 0 turns the periodic sweep off.
+   */
+  sweepMs?: number;
+  /**
+   * Also recover a run at once when its lease names a process on this host that is gone (a store local
+   * to one machine, as the CLI's `.flowctl`). Default false: only an expired lease counts.
+   */
+  recoverDeadPids?: boolean;
 }
 
 /** What a caller runs: a deployed name, a stored digest, or a FlowSpec given inline. */
@@ -77,9 +93,34 @@ export interface Engine {
   run(target: RunTarget, inputs?: Record<string, unknown>, options?: RunOptions): Promise<Run>;
   /** Async: returns at once; poll getRun. */
   start(target: RunTarget, inputs?: Record<string, unknown>, options?: RunOptions): Promise<{ run_id: string; status: RunStatus }>;
+  /**
+   * Validate inputs (and resolve secret inputs, as `run` does), then store the run record with its
+   * FlowSpec digest and its inputs (secret inputs only as references): status `pending`. Any engine
+   * over the same store can then `execute` it.
+   */
+  prepare(target: RunTarget, inputs?: Record<string, unknown>, options?: Pick<RunOptions, 'secrets'>): Promise<{ run_id: string; status: RunStatus }>;
+  /**
+   * Execute a prepared run (from this or another process sharing the store), holding its lease while
+   * it runs. Resolves with the finished Run. FlowError `not_found`, or `run_not_pending` when the run
+   * already started or finished.
+   */
+  execute(runId: string, options?: RunOptions): Promise<Run>;
+  /**
+   * End a pending or running run as `canceled` (journal run_finished). A run executing in another
+   * engine instance is asked through the store and stops at its next lease heartbeat. Resolves with
+   * the run's final status once it is terminal (a run that already finished keeps its status).
+   */
+  cancel(runId: string, options?: { signal?: AbortSignal }): Promise<{ run_id: string; status: RunStatus }>;
+  /**
+   * The recovery sweep: every non-terminal run whose lease expired (or, with `recoverDeadPids`,
+   * whose process on this host is gone) is ended `failed` with code `worker_lost`. Returns the ids it
+   * ended. Recovered runs are never executed again.
+   */
+  recover(): Promise<string[]>;
   getRun(id: string): Promise<Run | undefined>;
   listRuns(query?: RunListQuery): Promise<RunRecord[]>;
   replay(source: ReplaySource, options?: { mode?: ReplayMode; spec?: FlowSpec } & RunOptions): Promise<Run>;
+  /** The run's entries as they are appended; ends when the run is terminal by any path (recovery included). */
   watch(runId: string, options?: { fromSeq?: number; signal?: AbortSignal }): AsyncIterable<JournalEntry>;
   /** The effect summary of a FlowSpec (for `--dry` and confirmation prompts). */
   summarizeEffects(spec: FlowSpec, inputs?: Record<string, unknown>): EffectSummary;

@@ -33,6 +33,26 @@ export interface RunRecord {
   error?: StepError & { step?: string };
   /** The run this one replays, if any. */
   replay_of?: string;
+  /**
+   * The run's resolved inputs (secret inputs only as their `secret:` references, never values), so
+   * any process sharing the store can execute a prepared run (`engine.execute`).
+   */
+  inputs?: Record<string, unknown>;
+  /** The executing process's lease (docs/journal.md, "Leases and recovery"). */
+  lease?: RunLease;
+  /** Set by `engine.cancel`: the executor's lease heartbeat sees it and aborts the run. */
+  cancel_requested?: boolean;
+}
+
+/** Who executes a run, until when. Renewed by the executor's heartbeat; an expired lease is recovered. */
+export interface RunLease {
+  /** The executing engine instance (a random id per engine). */
+  owner: string;
+  /** ISO time after which the run counts as abandoned. */
+  expires_at: string;
+  /** The executing process's pid and host: a store local to one machine may recover a dead pid at once. */
+  pid?: number;
+  host?: string;
 }
 
 export interface RunListQuery {
@@ -40,6 +60,8 @@ export interface RunListQuery {
   /** Only runs that started strictly before this run (cursor for the next page). */
   before?: string;
   flow_name?: string;
+  /** Only runs with one of these statuses (e.g. the non-terminal ones, for recovery). */
+  status?: RunStatus[];
 }
 
 export interface RunStore {
@@ -47,7 +69,7 @@ export interface RunStore {
   get(id: string): Promise<RunRecord | undefined>;
   /** Newest first (by started_at, then id, descending). */
   list(query?: RunListQuery): Promise<RunRecord[]>;
-  update(id: string, patch: Partial<Pick<RunRecord, 'status' | 'finished_at' | 'output' | 'error'>>): Promise<void>;
+  update(id: string, patch: Partial<Pick<RunRecord, 'status' | 'finished_at' | 'output' | 'error' | 'lease' | 'cancel_requested'>>): Promise<void>;
 }
 
 export interface JournalStore {

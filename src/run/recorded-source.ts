@@ -31,6 +31,11 @@ export function createRecordedSource(recorded: readonly JournalEntry[], writer: 
         hooks.effect(entry.effect);
         entry = at(++seq);
       }
+      if (entry?.event === 'run_finished' && entry.status !== 'succeeded') {
+        // The original run was closed while this attempt ran (recovery, or a cancel from outside).
+        const { step: _step, ...error } = entry.error ?? { code: entry.status, message: `the run ${entry.status}`, retryable: false };
+        return { ok: false, error, warnings: [], ended: entry.status };
+      }
       if ((entry?.event !== 'step_succeeded' && entry?.event !== 'step_failed') || entry.step !== step.id || entry.attempt !== attempt) {
         throw divergence(seq, step.id, 'event', describe(entry), `the end of step ${step.id} attempt ${attempt}`);
       }
@@ -46,11 +51,12 @@ export function createRecordedSource(recorded: readonly JournalEntry[], writer: 
       return !stoppedUnconfirmed(at(writer.entries.length));
     },
 
-    recordedStop(): StepError | undefined {
+    recordedStop() {
       const entry = at(writer.entries.length);
-      if (entry?.event === 'run_finished' && entry.status === 'canceled') {
-        const { step: _step, ...error } = entry.error ?? { code: 'canceled', message: 'the run was canceled', retryable: false };
-        return error;
+      if (entry?.event === 'run_finished' && entry.status !== 'succeeded') {
+        const fallback: StepError & { step?: string } = { code: entry.status === 'canceled' ? 'canceled' : 'failed', message: `the run ${entry.status}`, retryable: false };
+        const { step: _step, ...error } = entry.error ?? fallback;
+        return { status: entry.status, error };
       }
       return undefined;
     },

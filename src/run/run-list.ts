@@ -19,6 +19,10 @@ export function filterRunList(sorted: RunRecord[], query: RunListQuery = {}, com
     list = list.slice(at + 1);
   }
   if (query.flow_name !== undefined) list = list.filter((r) => r.flow_name === query.flow_name);
+  if (query.status !== undefined) {
+    const wanted = new Set(query.status);
+    list = list.filter((r) => wanted.has(r.status));
+  }
   if (query.limit !== undefined) {
     if (!Number.isInteger(query.limit) || query.limit < 0) {
       throw new FlowError('invalid_query', `[flowctl] [${component}] limit must be a non-negative integer, got ${String(query.limit)}`);

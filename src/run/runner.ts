@@ -89,7 +89,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
   async function walk(): Promise<RunOutcome> {
     for (const step of spec.steps) {
       const stop = stopped(step);
-      if (stop) return { status: 'canceled', error: stop };
+      if (stop) return stop;
       let input: unknown;
       try {
         if (step.if !== undefined && !evaluateCondition(step.if, scope)) {
@@ -116,18 +116,23 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
       }
       const result = await runStep(step, input);
       if (!result.ok) {
-        const status = result.error.code === 'canceled' && o.signal?.aborted ? 'canceled' : 'failed';
+        // A replay knows the cancellation from the recording (its run_finished follows this step_failed).
+        const canceled = result.error.code === 'canceled' && (o.signal?.aborted || source.recordedStop?.()?.status === 'canceled');
+        const status = result.ended ?? (canceled ? 'canceled' : 'failed');
         return { status, error: { ...result.error, step: step.id } };
       }
       scope.steps[step.id] = { status: 'succeeded', output: result.output };
     }
+    // A replay of a run closed after its last step (recovery) ends as the original did.
+    const end = source.recordedStop?.();
+    if (end) return end;
     const output = spec.output === undefined ? undefined : evaluateValue(spec.output, scope);
     return { status: 'succeeded', ...(output === undefined ? {} : { output: o.mask.mask(output) }) };
   }
 
-  function stopped(step: StepSpec): StepError | undefined {
+  function stopped(step: StepSpec): { status: 'canceled' | 'failed'; error: StepError } | undefined {
     if (source.recordedStop) return source.recordedStop();
-    if (o.signal?.aborted) return { code: 'canceled', message: `[flowctl] [run] the run was canceled before step "${step.id}"`, retryable: false };
+    if (o.signal?.aborted) return { status: 'canceled', error: { code: 'canceled', message: `[flowctl] [run] the run was canceled before step "${step.id}"`, retryable: false } };
     return undefined;
   }
 
@@ -137,6 +142,9 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
     const inputDigest = digestOf(o.mask.mask(input));
     const tool = { contract_digest: step.tool.contract_digest, ref: step.tool.ref, version: step.tool.version };
     for (let attempt = 1; ; attempt++) {
+      // A replay of a run closed between two attempts (recovery during a backoff) ends there too.
+      const end = attempt > 1 ? source.recordedStop?.() : undefined;
+      if (end) return { ok: false, error: end.error, warnings: [], ended: end.status };
       const prepared = source.prepare(step, attempt);
       await writer.append({ event: 'step_started', step: step.id, tool, attempt, input, input_digest: inputDigest, provider: prepared.provider });
       let index = 0;
@@ -153,6 +161,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
         ? { ok: false, error: prepared.failure, warnings: [] }
         : await source.attempt({ step, attempt, input, scope, signal: o.signal }, hooks);
       await Promise.all(effects);
+      if (!result.ok && result.ended) return result;
       const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
       if (result.ok) {
         const output = inCanonicalForm(o.mask.mask(result.output));

@@ -17,8 +17,11 @@ export interface StepSource {
   backoff(ms: number, signal?: AbortSignal): Promise<void>;
   /** Asked once before the first outward step (live: RunOptions.confirm; recorded: what the original run did). */
   confirm(step: StepSpec): Promise<boolean>;
-  /** Recorded only: the cancellation the original run recorded before this step, if it stopped here. */
-  recordedStop?(): StepError | undefined;
+  /**
+   * Recorded only: where the original run stopped here, its end: a cancellation, or a run closed by
+   * recovery (`worker_lost`) or by `engine.cancel` from outside.
+   */
+  recordedStop?(): { status: 'canceled' | 'failed'; error: StepError } | undefined;
 }
 
 export interface AttemptRequest {
@@ -38,4 +41,6 @@ export interface AttemptHooks {
 
 export type AttemptResult =
   | { ok: true; output: unknown; warnings: StepWarning[]; artifacts: Digest[] }
-  | { ok: false; error: StepError; warnings: StepWarning[] };
+  | { ok: false; error: StepError; warnings: StepWarning[]; ended?: 'canceled' | 'failed' };
+// `ended` (recorded only): the original run was closed during this attempt (its process was lost or
+// it was canceled from outside): no step_failed follows, the run ends with that status.
