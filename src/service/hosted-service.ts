@@ -21,6 +21,7 @@ import { automationRoutes } from './routes/automations.js';
 import { exampleRoutes } from './routes/example.js';
 import { executionRoutes } from './routes/executions.js';
 import { gatewayRoutes } from './routes/gateway.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { secretRoutes } from './routes/secrets.js';
 import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
@@ -164,6 +165,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...secretRoutes(deps),
     ...executionRoutes(deps),
     ...gatewayRoutes(deps),
+    ...mcpRoutes(deps),
   ];
 
   app.use('*', async (c, next) => {

@@ -1,0 +1,194 @@
+import { z } from '@hono/zod-openapi';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import packageJson from '../../../package.json' with { type: 'json' };
+import { prettyJson, type Digest } from '../../canonical.js';
+import { isFlowError } from '../../errors.js';
+import type { FlowSpec } from '../../flow/types.js';
+import { readBodyText } from '../../http/body.js';
+import { toolAnnotations } from '../../mcp/annotations.js';
+import { createProgressFromJournal } from '../../mcp/progress.js';
+import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
+import type { ApiKeyRecord, AutomationRecord } from '../../ports/service-storage.js';
+import type { JournalEntry } from '../../run/types.js';
+import { validateAgainstSchema } from '../../tools/contract.js';
+import type { JsonSchema } from '../../tools/types.js';
+import type { ServiceDeps } from '../context.js';
+import { recordOutcome, runResult, secretInputsOf, startRun, type Dispatchable } from '../domain/dispatch.js';
+import type { ServiceRoute } from '../route-table.js';
+
+/**
+ * The hosted MCP endpoint (spec "Hosted MCP endpoint"; docs/mcp.md, "Hosted"): stateless Streamable
+ * HTTP, a new SDK server and web-standard transport per request. One tool per automation of the key's
+ * org that is published, MCP-enabled and within the key's scope; the response mode follows the order
+ * of the media types in Accept.
+ */
+
+interface ToolShape {
+  inputSchema: JsonSchema;
+  output: ReturnType<typeof toolOutputShape>;
+  annotations: ReturnType<typeof toolAnnotations>;
+  secretInputs: string[];
+}
+
+/** Whether `text/event-stream` is listed before `application/json` (or alone) in an Accept header. */
+export function sseFirst(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').map((p) => p.split(';')[0]!.trim().toLowerCase());
+  const sse = types.indexOf('text/event-stream');
+  const json = types.indexOf('application/json');
+  return sse >= 0 && (json < 0 || sse < json);
+}
+
+const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
+  JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+
+export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
+  // Tool schemas by digest: a FlowSpec never changes, so tools/list never recompiles.
+  const shapes = new Map<string, ToolShape>();
+  const specs = new Map<string, FlowSpec>();
+
+  const shapeOf = (digest: string, spec: FlowSpec): ToolShape => {
+    let shape = shapes.get(digest);
+    if (!shape) {
+      shape = { inputSchema: toolInputSchema(spec), output: toolOutputShape(spec, deps.tools), annotations: toolAnnotations(spec), secretInputs: secretInputsOf(spec) };
+      shapes.set(digest, shape);
+    }
+    return shape;
+  };
+  const specOf = async (digest: string): Promise<FlowSpec | undefined> => {
+    let spec = specs.get(digest);
+    if (!spec) {
+      spec = (await deps.engine?.resolve({ digest: digest as Digest }))?.spec;
+      if (spec) specs.set(digest, spec);
+    }
+    return spec;
+  };
+
+  /** The automations this key sees as tools. */
+  const visible = async (key: ApiKeyRecord): Promise<{ automation: AutomationRecord; digest: string; spec: FlowSpec }[]> => {
+    const out = [];
+    for (const a of await deps.storage.automations.list(key.org_id)) {
+      if (a.status === 'draft' || !a.live_digest || a.mcp_enabled === false) continue;
+      if (key.automations !== undefined && !key.automations.includes(a.name)) continue;
+      const spec = await specOf(a.live_digest);
+      if (spec) out.push({ automation: a, digest: a.live_digest, spec });
+    }
+    return out;
+  };
+
+  const toolOf = (t: { automation: AutomationRecord; digest: string; spec: FlowSpec }): McpTool => {
+    const shape = shapeOf(t.digest, t.spec);
+    return {
+      name: t.automation.name,
+      description: t.automation.task || t.spec.description || `Run the automation ${t.automation.name}.`,
+      inputSchema: shape.inputSchema as McpTool['inputSchema'],
+      ...(shape.output.schema ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
+      annotations: shape.annotations,
+      _meta: { 'flowctl/flow_digest': t.digest },
+    };
+  };
+
+  function buildServer(key: ApiKeyRecord, progressAllowed: boolean): Server {
+    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await visible(key)).map(toolOf) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const name = request.params.name;
+      const found = (await visible(key)).find((t) => t.automation.name === name);
+      // A tool the key does not see is the same error as a tool that does not exist.
+      if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name.slice(0, 128)}"`);
+      const shape = shapeOf(found.digest, found.spec);
+      const args = request.params.arguments ?? {};
+      const checked = validateAgainstSchema(shape.inputSchema, args);
+      if (!checked.ok) {
+        return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: checked.issues } }) }] };
+      }
+      const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
+      let execution;
+      try {
+        execution = await startRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
+      } catch (err) {
+        if (!isFlowError(err)) throw err;
+        const data = err.data as { issues?: unknown } | undefined;
+        return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+      }
+      const token = request.params._meta?.progressToken;
+      const progress = createProgressFromJournal(found.spec.steps.length);
+      // Progress is the run's real journal, read as it is appended (never invented).
+      for await (const entry of deps.engine!.watch(execution.run_id)) {
+        const update = progress(entry as JournalEntry);
+        if (update && token !== undefined && progressAllowed) {
+          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+        }
+        if ((entry as JournalEntry).event === 'run_finished') break;
+      }
+      const run = (await deps.engine!.getRun(execution.run_id))!;
+      await recordOutcome(deps, execution, run);
+      const result = runResult(run);
+      const meta = { 'flowctl/run_id': run.id, 'flowctl/status': run.status, 'flowctl/flow_digest': run.flow_digest };
+      if (run.status !== 'succeeded') {
+        return { isError: true, content: [{ type: 'text', text: prettyJson(result) }], _meta: meta };
+      }
+      if (!shape.output.schema) return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (it has no output)` }], _meta: meta };
+      const structured = (shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
+    });
+    return server;
+  }
+
+  return [
+    {
+      method: 'post',
+      path: '/mcp',
+      auth: 'bearer',
+      summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
+      tags: ['mcp'],
+      responses: {
+        200: { description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json', content: { 'application/json': { schema: z.unknown() } } },
+        403: { description: '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input (JSON-RPC error, data.error)' },
+      },
+      handler: async (c) => {
+        const { record: key } = c.get('key');
+        const raw = c.req.raw;
+        const streamFirst = sseFirst(c.req.header('accept'));
+        // Parse the body once: the test-key rule is answered at the HTTP level (403), and the transport
+        // gets the parsed message. A body that is not JSON is left to the transport (JSON-RPC parse error).
+        let parsed: unknown;
+        let text: string | undefined;
+        try {
+          text = await readBodyText(raw, deps.settings.maxBodyBytes);
+          parsed = JSON.parse(text);
+        } catch (err) {
+          if (isFlowError(err, 'body_too_large')) return c.body(jsonRpcError(null, -32600, 'the request body is larger than 1 MiB'), 413, { 'content-type': 'application/json' });
+          parsed = undefined;
+        }
+        const messages = Array.isArray(parsed) ? parsed : parsed === undefined ? [] : [parsed];
+        for (const m of messages as { method?: string; id?: unknown; params?: { name?: string } }[]) {
+          if (m?.method !== 'tools/call' || key.mode !== 'test' || typeof m.params?.name !== 'string') continue;
+          const found = (await visible(key)).find((t) => t.automation.name === m.params!.name);
+          if (found && shapeOf(found.digest, found.spec).secretInputs.length > 0) {
+            return c.body(
+              jsonRpcError(m.id, -32001, 'test_key_forbidden: this automation uses production credentials (a secret input); call it with a svc_live_ key', { error: 'test_key_forbidden' }),
+              403,
+              { 'content-type': 'application/json' },
+            );
+          }
+        }
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamFirst });
+        const server = buildServer(key, streamFirst);
+        await server.connect(transport);
+        // The SDK wants both media types listed whatever their order; the order was read above.
+        const headers = new Headers(raw.headers);
+        headers.set('accept', 'application/json, text/event-stream');
+        const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
+        const response = await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed });
+        if (!streamFirst) {
+          await transport.close().catch(() => undefined);
+          await server.close().catch(() => undefined);
+        }
+        return response;
+      },
+    },
+  ];
+}
