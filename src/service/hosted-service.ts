@@ -22,6 +22,7 @@ import { exampleRoutes } from './routes/example.js';
 import { executionRoutes } from './routes/executions.js';
 import { gatewayRoutes } from './routes/gateway.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { streamRoutes } from './routes/stream.js';
 import { secretRoutes } from './routes/secrets.js';
 import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
@@ -164,6 +165,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...authoringRoutes(deps),
     ...secretRoutes(deps),
     ...executionRoutes(deps),
+    ...streamRoutes(deps),
     ...gatewayRoutes(deps),
     ...mcpRoutes(deps),
   ];

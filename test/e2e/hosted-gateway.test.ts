@@ -125,6 +125,30 @@ describe('POST /v1/run/{flow}', () => {
     expect(auto.last_run_at).toBe(list.body.executions[0].created_at);
   });
 
+  it('the run stream: every journal entry as an SSE event named by its kind; Last-Event-ID resumes; other orgs 404', async () => {
+    const r = await gateway(live, 'example-forecast', { inputs: { city: 'Accra' } });
+    const read = async (headers: Record<string, string> = {}) => {
+      const res = await fetch(`${h.url}/api/runs/${r.body.run_id}/stream`, { headers: { cookie: `svc_session=${owner.cookie}`, ...headers } });
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const events = (await res.text()).split('\n\n').filter(Boolean).map((block) => {
+        const lines = Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+        return { id: Number(lines.id), event: lines.event!, data: JSON.parse(lines.data!) };
+      });
+      return events;
+    };
+    const all = await read();
+    const journal = (await owner.call('GET', `/api/executions/${r.body.run_id}`)).body.journal;
+    expect(all.map((e) => e.event)).toEqual(journal.map((e: { event: string }) => e.event));
+    expect(all.map((e) => e.data)).toEqual(journal);
+    expect(all.at(-1)!.event).toBe('run_finished');
+    const resumed = await read({ 'last-event-id': '2' });
+    expect(resumed.map((e) => e.id)).toEqual(all.slice(3).map((e) => e.id));
+    const stranger = new Client(h.url);
+    await stranger.signup('stream-stranger@example.test');
+    expect((await stranger.call('GET', `/api/runs/${r.body.run_id}/stream`)).status).toBe(404);
+    expect((await owner.call('GET', `/api/runs/${r.body.run_id}/stream`, undefined, { 'last-event-id': 'x' })).status).toBe(422);
+  });
+
   it('a run that fails on locator drift marks the automation failing, with a re-record link; a new publish clears it', async () => {
     const a = (await owner.call('POST', '/api/automations', { name: 'drifty', site: `${h.url}/example/site`, task: 'Click a button that is gone' })).body.automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {

@@ -92,6 +92,7 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'delete /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret' },
     'get /api/executions': { path: '/api/executions' },
     'get /api/executions/{id}': { path: `/api/executions/${ids.executionA}` },
+    'get /api/runs/{id}/stream': { path: `/api/runs/${ids.runA}/stream` },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -166,6 +167,7 @@ describe('tenancy matrix (from the route table)', () => {
       'post /api/authoring/{id}/publish': [404, 'not_found'],
       'post /api/authoring/{id}/edit': [404, 'not_found'],
       'get /api/executions/{id}': [404, 'not_found'],
+      'get /api/runs/{id}/stream': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };
