@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
+import { requestErrorResponse } from '../../src/http/errors.js';
 
 /** Anything with a web-standard `fetch(Request) => Response`, e.g. createLauncher()'s result. */
 export interface FetchHandler {
@@ -28,7 +29,9 @@ function restoreConsumedBody(req: ParsedRequest): void {
  * that ran first applies its own size limit, and its parsed body is re-serialized for the handler.
  */
 export function flowctlExpress(handler: FetchHandler): ExpressMiddleware {
-  const listener = getRequestListener((request) => handler.fetch(request));
+  // A request no web Request can be built from (a backslash or raw byte in the path) is answered
+  // with a structured 400, like every other answer of the handler.
+  const listener = getRequestListener((request) => handler.fetch(request), { errorHandler: requestErrorResponse });
   return (req, res, next) => {
     restoreConsumedBody(req);
     listener(req, res).catch(next);

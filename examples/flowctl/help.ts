@@ -65,6 +65,7 @@ Launcher
         --token <t>                 require Authorization: Bearer <t> (or FLOWCTL_SERVE_TOKEN)
         --store=sql                 keep runs in SQL (DATABASE_URL, else PGlite in .flowctl/db)
         --allow-secret-refs         let callers name any secret:<name> for a secret input
+        --max-connections=<n>       open connections at once (default 256)
   mcp [flow]                        MCP server over stdio; each flow is one tool
         --registry <dir>            serve the flows of the packs in a registry
   schedule <flow> --cron <expr>     run a flow on a cron schedule with fixed inputs

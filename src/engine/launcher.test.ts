@@ -16,7 +16,7 @@ const flow = (greeting: string) => {
   if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
   return r;
 };
-const post = (path: string, body?: string) => new Request(`http://launcher${path}`, { method: 'POST', body });
+const post = (path: string, body?: string) => new Request(`http://127.0.0.1${path}`, { method: 'POST', body });
 
 describe('createLauncher', () => {
   it('deploys each served flow under its name on front rest, and a resolver picks up a new digest', async () => {
@@ -54,7 +54,7 @@ describe('createLauncher', () => {
   it('answers a body that is not UTF-8 with 400 invalid_json', async () => {
     const engine = createEngine({ storage: createMemoryStorage(), tools });
     const launcher = createLauncher({ engine, flows: [{ name: 'hi', spec: flow('x').spec }] });
-    const res = await launcher.fetch(new Request('http://launcher/flows/hi/runs', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]) }));
+    const res = await launcher.fetch(new Request('http://127.0.0.1/flows/hi/runs', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { 'content-type': 'application/json' } }));
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe('invalid_json');
     expect(await engine.listRuns()).toEqual([]);

@@ -1,8 +1,9 @@
 import { Hono, type Context } from 'hono';
 import { FlowError } from '../errors.js';
 import { bearerMatches } from '../http/auth.js';
-import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
+import { assertJsonBodyHeaders, DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
 import { errorResponse, httpErrorInfo, jsonResponse, jsonTextResponse } from '../http/errors.js';
+import { hostAllowed, hostHeaderName, originHostName } from '../http/host.js';
 import { runJson } from '../run/run-json.js';
 import type { Logger } from '../ports/clock.js';
 import { createCatalog, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
@@ -18,6 +19,13 @@ export interface LauncherOptions {
   flows: LauncherFlowSource;
   /** When set, every request must carry `Authorization: Bearer <token>` (compared in constant time), else 401. Default: none. */
   token?: string;
+  /**
+   * Without a token: the host names (no port) a request's `Host` (and a write's `Origin`) may name
+   * besides loopback (`localhost`, 127.0.0.0/8, `::1`); anything else is 403, against DNS rebinding
+   * and cross-site posts. `['*']` accepts every name (only behind a proxy that checks Host itself).
+   * Ignored with a token, which guards every request. Default: none (loopback only).
+   */
+  allowedHosts?: readonly string[];
   /** Request body limit in bytes. Default 1 MiB (1048576). */
   maxBodyBytes?: number;
   /** The deploy front the served flows are deployed on and run from. Default `rest`. */
@@ -45,6 +53,12 @@ function methodNotAllowed(allow: string) {
     jsonResponse(405, { error: 'method_not_allowed', message: `[flowctl] [launcher] method not allowed; use ${allow}` }, { allow });
 }
 
+/** Reads a route's JSON body: the framing checks (415) first, then size (413), UTF-8 and JSON (400). `undefined` when empty. */
+async function readBody(request: Request, maxBodyBytes: number): Promise<unknown> {
+  assertJsonBodyHeaders(request);
+  return readJsonBody(request, maxBodyBytes);
+}
+
 function runId(c: Context): string {
   const id = c.req.param('id') ?? '';
   if (!RUN_ID_PATTERN.test(id)) throw new FlowError('invalid_run_id', `[flowctl] [launcher] run id must be a uuid, got "${id.slice(0, 80)}"`);
@@ -63,6 +77,10 @@ export function createLauncher(options: LauncherOptions): Launcher {
     throw new FlowError('invalid_options', `[flowctl] [launcher] maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
   if (token !== undefined && token.length === 0) throw new FlowError('invalid_options', '[flowctl] [launcher] token must not be empty');
+  const allowedHosts = options.allowedHosts ?? [];
+  if (!Array.isArray(allowedHosts) || allowedHosts.some((h) => typeof h !== 'string' || h === '')) {
+    throw new FlowError('invalid_options', '[flowctl] [launcher] allowedHosts must be a list of host names');
+  }
   if (Array.isArray(options.flows)) {
     // A fixed list is checked at once, so a bad list fails here and not on the first request.
     const names = new Set<string>();
@@ -98,6 +116,32 @@ export function createLauncher(options: LauncherOptions): Launcher {
       }
       await next();
     });
+  } else {
+    // No token: only the user's own machine may drive the launcher (docs/rest.md, "Cross-site
+    // requests and DNS rebinding"). A rebound name arrives as a foreign Host on every request; a
+    // cross-site post carries a foreign Origin (or `null`).
+    app.use('*', async (c, next) => {
+      const header = c.req.header('host');
+      const name = header === undefined ? new URL(c.req.url).hostname : hostHeaderName(header);
+      if (name === undefined || !hostAllowed(name, allowedHosts)) {
+        return jsonResponse(403, {
+          error: 'host_not_allowed',
+          message: `[flowctl] [launcher] this launcher has no token and answers only loopback Host names (localhost, 127.0.0.1, [::1])${allowedHosts.length > 0 ? ` and ${allowedHosts.join(', ')}` : ''}`,
+        });
+      }
+      const method = c.req.method;
+      if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
+        const origin = c.req.header('origin');
+        const from = origin === undefined ? undefined : originHostName(origin);
+        if (origin !== undefined && (from === undefined || !hostAllowed(from, allowedHosts))) {
+          return jsonResponse(403, {
+            error: 'origin_not_allowed',
+            message: '[flowctl] [launcher] this launcher has no token and refuses writes from another site (Origin)',
+          });
+        }
+      }
+      await next();
+    });
   }
 
   app.get('/flows', async () => {
@@ -121,7 +165,9 @@ export function createLauncher(options: LauncherOptions): Launcher {
     if (mode !== 'sync' && mode !== 'async') {
       throw new FlowError('invalid_mode', `[flowctl] [launcher] mode must be sync or async, got "${mode.slice(0, 40)}"`);
     }
-    const body = (await readJsonBody(c.req.raw, maxBodyBytes)) ?? {};
+    // Only an empty body means "no inputs"; JSON `null` is a body, and not an object (422).
+    const read = await readBody(c.req.raw, maxBodyBytes);
+    const body = read === undefined ? {} : read;
     const issues = flow.validate(body);
     if (issues.length > 0) {
       return jsonResponse(422, {
@@ -153,7 +199,8 @@ export function createLauncher(options: LauncherOptions): Launcher {
   app.post('/runs/:id/replay', async (c) => {
     try {
       const id = runId(c);
-      const body = (await readJsonBody(c.req.raw, maxBodyBytes)) ?? {};
+      const read = await readBody(c.req.raw, maxBodyBytes);
+      const body = read === undefined ? {} : read;
       const issues = validateReplayBody(body);
       if (issues.length > 0) {
         const onMode = issues.every((i) => i.path === 'mode');

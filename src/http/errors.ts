@@ -10,7 +10,15 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   invalid_run_id: 400,
   invalid_request: 400,
   invalid_replay_mode: 400,
+  // The request body stopped before its end (the client went away, or its body stalled).
+  body_incomplete: 400,
+  // Answered by the node-http and express adapters for requests the router never sees: Node's
+  // parser or the URL builder refused them (a backslash or raw byte in the path, a bad method or Host).
+  bad_request: 400,
   unauthorized: 401,
+  // Token-less launcher: a Host that is not loopback (or allowed), a write from another site's Origin.
+  host_not_allowed: 403,
+  origin_not_allowed: 403,
   not_found: 404,
   flow_not_found: 404,
   run_not_found: 404,
@@ -21,8 +29,15 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   journal_sequence: 409,
   journal_chain_broken: 409,
   invalid_journal: 409,
+  // The node-http adapter's idle close of a request whose headers or body stopped arriving.
+  request_timeout: 408,
   body_too_large: 413,
+  // A body that is not application/json (UTF-8), or a coding the launcher does not decode.
+  unsupported_media_type: 415,
+  unsupported_encoding: 415,
   invalid_inputs: 422,
+  // Request headers over Node's limit (16 KiB by default), answered by the node-http adapter.
+  headers_too_large: 431,
   // A secret input's reference does not resolve (checked before the run is created: no run started).
   secret_not_found: 422,
   engine_disposed: 503,
@@ -82,4 +97,17 @@ function issuesOf(info: HttpErrorInfo): unknown[] | undefined {
   if (Array.isArray(data)) return data;
   if (data && Array.isArray((data as { issues?: unknown }).issues)) return (data as { issues: unknown[] }).issues;
   return [];
+}
+
+/**
+ * The `errorHandler` of @hono/node-server's request listener (adapters/node-http, adapters/express):
+ * a request Node parsed but no web Request can be built from (its RequestError: a backslash or raw
+ * byte in the path, a missing or malformed Host) is a structured 400 `bad_request`, never an empty
+ * one; anything else thrown by the handler is a 500 `internal_error` without its text.
+ */
+export function requestErrorResponse(err: unknown): Response {
+  if (err instanceof Error && err.name === 'RequestError') {
+    return jsonResponse(400, { error: 'bad_request', message: `[flowctl] the request could not be read: ${err.message.slice(0, 120)}` }, { connection: 'close' });
+  }
+  return jsonResponse(500, { error: 'internal_error', message: '[flowctl] internal error' });
 }

@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import express from 'express';
 import { Hono } from 'hono';
 import { flowctlExpress } from '../../adapters/express/index.js';
 import { flowctlHono } from '../../adapters/hono/index.js';
-import { applyIdleTimeout, serveNodeHttp, type FetchHandler } from '../../adapters/node-http/index.js';
+import { applyServerLimits, nodeRequestListener, serveNodeHttp, type FetchHandler, type ServerLimits } from '../../adapters/node-http/index.js';
 import { createMemoryStorage } from '../../adapters/storage-memory/index.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { compile } from '../../src/flow/compile.js';
@@ -101,7 +100,8 @@ export interface Started {
 
 export interface Transport {
   name: string;
-  start(handler: FetchHandler, idleTimeoutMs?: number): Promise<Started>;
+  /** Serve `handler`; `limits` are the connection rules of the node-http adapter (idle close, cap). */
+  start(handler: FetchHandler, limits?: ServerLimits): Promise<Started>;
 }
 
 async function listen(server: Server): Promise<number> {
@@ -125,36 +125,36 @@ function closer(server: Server): () => Promise<void> {
 export const TRANSPORTS: Transport[] = [
   {
     name: 'node-http',
-    async start(handler, idleTimeoutMs) {
-      const s = await serveNodeHttp(handler, { port: 0, host: '127.0.0.1', idleTimeoutMs });
+    async start(handler, limits = {}) {
+      const s = await serveNodeHttp(handler, { port: 0, host: '127.0.0.1', ...limits });
       return { base: s.url, port: s.port, close: s.close };
     },
   },
   {
     name: 'express',
-    async start(handler, idleTimeoutMs) {
+    async start(handler, limits = {}) {
       const app = express();
       app.get('/health', (_req, res) => {
         res.json({ ok: true });
       });
       app.use('/api', flowctlExpress(handler));
       const server = createServer(app);
-      applyIdleTimeout(server, idleTimeoutMs);
+      applyServerLimits(server, limits);
       const port = await listen(server);
       return { base: `http://127.0.0.1:${port}/api`, port, close: closer(server) };
     },
   },
   {
     name: 'hono',
-    async start(handler, idleTimeoutMs) {
+    async start(handler, limits = {}) {
       const app = new Hono();
       app.get('/health', (c) => c.json({ ok: true }));
       app.route('/api', flowctlHono(handler));
-      const server = await new Promise<Server>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
-        applyIdleTimeout(s, idleTimeoutMs);
-      });
-      const port = (server.address() as AddressInfo).port;
+      // The host's own node:http server, with the adapter's request listener (structured answers to
+      // requests Node parsed but the URL builder refuses) and connection rules.
+      const server = createServer(nodeRequestListener({ fetch: app.fetch }));
+      applyServerLimits(server, limits);
+      const port = await listen(server);
       return { base: `http://127.0.0.1:${port}/api`, port, close: closer(server) };
     },
   },
@@ -187,3 +187,6 @@ export function watchConnection(port: number, payload: string | undefined, bound
     socket.on('error', () => done(true));
   });
 }
+
+
+export { rawExchange, holdConnection, type RawAnswer } from '../e2e/rest-helpers.js';

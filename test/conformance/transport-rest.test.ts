@@ -38,7 +38,7 @@ describe.each(TRANSPORTS)('REST launcher over $name', (transport: Transport) => 
     const flows = fixtureFlows();
     open = await transport.start(createLauncher({ engine, flows }));
     guarded = await transport.start(createLauncher({ engine, flows, token: TOKEN }));
-    idle = await transport.start(createLauncher({ engine, flows }), 300);
+    idle = await transport.start(createLauncher({ engine, flows }), { idleTimeoutMs: 300 });
   });
 
   afterAll(async () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 
 /** A long-running process spawned by a REST e2e test (flowctl serve, the engine-launcher example). */
 export interface Spawned {
@@ -74,4 +75,90 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** What a raw HTTP exchange got back. `status` is undefined when the server answered nothing. */
+export interface RawAnswer {
+  closedByServer: boolean;
+  status?: number;
+  /** Lower-cased response header names to values (the last one wins). */
+  headers: Record<string, string>;
+  body: string;
+  /** Everything received, as latin1 (bytes preserved). */
+  received: string;
+}
+
+function parseRaw(received: string): Pick<RawAnswer, 'status' | 'headers' | 'body'> & { complete: boolean } {
+  const end = received.indexOf('\r\n\r\n');
+  if (end < 0) return { headers: {}, body: '', complete: false };
+  const [statusLine, ...lines] = received.slice(0, end).split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const rest = Buffer.from(received.slice(end + 4), 'latin1');
+  const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+  const body = (length === undefined ? rest : rest.subarray(0, length)).toString('utf8');
+  return { status: Number.isNaN(status) ? undefined : status, headers, body, complete: length !== undefined && rest.length >= length };
+}
+
+/**
+ * Send raw bytes on a fresh TCP connection and read one answer: resolves when a response with a
+ * Content-Length is complete, when the server closes, or after `boundMs` (a cap on a hang, reported
+ * as `closedByServer: false`). `holdOpen` keeps reading until the server closes instead.
+ */
+export function rawExchange(port: number, payload: string | Buffer, options: { boundMs?: number; holdOpen?: boolean } = {}): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let settled = false;
+    const done = (closedByServer: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const { status, headers, body } = parseRaw(received);
+      resolve({ closedByServer, status, headers, body, received });
+    };
+    const timer = setTimeout(() => done(false), options.boundMs ?? 60_000);
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => {
+      received += d;
+      if (!options.holdOpen && parseRaw(received).complete) done(false);
+    });
+    socket.on('connect', () => socket.write(typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload));
+    socket.on('end', () => done(true));
+    socket.on('close', () => done(true));
+    socket.on('error', () => done(true));
+  });
+}
+
+/** Open a connection, send `payload`, resolve once its answer is complete, and keep it open until `close()`. */
+export function holdConnection(port: number, payload: string): Promise<{ answer: RawAnswer; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('connect', () => socket.write(Buffer.from(payload, 'latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`connection closed before its answer: ${JSON.stringify(received.slice(0, 200))}`)));
+    socket.on('data', (d: string) => {
+      received += d;
+      const parsed = parseRaw(received);
+      if (!parsed.complete) return;
+      socket.removeAllListeners('close');
+      resolve({ answer: { closedByServer: false, status: parsed.status, headers: parsed.headers, body: parsed.body, received }, close: () => socket.destroy() });
+    });
+  });
+}
+
+/** A raw HTTP/1.1 request (latin1, so `\xff` is one byte), `Connection: close` unless `headers` says otherwise. */
+export function rawRequest(method: string, target: string, headers: Record<string, string>, body = ''): string {
+  const lines = [`${method} ${target} HTTP/1.1`];
+  const all: Record<string, string> = { connection: 'close', ...headers };
+  if (body !== '' && all['content-length'] === undefined && all['transfer-encoding'] === undefined) all['content-length'] = String(Buffer.byteLength(body, 'latin1'));
+  for (const [k, v] of Object.entries(all)) lines.push(`${k}: ${v}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }

@@ -1,11 +1,11 @@
-import { isIP } from 'node:net';
 import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
-import { serveNodeHttp } from '../../../adapters/node-http/index.js';
+import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../../adapters/node-http/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { createLauncher } from '../../../src/engine/launcher.js';
 import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
+import { isLoopbackHost } from '../../../src/http/host.js';
 import type { Storage } from '../../../src/ports/storage.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
@@ -14,21 +14,20 @@ import { flowUsesBrowser, openStore, projectTools, STORE_DIR } from '../project.
 import { registerCliTools } from '../resolve-flow.js';
 import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
 
-const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store', 'allow-secret-refs'];
+const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store', 'allow-secret-refs', 'max-connections'];
 const DEFAULT_PORT = 8080;
 const DEFAULT_HOST = '127.0.0.1';
 
 /** Loopback: 127.0.0.0/8, ::1 (also as an IPv4-mapped 127.x address) and the name localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost') return true;
-  if (isIP(h) === 4) return h.split('.')[0] === '127';
-  if (isIP(h) === 6) {
-    if (h === '::1' || /^(0{1,4}:){7}0{0,3}1$/.test(h)) return true;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
-    return mapped !== null && mapped[1]!.split('.')[0] === '127';
+export { isLoopbackHost };
+
+/** `--max-connections=<n>` (the flag is not one of the separated value flags, so the `=` form). */
+function parseMaxConnections(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_CONNECTIONS;
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) {
+    throw new UsageError(`--max-connections must be an integer from 1 to 65535 (--max-connections=<n>), got "${String(value)}"`);
   }
-  return false;
+  return Number(value);
 }
 
 function parsePort(value: string | undefined): number {
@@ -68,6 +67,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
   const only = args.positionals[0];
   const host = flagString(args, 'host') ?? DEFAULT_HOST;
   const port = parsePort(flagString(args, 'port'));
+  const maxConnections = parseMaxConnections([args.flags['max-connections']].flat().pop());
   const allowRemote = flagBool(args, 'allow-remote');
   // Off by default: a caller could otherwise send any FLOWCTL_SECRET_* to a URL of its choosing.
   const allowSecretRefs = flagBool(args, 'allow-secret-refs');
@@ -110,6 +110,8 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
       engine,
       flows: source.flows,
       token,
+      // Without a token only loopback Host names are answered (DNS rebinding); the --host given is one.
+      allowedHosts: [host],
       allowSecretRefs,
       logger: { debug() {}, info() {}, warn() {}, error: (m, d) => io.stderr.write(`${m}${d ? ` ${JSON.stringify(d)}` : ''}\n`) },
     });
@@ -121,7 +123,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
         return res;
       },
     };
-    const server = await serveNodeHttp(handler, { port, host });
+    const server = await serveNodeHttp(handler, { port, host, maxConnections });
     const lines = [`flowctl serve: listening on ${server.url}`];
     for (const f of served) lines.push(`  POST ${server.url}/flows/${f.name}/runs  ${f.digest}  (${source.origin.get(f.name)})`);
     if (allowSecretRefs) lines.push('--allow-secret-refs: callers may name any FLOWCTL_SECRET_* for a secret input');
