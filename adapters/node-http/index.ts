@@ -103,8 +103,9 @@ function inFlightOf(server: Server): WeakMap<Socket, Set<InFlight>> {
 /**
  * Close connections that stay idle (no bytes for `idleTimeoutMs`) unless a request on them is being
  * answered: one that never sends a request, one between requests (Node's keep-alive timeout is set to
- * the same value), and one whose request stopped arriving: a body shorter than its Content-Length,
- * a chunked body without its last chunk. That one is answered 408 `request_timeout` first. A request
+ * the same value), and one whose request stopped arriving: headers without their end, a body shorter
+ * than its Content-Length, a chunked body without its last chunk. That one is answered 408
+ * `request_timeout` first. A request
  * whose body is complete and is being answered (a long sync run) is never cut.
  * Exported so a host that builds its own node:http server (express, hono) gets the same rule.
  */
@@ -114,19 +115,27 @@ export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TI
   server.keepAliveTimeout = idleTimeoutMs;
   // Node's own socket timeout would also cut a long response: we manage idleness per socket instead.
   server.timeout = 0;
+  // socket.bytesRead when its last response was sent: more than that means a request is arriving.
+  const answeredAt = new WeakMap<Socket, number>();
   server.on('connection', (socket: Socket) => socket.setTimeout(idleTimeoutMs));
   // With a 'timeout' listener on the server, Node leaves the decision to us instead of destroying
   // the socket itself (which would also cut a response still being computed).
   server.on('timeout', (socket: Socket) => {
     const requests = inFlight.get(socket);
     if (!requests || requests.size === 0) {
-      socket.destroy();
+      // Bytes since the last answer and no request: headers that stopped arriving (or a preface Node
+      // waits on) get their 408; a connection that sent nothing since its last answer is just closed.
+      if (socket.bytesRead > (answeredAt.get(socket) ?? 0)) {
+        answerOnSocket(socket, 408, 'request_timeout', `[flowctl] the request stopped arriving for ${idleTimeoutMs} ms; closing the connection`);
+      } else {
+        socket.destroy();
+      }
       return;
     }
     for (const { req, res } of requests) {
       // The headers came, the body did not (all of it): the client stalled, not the server.
       if (!req.complete) {
-        answerOnSocket(socket, 408, 'request_timeout', `[flowctl] the request body stopped arriving for ${idleTimeoutMs} ms; closing the connection`, res.headersSent);
+        answerOnSocket(socket, 408, 'request_timeout', `[flowctl] the request stopped arriving for ${idleTimeoutMs} ms; closing the connection`, res.headersSent);
         return;
       }
     }
@@ -136,7 +145,10 @@ export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TI
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
     // Restart the idle clock from the end of the response.
     res.on('finish', () => {
-      if (!res.socket?.destroyed) res.socket?.setTimeout(idleTimeoutMs);
+      const socket = res.socket;
+      if (!socket || socket.destroyed) return;
+      answeredAt.set(socket, socket.bytesRead);
+      socket.setTimeout(idleTimeoutMs);
     });
   });
 }

@@ -88,7 +88,10 @@ export interface RawAnswer {
   received: string;
 }
 
-function parseRaw(received: string): Pick<RawAnswer, 'status' | 'headers' | 'body'> & { complete: boolean } {
+function parseRaw(all: string): Pick<RawAnswer, 'status' | 'headers' | 'body'> & { complete: boolean } {
+  let received = all;
+  // Interim answers (100 Continue) come before the final one: skip them.
+  while (/^HTTP\/1\.[01] 1\d\d /.test(received) && received.includes('\r\n\r\n')) received = received.slice(received.indexOf('\r\n\r\n') + 4);
   const end = received.indexOf('\r\n\r\n');
   if (end < 0) return { headers: {}, body: '', complete: false };
   const [statusLine, ...lines] = received.slice(0, end).split('\r\n');
@@ -107,9 +110,10 @@ function parseRaw(received: string): Pick<RawAnswer, 'status' | 'headers' | 'bod
 /**
  * Send raw bytes on a fresh TCP connection and read one answer: resolves when a response with a
  * Content-Length is complete, when the server closes, or after `boundMs` (a cap on a hang, reported
- * as `closedByServer: false`). `holdOpen` keeps reading until the server closes instead.
+ * as `closedByServer: false`). `holdOpen` keeps reading until the server closes instead; `halfClose`
+ * ends the client's side of the connection after the payload.
  */
-export function rawExchange(port: number, payload: string | Buffer, options: { boundMs?: number; holdOpen?: boolean } = {}): Promise<RawAnswer> {
+export function rawExchange(port: number, payload: string | Buffer, options: { boundMs?: number; holdOpen?: boolean; halfClose?: boolean } = {}): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -128,7 +132,12 @@ export function rawExchange(port: number, payload: string | Buffer, options: { b
       received += d;
       if (!options.holdOpen && parseRaw(received).complete) done(false);
     });
-    socket.on('connect', () => socket.write(typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload));
+    socket.on('connect', () => {
+      const bytes = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;
+      // halfClose: end our side after the payload (a request cut short by its client).
+      if (options.halfClose) socket.end(bytes);
+      else socket.write(bytes);
+    });
     socket.on('end', () => done(true));
     socket.on('close', () => done(true));
     socket.on('error', () => done(true));
