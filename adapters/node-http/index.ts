@@ -78,26 +78,39 @@ interface InFlight {
   res: ServerResponse;
 }
 
-/** Requests being answered, per socket (more than one only with pipelining). */
-const IN_FLIGHT = new WeakMap<Server, WeakMap<Socket, Set<InFlight>>>();
+/** Per server: the requests being answered on each socket, and the idle rule's bookkeeping. */
+interface ServerState {
+  inFlight: WeakMap<Socket, Set<InFlight>>;
+  /** socket.bytesRead when its last response was sent: more than that means a request is arriving. */
+  answeredAt: WeakMap<Socket, number>;
+  idleTimeoutMs?: number;
+}
 
-function inFlightOf(server: Server): WeakMap<Socket, Set<InFlight>> {
-  let map = IN_FLIGHT.get(server);
-  if (!map) {
-    map = new WeakMap();
-    IN_FLIGHT.set(server, map);
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      const socket = req.socket;
-      let set = map!.get(socket);
-      if (!set) map!.set(socket, (set = new Set()));
-      const entry = { req, res };
-      set.add(entry);
-      const finish = () => set!.delete(entry);
-      res.on('finish', finish);
-      res.on('close', finish);
+const STATES = new WeakMap<Server, ServerState>();
+
+/** The server's state, with its one 'request' listener (two response listeners per request). */
+function stateOf(server: Server): ServerState {
+  let state = STATES.get(server);
+  if (state) return state;
+  const created: ServerState = { inFlight: new WeakMap(), answeredAt: new WeakMap() };
+  state = created;
+  STATES.set(server, created);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    let set = created.inFlight.get(socket);
+    if (!set) created.inFlight.set(socket, (set = new Set()));
+    const entry = { req, res };
+    set.add(entry);
+    res.once('finish', () => {
+      set!.delete(entry);
+      if (created.idleTimeoutMs === undefined || socket.destroyed) return;
+      // Restart the idle clock from the end of the response.
+      created.answeredAt.set(socket, socket.bytesRead);
+      socket.setTimeout(created.idleTimeoutMs);
     });
-  }
-  return map;
+    res.once('close', () => set!.delete(entry));
+  });
+  return state;
 }
 
 /**
@@ -111,21 +124,20 @@ function inFlightOf(server: Server): WeakMap<Socket, Set<InFlight>> {
  */
 export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS): void {
   positiveInteger('idleTimeoutMs', idleTimeoutMs);
-  const inFlight = inFlightOf(server);
+  const state = stateOf(server);
+  state.idleTimeoutMs = idleTimeoutMs;
   server.keepAliveTimeout = idleTimeoutMs;
   // Node's own socket timeout would also cut a long response: we manage idleness per socket instead.
   server.timeout = 0;
-  // socket.bytesRead when its last response was sent: more than that means a request is arriving.
-  const answeredAt = new WeakMap<Socket, number>();
   server.on('connection', (socket: Socket) => socket.setTimeout(idleTimeoutMs));
   // With a 'timeout' listener on the server, Node leaves the decision to us instead of destroying
   // the socket itself (which would also cut a response still being computed).
   server.on('timeout', (socket: Socket) => {
-    const requests = inFlight.get(socket);
+    const requests = state.inFlight.get(socket);
     if (!requests || requests.size === 0) {
       // Bytes since the last answer and no request: headers that stopped arriving (or a preface Node
       // waits on) get their 408; a connection that sent nothing since its last answer is just closed.
-      if (socket.bytesRead > (answeredAt.get(socket) ?? 0)) {
+      if (socket.bytesRead > (state.answeredAt.get(socket) ?? 0)) {
         answerOnSocket(socket, 408, 'request_timeout', `[flowctl] the request stopped arriving for ${idleTimeoutMs} ms; closing the connection`);
       } else {
         socket.destroy();
@@ -142,15 +154,6 @@ export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TI
     // Every request on it was read in full and is being answered: busy, not idle. Look again later.
     socket.setTimeout(idleTimeoutMs);
   });
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    // Restart the idle clock from the end of the response.
-    res.on('finish', () => {
-      const socket = res.socket;
-      if (!socket || socket.destroyed) return;
-      answeredAt.set(socket, socket.bytesRead);
-      socket.setTimeout(idleTimeoutMs);
-    });
-  });
 }
 
 /**
@@ -161,7 +164,7 @@ export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TI
  * `request_timeout`, and `CONNECT` 405 `method_not_allowed`.
  */
 export function applyStructuredClientErrors(server: Server): void {
-  const inFlight = inFlightOf(server);
+  const { inFlight } = stateOf(server);
   // Node answers an HTTP/1.1 request without Host with an empty 400 of its own; let it through to the
   // request listener, which answers it (structured) like any request it cannot build.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;

@@ -105,43 +105,40 @@ export function createLauncher(options: LauncherOptions): Launcher {
   });
   app.notFound(() => jsonResponse(404, { error: 'not_found', message: '[flowctl] [launcher] no such route' }));
 
-  if (token !== undefined) {
-    app.use('*', async (c, next) => {
-      if (!bearerMatches(c.req.header('authorization'), token)) {
-        return jsonResponse(
-          401,
-          { error: 'unauthorized', message: '[flowctl] [launcher] missing or wrong bearer token' },
-          { 'www-authenticate': 'Bearer realm="flowctl"' },
-        );
-      }
-      await next();
-    });
-  } else {
-    // No token: only the user's own machine may drive the launcher (docs/rest.md, "Cross-site
-    // requests and DNS rebinding"). A rebound name arrives as a foreign Host on every request; a
-    // cross-site post carries a foreign Origin (or `null`).
-    app.use('*', async (c, next) => {
-      const header = c.req.header('host');
-      const name = header === undefined ? new URL(c.req.url).hostname : hostHeaderName(header);
-      if (name === undefined || !hostAllowed(name, allowedHosts)) {
+  // Who may call, checked before routing (docs/rest.md, "Authentication" and "Cross-site requests
+  // and DNS rebinding"): with a token, the bearer token; without one, only the user's own machine.
+  // A rebound name arrives as a foreign Host on every request; a cross-site post carries a foreign
+  // Origin (or `null`). Host values seen and allowed are remembered (a server sees very few).
+  const allowedHostValues = new Set<string>();
+  const hostRefusal = `[flowctl] [launcher] this launcher has no token and answers only loopback Host names (localhost, 127.0.0.1, [::1])${allowedHosts.length > 0 ? ` and ${allowedHosts.join(', ')}` : ''}`;
+  function refusal(request: Request): Response | undefined {
+    const headers = request.headers;
+    if (token !== undefined) {
+      if (bearerMatches(headers.get('authorization'), token)) return undefined;
+      return jsonResponse(
+        401,
+        { error: 'unauthorized', message: '[flowctl] [launcher] missing or wrong bearer token' },
+        { 'www-authenticate': 'Bearer realm="flowctl"' },
+      );
+    }
+    const header = headers.get('host');
+    if (header === null || !allowedHostValues.has(header)) {
+      const name = header === null ? new URL(request.url).hostname : hostHeaderName(header);
+      if (name === undefined || !hostAllowed(name, allowedHosts)) return jsonResponse(403, { error: 'host_not_allowed', message: hostRefusal });
+      if (header !== null && allowedHostValues.size < 64) allowedHostValues.add(header);
+    }
+    const method = request.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
+      const origin = headers.get('origin');
+      const from = origin === null ? undefined : originHostName(origin);
+      if (origin !== null && (from === undefined || !hostAllowed(from, allowedHosts))) {
         return jsonResponse(403, {
-          error: 'host_not_allowed',
-          message: `[flowctl] [launcher] this launcher has no token and answers only loopback Host names (localhost, 127.0.0.1, [::1])${allowedHosts.length > 0 ? ` and ${allowedHosts.join(', ')}` : ''}`,
+          error: 'origin_not_allowed',
+          message: '[flowctl] [launcher] this launcher has no token and refuses writes from another site (Origin)',
         });
       }
-      const method = c.req.method;
-      if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
-        const origin = c.req.header('origin');
-        const from = origin === undefined ? undefined : originHostName(origin);
-        if (origin !== undefined && (from === undefined || !hostAllowed(from, allowedHosts))) {
-          return jsonResponse(403, {
-            error: 'origin_not_allowed',
-            message: '[flowctl] [launcher] this launcher has no token and refuses writes from another site (Origin)',
-          });
-        }
-      }
-      await next();
-    });
+    }
+    return undefined;
   }
 
   app.get('/flows', async () => {
@@ -227,7 +224,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
 
   return {
-    fetch: async (request) => app.fetch(request),
+    fetch: async (request) => refusal(request) ?? app.fetch(request),
     flows: sorted,
   };
 }
