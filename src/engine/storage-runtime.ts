@@ -13,7 +13,6 @@ export interface StorageRuntime extends Storage {
 export function createStorageRuntime(storage: Storage): StorageRuntime {
   const component = storage.name;
   let ready: Promise<void> | undefined;
-  let initialized = false;
   let disposed: Promise<void> | undefined;
 
   const wrapError = (err: unknown): FlowError => {
@@ -30,7 +29,6 @@ export function createStorageRuntime(storage: Storage): StorageRuntime {
     ready ??= (async () => {
       try {
         await storage.init?.();
-        initialized = true;
       } catch (err) {
         ready = undefined; // a failed init may be retried
         throw wrapError(err);
@@ -40,27 +38,13 @@ export function createStorageRuntime(storage: Storage): StorageRuntime {
   };
 
   function call<A extends unknown[], R>(fn: (...args: A) => Promise<R>, self: object): (...args: A) => Promise<R> {
-    const first = async (...args: A): Promise<R> => {
+    return async (...args: A) => {
       await ensure();
       try {
         return await fn.apply(self, args);
       } catch (err) {
         throw wrapError(err);
       }
-    };
-    // Once init succeeded (and until dispose), straight to the adapter: a run makes a dozen calls,
-    // and each await of the settled init was one more promise and tick.
-    return (...args: A): Promise<R> => {
-      if (!initialized || disposed) return first(...args);
-      let out: Promise<R>;
-      try {
-        out = fn.apply(self, args);
-      } catch (err) {
-        return Promise.reject(wrapError(err));
-      }
-      return Promise.resolve(out).catch((err: unknown) => {
-        throw wrapError(err);
-      });
     };
   }
 

@@ -28,20 +28,12 @@ export class JournalWriter {
   /** Each entry's JSON text, as handed to storage (same order as entries). */
   readonly texts: string[] = [];
   private tail: Promise<unknown> = Promise.resolve();
-  /** Appends queued or in progress. */
-  private pending = 0;
 
   constructor(private readonly options: JournalWriterOptions) {}
 
   append(draft: EntryDraft): Promise<JournalEntry> {
-    // Nothing queued: write at once (the common case, a step's entries one after another); else
-    // after the last queued append.
-    const written = this.pending === 0 ? this.write(draft) : this.tail.then(() => this.write(draft));
-    this.pending++;
-    const done = () => {
-      this.pending--;
-    };
-    this.tail = written.then(done, done);
+    const written = this.tail.then(() => this.write(draft));
+    this.tail = written.catch(() => undefined);
     return written;
   }
 
