@@ -104,7 +104,7 @@ export type {
 export { buildRecording, recordingToFlow, writeRecording, parseRecording, type Recording, type RecordOptions, type BuiltRecording } from './record/index.js';
 
 // REST launcher (docs/rest.md)
-export { createLauncher, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ServedFlow } from './engine/launcher.js';
+export { createLauncher, resolveFlow, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ResolvedFlow, type ServedFlow } from './engine/launcher.js';
 export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './engine/openapi.js';
 export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator, type RequestSchemaOptions } from './engine/request-schemas.js';
 export { HTTP_STATUS_BY_CODE } from './http/errors.js';

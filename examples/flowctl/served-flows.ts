@@ -1,14 +1,17 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
+import { resolveFlow, type ResolvedFlow } from '../../src/engine/resolved-flow.js';
 import type { CliIO } from './io.js';
 import { specToolRefs, usesBrowserTools } from './project.js';
 import { compileFlowArg, printDiagnostics } from './resolve-flow.js';
 
-/** The flows a launcher (`serve`, `mcp`) serves, and where each came from (for the start-up listing). */
+/**
+ * The flows a launcher (`serve`, `mcp`) serves, resolved (their digests computed once, here: the
+ * launcher and MCP server run by them), and where each came from (for the start-up listing).
+ */
 export interface ServedFlows {
-  flows: { name: string; spec: FlowSpec }[];
+  flows: ResolvedFlow[];
   origin: Map<string, string>;
 }
 
@@ -51,7 +54,7 @@ export async function compileProjectFlows(io: CliIO, command: string, files: str
       continue;
     }
     origin.set(name, c.source.file);
-    flows.push({ name, spec: c.result.spec });
+    flows.push({ name, digest: c.result.flow_digest, spec: c.result.spec });
   }
   return { flows, origin };
 }
@@ -64,7 +67,7 @@ export async function registryFlows(io: CliIO, dir: string, only: string | undef
   for (const f of await loadRegistryFlows(resolve(io.cwd, dir))) {
     if ((only !== undefined && f.name !== only) || origin.has(f.name)) continue;
     origin.set(f.name, `${f.pack}@${f.version}`);
-    flows.push({ name: f.name, spec: f.spec });
+    flows.push(resolveFlow(f.name, f.spec));
   }
   if (only !== undefined && flows.length === 0) {
     throw new FlowError('flow_not_found', `[flowctl] no pack in ${dir} has a flow named "${only}"`);

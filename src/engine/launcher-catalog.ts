@@ -1,24 +1,31 @@
-import { digestOf, type Digest } from '../canonical.js';
+import type { Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema } from '../tools/types.js';
 import { secretInputNames } from '../flow/inputs.js';
 import { compileBodyValidator, inputsBodySchema, type BodyValidator, type RequestSchemaOptions } from './request-schemas.js';
+import { servedDigest, storeServedSpec } from './resolved-flow.js';
 import type { Engine } from './types.js';
 
-/** A flow to serve: the name it is served (and deployed) under, and its FlowSpec. */
+/**
+ * A flow to serve: the name it is served under (the caller's: unique among the flows of this
+ * launcher, not across the engine), its FlowSpec, and the digest it runs by. Give the digest when
+ * the flow was resolved already (`resolveFlow`); without it, it is computed once per spec object.
+ */
 export interface LauncherFlow {
   name: string;
   spec: FlowSpec;
+  digest?: Digest;
 }
 
 /**
  * The served flows: a fixed list, or a resolver called on each request (so a development server
- * can pick up edited flows). A resolver's new digests are deployed before they are served.
+ * can pick up edited flows). Nothing is deployed: a new digest's FlowSpec is stored once, and runs
+ * go by digest.
  */
 export type LauncherFlowSource = readonly LauncherFlow[] | (() => readonly LauncherFlow[] | Promise<readonly LauncherFlow[]>);
 
-/** A served flow, deployed, with the request schema and validator derived from its inputs contract. */
+/** A served flow, its FlowSpec stored, with the request schema and validator derived from its inputs contract. */
 export interface ServedFlow {
   name: string;
   digest: Digest;
@@ -28,34 +35,22 @@ export interface ServedFlow {
   secretInputs: string[];
 }
 
-/** Resolves, deploys and caches the served flows. Deploys go to `front` (the launcher's: `rest`). */
-export function createCatalog(engine: Engine, source: LauncherFlowSource, front: string, schemaOptions: RequestSchemaOptions = {}) {
-  // Keyed by name + digest: a redeployed name gets a new entry, an unchanged one costs nothing.
-  const byKey = new Map<string, Promise<ServedFlow>>();
+/** Resolves the served flows, stores their FlowSpecs (once per digest) and caches their request schemas by digest. */
+export function createCatalog(engine: Engine, source: LauncherFlowSource, schemaOptions: RequestSchemaOptions = {}) {
+  // The request schema depends on the FlowSpec only: keyed by digest, an unchanged flow costs nothing.
+  const byDigest = new Map<Digest, { bodySchema: JsonSchema; validate: BodyValidator; secretInputs: string[] }>();
   let fixed: Promise<Map<string, ServedFlow>> | undefined;
 
-  function serve(flow: LauncherFlow): Promise<ServedFlow> {
-    const digest = digestOf(flow.spec);
-    const key = `${flow.name}\u0000${digest}`;
-    let entry = byKey.get(key);
-    if (!entry) {
-      entry = (async () => {
-        const deployed = await engine.deploy(flow.name, flow.spec, { front });
-        const bodySchema = inputsBodySchema(flow.spec, schemaOptions);
-        return {
-          name: flow.name,
-          digest: deployed,
-          spec: flow.spec,
-          bodySchema,
-          validate: compileBodyValidator(bodySchema),
-          secretInputs: secretInputNames(flow.spec),
-        };
-      })();
-      // A failed deploy is retried on the next request rather than cached forever.
-      entry.catch(() => byKey.delete(key));
-      byKey.set(key, entry);
+  async function serve(flow: LauncherFlow): Promise<ServedFlow> {
+    const digest = servedDigest(flow, 'launcher');
+    await storeServedSpec(engine, { name: flow.name, digest, spec: flow.spec }, 'launcher');
+    let schemas = byDigest.get(digest);
+    if (!schemas) {
+      const bodySchema = inputsBodySchema(flow.spec, schemaOptions);
+      schemas = { bodySchema, validate: compileBodyValidator(bodySchema), secretInputs: secretInputNames(flow.spec) };
+      byDigest.set(digest, schemas);
     }
-    return entry;
+    return { name: flow.name, digest, spec: flow.spec, ...schemas };
   }
 
   async function load(list: readonly LauncherFlow[]): Promise<Map<string, ServedFlow>> {
@@ -72,12 +67,12 @@ export function createCatalog(engine: Engine, source: LauncherFlowSource, front:
   }
 
   return {
-    /** The served flows by name (deployed). */
+    /** The served flows by name (their FlowSpecs stored). */
     async all(): Promise<Map<string, ServedFlow>> {
       if (typeof source === 'function') return load(await source());
       if (!fixed) {
         fixed = load(source);
-        // A failed deploy is retried on the next request.
+        // A failed store is retried on the next request.
         fixed.catch(() => (fixed = undefined));
       }
       return fixed;

@@ -19,18 +19,33 @@ const flow = (greeting: string) => {
 const post = (path: string, body?: string) => new Request(`http://127.0.0.1${path}`, { method: 'POST', body });
 
 describe('createLauncher', () => {
-  it('deploys each served flow under its name on front rest, and a resolver picks up a new digest', async () => {
-    const engine = createEngine({ storage: createMemoryStorage(), tools });
+  it('runs each served flow by its digest without deploying it, and a resolver picks up a new digest', async () => {
+    const storage = createMemoryStorage();
+    const engine = createEngine({ storage, tools });
     let current = flow('one');
     const launcher = createLauncher({ engine, flows: () => [{ name: 'hi', spec: current.spec }] });
     const first = await (await launcher.fetch(post('/flows/hi/runs'))).json();
     expect(first.output).toBe('one');
-    expect((await engine.resolve({ name: 'hi', front: 'rest' }))?.digest).toBe(current.flow_digest);
+    expect(first.flow_digest).toBe(current.flow_digest);
     current = flow('two');
     const second = await (await launcher.fetch(post('/flows/hi/runs'))).json();
     expect(second.output).toBe('two');
     expect(second.flow_digest).toBe(current.flow_digest);
-    expect((await engine.resolve({ name: 'hi', front: 'rest' }))?.digest).toBe(current.flow_digest);
+    // The name is the launcher's own: no deploy is written, the specs are stored by digest.
+    expect(await engine.resolve({ name: 'hi', front: 'rest' })).toBeUndefined();
+    expect(await storage.deploys.list('rest')).toEqual([]);
+    expect(await storage.specs.get(first.flow_digest)).toBeDefined();
+    await engine.dispose();
+  });
+
+  it('refuses a served flow whose given digest is not its FlowSpec\'s, and runs nothing', async () => {
+    const engine = createEngine({ storage: createMemoryStorage(), tools });
+    const launcher = createLauncher({ engine, flows: [{ name: 'hi', spec: flow('one').spec, digest: flow('two').flow_digest }] });
+    const res = await launcher.fetch(post('/flows/hi/runs'));
+    // A caller's mistake, not the client's: a 500 that keeps its code.
+    expect(res.status).toBe(500);
+    expect((await res.json()).error).toBe('digest_mismatch');
+    expect(await engine.listRuns()).toEqual([]);
     await engine.dispose();
   });
 

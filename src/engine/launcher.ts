@@ -6,16 +6,21 @@ import { errorResponse, httpErrorInfo, jsonResponse, jsonTextResponse } from '..
 import { hostAllowed, hostHeaderName, originHostName } from '../http/host.js';
 import { runJson } from '../run/run-json.js';
 import type { Logger } from '../ports/clock.js';
-import { createCatalog, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
+import { createCatalog, type LauncherFlow, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
+import { servedDigest } from './resolved-flow.js';
 import { buildOpenApi } from './openapi.js';
 import { compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_ID_PATTERN } from './request-schemas.js';
 import type { Engine } from './types.js';
 
 export type { LauncherFlow, LauncherFlowSource, ServedFlow } from './launcher-catalog.js';
+export { resolveFlow, type ResolvedFlow } from './resolved-flow.js';
 
 export interface LauncherOptions {
   engine: Engine;
-  /** The flows to serve, each deployed under its name on front `front`. A list, or a resolver called per request. */
+  /**
+   * The flows to serve, by the caller's names (`{name, spec, digest?}`, e.g. from `resolveFlow`). A
+   * list, or a resolver called per request. Runs go by digest; nothing is deployed.
+   */
   flows: LauncherFlowSource;
   /** When set, every request must carry `Authorization: Bearer <token>` (compared in constant time), else 401. Default: none. */
   token?: string;
@@ -28,8 +33,6 @@ export interface LauncherOptions {
   allowedHosts?: readonly string[];
   /** Request body limit in bytes. Default 1 MiB (1048576). */
   maxBodyBytes?: number;
-  /** The deploy front the served flows are deployed on and run from. Default `rest`. */
-  front?: string;
   /** Where unexpected (500) errors are logged. Default: silent. */
   logger?: Logger;
   /**
@@ -42,7 +45,7 @@ export interface LauncherOptions {
 /** A web-standard handler: mount it with adapters/node-http, adapters/express or adapters/hono. */
 export interface Launcher {
   fetch(request: Request): Promise<Response>;
-  /** Resolve and deploy the served flows (sorted by name); rejects when a flow cannot be deployed. */
+  /** Resolve the served flows and store their FlowSpecs (sorted by name); rejects when a flow cannot be stored. */
   flows(): Promise<ServedFlow[]>;
 }
 
@@ -72,7 +75,6 @@ function runId(c: Context): string {
 export function createLauncher(options: LauncherOptions): Launcher {
   const { engine, token, logger } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const front = options.front ?? 'rest';
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 0) {
     throw new FlowError('invalid_options', `[flowctl] [launcher] maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
@@ -91,11 +93,12 @@ export function createLauncher(options: LauncherOptions): Launcher {
       }
       if (names.has(name)) throw new FlowError('duplicate_flow', `[flowctl] [launcher] two served flows are named "${name}"`);
       names.add(name);
+      servedDigest(f as LauncherFlow, 'launcher');
     }
   } else if (typeof options.flows !== 'function') {
-    throw new FlowError('invalid_flows', '[flowctl] [launcher] flows must be a list of {name, spec} or a function returning one');
+    throw new FlowError('invalid_flows', '[flowctl] [launcher] flows must be a list of {name, spec, digest?} or a function returning one');
   }
-  const catalog = createCatalog(engine, options.flows, front, { allowSecretRefs: options.allowSecretRefs === true });
+  const catalog = createCatalog(engine, options.flows, { allowSecretRefs: options.allowSecretRefs === true });
   const sorted = async () => [...(await catalog.all()).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
   const app = new Hono();
@@ -174,7 +177,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       });
     }
     const inputs = body as Record<string, unknown>;
-    // Pin the digest validated against, so a concurrent redeploy cannot run a spec the body was not checked for.
+    // Run by the digest validated against: the name is only this launcher's, and the spec cannot move under the body.
     const target = { digest: flow.digest };
     if (mode === 'async') {
       const started = await engine.start(target, inputs);

@@ -10,20 +10,26 @@ import {
 import packageJson from '../../package.json' with { type: 'json' };
 import { prettyJson, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
+import { servedDigest, storeServedSpec } from '../engine/resolved-flow.js';
 import type { Engine } from '../engine/types.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { InputIssue } from '../run/inputs.js';
 import type { Run } from '../run/types.js';
 import { validateAgainstSchema } from '../tools/contract.js';
-import type { JsonSchema, ToolRegistry } from '../tools/types.js';
-import { toolAnnotations } from './annotations.js';
+import type { ToolRegistry } from '../tools/types.js';
 import { createProgressFromJournal } from './progress.js';
-import { secretInputNames, toolInputSchema, toolOutputShape } from './tool-schemas.js';
+import { toolShapeOf, type ToolShape } from './tool-schemas.js';
 
-/** One flow served as one MCP tool, named by the flow name. */
+/**
+ * One flow served as one MCP tool, named by `name` (the caller's: unique among this server's tools,
+ * not across the engine, so two orgs' servers may each have an `invoice`). Calls run by `digest`:
+ * give it when the flow was resolved already (`resolveFlow`); without it, it is computed once per
+ * spec object.
+ */
 export interface McpFlow {
   name: string;
   spec: FlowSpec;
+  digest?: Digest;
   /** The tool description. Default: the FlowSpec's description, else `Run the flow <name>.` */
   description?: string;
 }
@@ -42,8 +48,6 @@ export interface McpServerOptions {
   onLog?: (level: McpLogLevel, message: string) => void;
   /** Types step outputs in the outputSchema from the tools' contracts. Default: none (such leaves are open, `{}`). */
   tools?: ToolRegistry;
-  /** The deploy front the flows are deployed on and run from. Default `mcp`. */
-  front?: string;
   /** The implementation announced in `initialize`. Default `{name: 'flowctl', version: <package version>}`. */
   serverInfo?: { name: string; version: string };
 }
@@ -60,22 +64,23 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 interface ServedTool {
   flow: McpFlow;
-  tool: Omit<McpTool, '_meta'>;
-  outputWrapped: boolean;
-  inputSchema: JsonSchema;
+  digest: Digest;
+  shape: ToolShape;
+  tool: McpTool;
 }
 
-function buildTool(flow: McpFlow, tools: ToolRegistry | undefined): ServedTool {
-  const inputSchema = toolInputSchema(flow.spec);
-  const output = toolOutputShape(flow.spec, tools);
-  const tool = {
+/** The tool of one flow: its schemas and annotations from the cache by digest, its name and description its own. */
+function buildTool(flow: McpFlow, digest: Digest, tools: ToolRegistry | undefined): ServedTool {
+  const shape = toolShapeOf(flow.spec, digest, tools);
+  const tool: McpTool = {
     name: flow.name,
     description: flow.description ?? flow.spec.description ?? `Run the flow ${flow.name}.`,
-    inputSchema: inputSchema as McpTool['inputSchema'],
-    ...(output.schema ? { outputSchema: output.schema as McpTool['outputSchema'] } : {}),
-    annotations: toolAnnotations(flow.spec),
+    inputSchema: shape.inputSchema as McpTool['inputSchema'],
+    ...(shape.output.schema ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
+    annotations: shape.annotations,
+    _meta: { [META.flowDigest]: digest, ...(shape.secretInputs.length ? { [META.secretInputs]: shape.secretInputs } : {}) },
   };
-  return { flow, tool, outputWrapped: output.wrapped, inputSchema };
+  return { flow, digest, shape, tool };
 }
 
 function errorResult(error: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
@@ -112,11 +117,11 @@ function failedRunResult(name: string, run: Run): CallToolResult {
  * its own message (its value never enters the message: it may be a secret).
  */
 function argumentIssues(served: ServedTool, args: unknown): InputIssue[] {
-  const secrets = new Set(secretInputNames(served.flow.spec));
-  const { ok, issues } = validateAgainstSchema(served.inputSchema, args);
+  const { ok, issues } = validateAgainstSchema(served.shape.inputSchema, args);
   if (ok) return [];
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return [{ path: '', message: 'the arguments must be an object' }];
-  const properties = served.inputSchema.properties as Record<string, unknown>;
+  const secrets = new Set(served.shape.secretInputs);
+  const properties = served.shape.inputSchema.properties as Record<string, unknown>;
   return issues.map((issue) => {
     const top = issue.path.split(/[.[]/)[0]!;
     if (secrets.has(top)) return { path: top, message: 'is a secret input: it resolves from the secret store and is never an argument' };
@@ -132,40 +137,20 @@ function argumentIssues(served: ServedTool, args: unknown): InputIssue[] {
  */
 export function createMcpServer(options: McpServerOptions): Server {
   const { engine, onLog } = options;
-  const front = options.front ?? 'mcp';
   const served = new Map<string, ServedTool>();
   for (const flow of options.flows) {
     if (!TOOL_NAME.test(flow.name)) {
       throw new FlowError('invalid_tool_name', `[flowctl] [mcp] "${flow.name}" is not a valid MCP tool name (1 to 128 of A-Z a-z 0-9 _ - .)`);
     }
     if (served.has(flow.name)) throw new FlowError('duplicate_flow', `[flowctl] [mcp] two flows are named "${flow.name}"`);
-    served.set(flow.name, buildTool(flow, options.tools));
+    served.set(flow.name, buildTool(flow, servedDigest(flow, 'mcp'), options.tools));
   }
-
-  // Deployed once, on first use, so every call runs the exact digest tools/list announced.
-  let deployed: Promise<Map<string, Digest>> | undefined;
-  const digests = () => {
-    deployed ??= (async () => {
-      const out = new Map<string, Digest>();
-      for (const [name, s] of served) out.set(name, await engine.deploy(name, s.flow.spec, { front }));
-      return out;
-    })();
-    deployed.catch(() => (deployed = undefined));
-    return deployed;
-  };
+  // Sorted once: tools/list answers the same list for the server's life.
+  const listed = [...served.values()].sort((a, b) => (a.flow.name < b.flow.name ? -1 : 1)).map((s) => s.tool);
 
   const server = new Server(options.serverInfo ?? { name: 'flowctl', version: packageJson.version }, { capabilities: { tools: {} } });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const byName = await digests();
-    const tools: McpTool[] = [...served.values()]
-      .sort((a, b) => (a.flow.name < b.flow.name ? -1 : 1))
-      .map((s) => {
-        const secrets = secretInputNames(s.flow.spec);
-        return { ...s.tool, _meta: { [META.flowDigest]: byName.get(s.flow.name), ...(secrets.length ? { [META.secretInputs]: secrets } : {}) } };
-      });
-    return { tools };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
@@ -177,7 +162,6 @@ export function createMcpServer(options: McpServerOptions): Server {
       onLog?.('warn', `[flowctl] [mcp] ${name}: invalid arguments, no run started (${issues.length} issue${issues.length === 1 ? '' : 's'})`);
       return invalidArguments(name, issues);
     }
-    const digest = (await digests()).get(name)!;
 
     const token = extra._meta?.progressToken;
     let sending: Promise<void> = Promise.resolve();
@@ -194,7 +178,10 @@ export function createMcpServer(options: McpServerOptions): Server {
 
     let run: Run;
     try {
-      run = await engine.run({ digest }, args, { signal: extra.signal, onEntry });
+      // The FlowSpec is stored once per engine and digest (no deploy: the name is this server's),
+      // and the call runs the exact digest tools/list announced.
+      await storeServedSpec(engine, { name: s.flow.name, digest: s.digest, spec: s.flow.spec }, 'mcp');
+      run = await engine.run({ digest: s.digest }, args, { signal: extra.signal, onEntry });
     } catch (err) {
       if (!isFlowError(err)) throw err;
       onLog?.('warn', `[flowctl] [mcp] ${name}: ${err.code}: ${err.message}`);
@@ -210,7 +197,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (!s.tool.outputSchema) {
       return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (the flow has no output)` }], _meta: meta };
     }
-    const structured = (s.outputWrapped ? { value: run.output ?? null } : run.output ?? {}) as Record<string, unknown>;
+    const structured = (s.shape.output.wrapped ? { value: run.output ?? null } : run.output ?? {}) as Record<string, unknown>;
     return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
   });
 

@@ -1,8 +1,10 @@
+import { deepFreeze, type Digest } from '../canonical.js';
 import { hasExpression, parseTemplate } from '../flow/expr.js';
 import { callerInputSchema, secretInputNames } from '../flow/inputs.js';
 import { inferType } from '../flow/static-types.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema, ToolRegistry } from '../tools/types.js';
+import { toolAnnotations, type FlowToolAnnotations } from './annotations.js';
 
 /**
  * The JSON Schemas of a flow as an MCP tool. MCP requires both schemas to have a root
@@ -87,4 +89,45 @@ export function toolOutputShape(spec: FlowSpec, tools?: ToolRegistry): ToolOutpu
     schema: { type: 'object', properties: { value: ofValue(spec.output) }, required: ['value'], additionalProperties: false },
     wrapped: true,
   };
+}
+
+/** Everything of a flow's MCP tool that depends on its FlowSpec alone (frozen: shared between servers). */
+export interface ToolShape {
+  inputSchema: JsonSchema;
+  output: ToolOutputShape;
+  annotations: FlowToolAnnotations;
+  secretInputs: string[];
+}
+
+// Tool shapes by tool registry (step outputs are typed from its contracts) and FlowSpec digest: built
+// once per digest and reused by every server over the same registry, so a per-request server costs
+// no schema work. Bounded per registry; an evicted digest is built again on its next use.
+const SHAPES_PER_REGISTRY = 4096;
+const NO_TOOLS = {};
+const shapes = new WeakMap<object, Map<Digest, ToolShape>>();
+
+/**
+ * The tool shape of the FlowSpec `spec`, whose digest is `digest` (the caller computed it once), from
+ * the cache by digest. A registry's contracts are read when a digest is first built: register tools
+ * before serving.
+ */
+export function toolShapeOf(spec: FlowSpec, digest: Digest, tools?: ToolRegistry): ToolShape {
+  const key = tools ?? NO_TOOLS;
+  let byDigest = shapes.get(key);
+  if (!byDigest) {
+    byDigest = new Map();
+    shapes.set(key, byDigest);
+  }
+  let shape = byDigest.get(digest);
+  if (!shape) {
+    shape = deepFreeze({
+      inputSchema: toolInputSchema(spec),
+      output: toolOutputShape(spec, tools),
+      annotations: toolAnnotations(spec),
+      secretInputs: secretInputNames(spec),
+    });
+    if (byDigest.size >= SHAPES_PER_REGISTRY) byDigest.delete(byDigest.keys().next().value!);
+    byDigest.set(digest, shape);
+  }
+  return shape;
 }

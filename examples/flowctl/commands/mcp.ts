@@ -52,6 +52,9 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
     }
     engine = createEngine({ storage: openStore(io.cwd), secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd });
+    // The CLI's own bookkeeping: the project's store records what `mcp` served under each name
+    // (front mcp), once at start. The MCP server itself runs by digest and writes no deploy.
+    for (const f of source.flows) await engine.deploy(f.name, f.spec, { front: 'mcp' });
     const server = createMcpServer({
       engine,
       flows: source.flows,

@@ -116,6 +116,9 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
       logger: { debug() {}, info() {}, warn() {}, error: (m, d) => io.stderr.write(`${m}${d ? ` ${JSON.stringify(d)}` : ''}\n`) },
     });
     const served = await launcher.flows();
+    // The CLI's own bookkeeping: the project's store records what `serve` served under each name
+    // (front rest), once at start. The launcher itself runs by digest and writes no deploy.
+    for (const f of served) await engine.deploy(f.name, f.spec, { front: 'rest' });
     const handler = {
       async fetch(request: Request) {
         const res = await launcher.fetch(request);
