@@ -213,7 +213,10 @@ ${rows}
 Reading it: the floor row is the ceiling of this design on this machine (a launcher that journals
 its runs and answers through a web-standard handler), measured in the same run as the launcher, so
 the ratios hold on a loaded machine too. With ${CONNECTIONS} connections latency is about
-${CONNECTIONS} / throughput (Little's law): the p99 ratio follows the throughput ratio.
+${CONNECTIONS} / throughput (Little's law): the p99 ratio follows the throughput ratio. On a busy
+machine (see the load average above) the launcher's ratio drops further than the floor's: it keeps
+every run in memory storage, and its garbage collection competes for the same cores. Where a sync
+run's time goes is in docs/rest.md, "Throughput".
 `;
   writeSection('rest', 'REST launcher: sync runs vs bare node:http', body);
   process.stdout.write(body);
