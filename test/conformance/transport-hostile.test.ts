@@ -186,6 +186,16 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
     expect(typed.status).toBe(415);
   });
 
+  it('lists the refusals in the OpenAPI document: 403 and 415 on the POST routes, 403 on the others', async () => {
+    const doc = JSON.parse((await fetchAnswer(`${open.base}/openapi.json`)).body);
+    for (const path of ['/flows/greet/runs', '/runs/{id}/replay']) {
+      expect(Object.keys(doc.paths[path].post.responses)).toEqual(expect.arrayContaining(['403', '415']));
+    }
+    expect(doc.paths['/runs/{id}/replay'].post.responses['403'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    expect(doc.paths['/runs/{id}/replay'].post.responses['415'].content['application/json'].schema.$ref).toBe('#/components/schemas/ReplayError');
+    for (const path of ['/flows', '/runs/{id}', '/openapi.json']) expect(Object.keys(doc.paths[path].get.responses)).toContain('403');
+  });
+
   it('answers a body of null (or any non-object JSON) as documented: 422 on the runs route, 400 {code} on replay; nothing runs (defect 6)', async () => {
     const original: Run = JSON.parse((await fetchAnswer(`${open.base}/flows/fails/runs`, { method: 'POST' })).body);
     const before = await runCount();
