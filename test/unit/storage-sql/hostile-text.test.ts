@@ -69,7 +69,7 @@ describeSqlBackends('sql storage: text Postgres cannot hold as it is', (backend)
     expect(digestOf(back)).toBe(digest);
     expect(Object.getPrototypeOf((back as { output: object }).output)).toBe(Object.prototype);
 
-    const run = runRecord({ output: hostileValue, error: { code: 'x', message: 'echoed a\u0000b \ud800' } });
+    const run = runRecord({ output: hostileValue, error: { code: 'x', message: 'echoed a\u0000b \ud800', retryable: false } });
     await storage.runs.create(run);
     expect(await storage.runs.get(run.id)).toStrictEqual(run);
     await storage.runs.update(run.id, { output: HOSTILE, status: 'succeeded' });
