@@ -1,9 +1,10 @@
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { link, mkdir, open, readFile, stat, truncate, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FlowError } from '../../src/errors.js';
 import type { JournalStore } from '../../src/ports/storage.js';
 import type { JournalEntry } from '../../src/run/types.js';
-import { syncDir } from '../../src/util/atomic-write.js';
+import { pidAlive, syncDir, TEMP_PREFIX } from '../../src/util/atomic-write.js';
 import { COMPONENT, fsError, isCode, waitForChange } from './fs-util.js';
 
 /**
@@ -12,9 +13,16 @@ import { COMPONENT, fsError, isCode, waitForChange } from './fs-util.js';
  * Appending at seq N is exclusive across processes: the writer first checks that the file holds
  * exactly N complete entries, then claims N by creating runs/<id>/claims/<N> with flag `wx`; a second
  * writer at the same seq gets `journal_conflict` instead of forking the journal. Claims are never
- * removed, so a writer killed after claiming leaves the run closed to further appends rather than
+ * removed, so a writer killed after claiming leaves the seq closed to other appends rather than
  * gapped. Each line is written with one write() and fdatasync'd. A reader ignores a torn trailing
  * line (no newline yet), so a process killed at any moment leaves the journal readable.
+ *
+ * A claim names its writer (`{pid, host}`, linked into place whole from a temp file). A claim whose
+ * writer is dead (same host, pid gone) while the journal still holds exactly N entries is taken over
+ * by the next claim generation (claims/<N>.1, <N>.2, ..., exclusive the same way), after any torn
+ * line of the dead writer is cut: so recovery can close a run whose process was killed between
+ * claiming a seq and writing its line (issue 13's kill probe). A claim without a writer (an older
+ * store) or from another host is never taken over.
  */
 export interface FsJournalOptions {
   runDir(runId: string): string;
@@ -28,6 +36,67 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
   const wakers = new Map<string, Set<() => void>>();
 
   const file = (runId: string) => join(options.runDir(runId), 'journal.jsonl');
+  const host = hostname();
+  const claimText = JSON.stringify({ pid: process.pid, host });
+  let tempCounter = 0;
+
+  /** Create `path` holding this writer's claim, whole, only if it does not exist (temp + hard link). */
+  async function createClaim(dir: string, name: string): Promise<boolean> {
+    tempCounter += 1;
+    const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${tempCounter}-claim-${name}`);
+    const fh = await open(temp, 'wx');
+    try {
+      await fh.write(claimText);
+    } finally {
+      await fh.close();
+    }
+    try {
+      await link(temp, join(dir, name));
+      return true;
+    } catch (err) {
+      if (isCode(err, 'EEXIST')) return false;
+      throw err;
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  /** Whether the claim file names a writer on this host that is gone. */
+  async function claimAbandoned(path: string): Promise<boolean> {
+    try {
+      const owner = JSON.parse(await readFile(path, 'utf8')) as { pid?: unknown; host?: unknown };
+      return owner.host === host && typeof owner.pid === 'number' && Number.isSafeInteger(owner.pid) && owner.pid > 0 && !pidAlive(owner.pid);
+    } catch {
+      return false; // no writer named (an older claim), or unreadable: never taken over
+    }
+  }
+
+  const MAX_CLAIM_GENERATIONS = 16;
+
+  /**
+   * Claim seq `seq` of a journal that holds `seq` entries: the first free claim generation whose
+   * predecessors were all abandoned by dead writers. Throws journal_conflict when a live (or unknown)
+   * writer holds it.
+   */
+  async function claim(runId: string, seq: number): Promise<void> {
+    const dir = join(options.runDir(runId), 'claims');
+    await mkdir(dir, { recursive: true });
+    for (let gen = 0; gen < MAX_CLAIM_GENERATIONS; gen++) {
+      const name = gen === 0 ? String(seq) : `${seq}.${gen}`;
+      if (await createClaim(dir, name)) {
+        if (gen > 0) {
+          // Taken over from a dead writer: cut its torn line, if it left one, before appending.
+          const text = await readFile(file(runId), 'utf8').catch((err: unknown) => (isCode(err, 'ENOENT') ? '' : Promise.reject(err)));
+          if (text.length > 0 && !text.endsWith('\n')) await truncate(file(runId), Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+        }
+        return;
+      }
+      if (!(await claimAbandoned(join(dir, name)))) throw conflict(runId, seq, seq + 1);
+      // The writer is dead; take over only while the journal still lacks its entry.
+      if (((await readLines(runId))?.length ?? 0) !== seq) throw conflict(runId, seq, seq + 1);
+    }
+    throw conflict(runId, seq, seq + 1);
+  }
 
   async function readLines(runId: string): Promise<JournalEntry[] | undefined> {
     let text: string;
@@ -76,12 +145,10 @@ export function createFsJournal(options: FsJournalOptions): JournalStore {
         count = lines?.length ?? 0;
       }
       if (seq !== count) throw conflict(runId, seq, count);
-      const claims = join(options.runDir(runId), 'claims');
       try {
-        await mkdir(claims, { recursive: true });
-        await (await open(join(claims, String(seq)), 'wx')).close();
+        await claim(runId, seq);
       } catch (err) {
-        if (isCode(err, 'EEXIST')) throw conflict(runId, seq, seq + 1);
+        if (err instanceof FlowError) throw err;
         throw fsError(`cannot claim seq ${seq} of run ${runId}`, err);
       }
       try {

@@ -97,7 +97,12 @@ export function createFsStorage(options: FsStorageOptions): Storage {
     const folders = [dirs.specs, dirs.artifacts, dirs.runs];
     for (const parent of [dirs.deploys, dirs.runs]) {
       try {
-        for (const d of await readdir(parent, { withFileTypes: true })) if (d.isDirectory()) folders.push(join(parent, d.name));
+        for (const d of await readdir(parent, { withFileTypes: true })) {
+          if (!d.isDirectory()) continue;
+          folders.push(join(parent, d.name));
+          // A run's claims/ holds the temp a claim is linked from (fs-journal.ts).
+          if (parent === dirs.runs) folders.push(join(parent, d.name, 'claims'));
+        }
       } catch (err) {
         if (!isCode(err, 'ENOENT')) throw err;
       }

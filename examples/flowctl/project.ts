@@ -133,6 +133,37 @@ export interface Project {
 }
 
 /**
+ * The CLI's engine, with the store's dead runs recovered before anything reads them. The engine's own
+ * sweep at start runs in the background, so a first `flowctl runs` right after a killed `flowctl run`
+ * could still list that run as `running`; here the open runs one recovery (runs whose process on this
+ * machine is gone end `failed` with `worker_lost`, docs/journal.md) and every read waits for it. A
+ * recovery that fails is reported on stderr and the reads go on (the runs stay as stored).
+ */
+function recoveredFirst(engine: Engine, io: CliIO): Engine {
+  const recovered = engine.recover().then(
+    () => undefined,
+    (err: unknown) => {
+      io.stderr.write(`flowctl: recovering the runs of dead processes in ${STORE_DIR}/ failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    },
+  );
+  return {
+    ...engine,
+    getRun: async (id) => (await recovered, engine.getRun(id)),
+    listRuns: async (query) => (await recovered, engine.listRuns(query)),
+    replay: async (source, replayOptions) => (await recovered, engine.replay(source, replayOptions)),
+    cancel: async (runId, cancelOptions) => (await recovered, engine.cancel(runId, cancelOptions)),
+    watch: (runId, watchOptions) => ({
+      async *[Symbol.asyncIterator]() {
+        await recovered;
+        yield* engine.watch(runId, watchOptions);
+      },
+    }),
+    // Disposing the storage under a recovery in flight would fail it: the recovery ends first.
+    dispose: async () => (await recovered, engine.dispose()),
+  };
+}
+
+/**
  * A project session: the tools (registered with resolve-flow so `<flow>` compiles against them) and
  * an engine over the `.flowctl/` store with secrets from `FLOWCTL_SECRET_<NAME>` and relative fs
  * paths resolved against the project folder.
@@ -142,7 +173,10 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   let nested: Engine | undefined;
   const secrets = createEnvSecrets({ env: io.env });
   const getEngine = (): Engine => {
-    engine ??= createEngine({ storage: openStore(io.cwd), executor: options.executor, secrets, tools: tools.registry, cwd: io.cwd, recoverDeadPids: true });
+    engine ??= recoveredFirst(
+      createEngine({ storage: openStore(io.cwd), executor: options.executor, secrets, tools: tools.registry, cwd: io.cwd, recoverDeadPids: true }),
+      io,
+    );
     return engine;
   };
   const tools = await projectTools({
