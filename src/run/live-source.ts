@@ -1,4 +1,4 @@
-import { digestBytes, type Digest } from '../canonical.js';
+import { digestBytes, jsonDepthExceeds, MAX_STORED_DEPTH, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { evaluateValue } from '../flow/expr.js';
 import type { FlowSpec, StepSpec } from '../flow/types.js';
@@ -175,6 +175,11 @@ function jsonCopy(value: unknown): unknown {
 /** The tool's result as plain JSON (undefined becomes null); anything else breaks the contract. */
 function toJson(value: unknown, stepId: string): unknown {
   if (value === undefined) return null;
+  // Deeper than this, some serialiser that reads the run back (JSON.stringify, structuredClone) could
+  // run out of stack: refuse it here, so a stored run always stays readable.
+  if (jsonDepthExceeds(value, MAX_STORED_DEPTH)) {
+    throw new FlowError('output_contract_violation', `[flowctl] [run] step "${stepId}": output is nested deeper than ${MAX_STORED_DEPTH} levels of arrays and objects`);
+  }
   try {
     return JSON.parse(JSON.stringify(value)) as unknown;
   } catch (err) {
