@@ -18,6 +18,7 @@ import type { SecretStore } from '../ports/secrets.js';
 import { SecretMask } from '../secrets/mask.js';
 import { resolveSecretInputs } from '../secrets/preflight.js';
 import { builtinTools } from '../tools/builtins/index.js';
+import { checkToolPolicy } from '../tools/policy.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { createRunScope } from '../tools/run-scope.js';
 import { cryptoIds, silentLogger, systemClock } from './defaults.js';
@@ -62,6 +63,11 @@ export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger();
   const tools = options.tools ?? createToolRegistry(builtinTools());
   const cwd = options.cwd ?? process.cwd();
+  if (options.toolPolicy !== undefined) checkToolPolicy(options.toolPolicy);
+  // A run's own policy is checked before its run record exists.
+  const checkRunPolicy = (runOptions: RunOptions | undefined) => {
+    if (runOptions?.toolPolicy !== undefined) checkToolPolicy(runOptions.toolPolicy);
+  };
   // Runs in flight (sync and async), so dispose can cancel and await them.
   const inflight = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   let disposed = false;
@@ -233,6 +239,7 @@ export function createEngine(options: EngineOptions): Engine {
           logger,
           cwd,
           toolOptions: options.toolOptions,
+          policy: runOptions.toolPolicy ?? options.toolPolicy,
           scope,
           artifacts: storage.artifacts,
           confirm: confirm
@@ -468,6 +475,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   async function replay(source: ReplaySource, replayOptions: { mode?: ReplayMode; spec?: FlowSpec } & RunOptions = {}): Promise<Run> {
     alive();
+    checkRunPolicy(replayOptions);
     const mode = replayOptions.mode ?? 'hermetic';
     if (!['hermetic', 'verify', 'rerun'].includes(mode)) {
       throw new FlowError('invalid_replay_mode', `[flowctl] [replay] mode must be hermetic, verify or rerun, not "${String(mode)}"`);
@@ -515,6 +523,7 @@ export function createEngine(options: EngineOptions): Engine {
     resolve,
     async run(target, inputs, runOptions) {
       alive();
+      checkRunPolicy(runOptions);
       const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
       return finish(launch, await execute(launch, runOptions));
     },
@@ -525,6 +534,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async execute(runId, runOptions = {}) {
       alive();
+      checkRunPolicy(runOptions);
       const record = await storage.runs.get(runId);
       if (!record) throw new FlowError('not_found', `[flowctl] [engine] run ${runId} not found`);
       const entries = await storage.journal.read(runId, 0);
@@ -541,6 +551,7 @@ export function createEngine(options: EngineOptions): Engine {
     recover,
     async start(target, inputs, runOptions) {
       alive();
+      checkRunPolicy(runOptions);
       const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
       execute(launch, runOptions).catch((err: unknown) => {
         logger.error(`[flowctl] [engine] run ${launch.runId} could not be completed: ${err instanceof Error ? err.message : String(err)}`);

@@ -5,6 +5,7 @@ import type { Executor } from '../ports/executor.js';
 import type { SecretStore } from '../ports/secrets.js';
 import type { RunListQuery, RunRecord, Storage } from '../ports/storage.js';
 import type { JournalEntry, Run, RunStatus } from '../run/types.js';
+import type { ToolPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/types.js';
 
 export interface EngineOptions {
@@ -25,6 +26,12 @@ export interface EngineOptions {
   cwd?: string;
   /** Per tool-family options, e.g. `{ browser: { screenshots: true } }`. */
   toolOptions?: Record<string, Record<string, unknown>>;
+  /**
+   * What tools may do (capabilities, egress guard) in every run that does not bring its own
+   * (`RunOptions.toolPolicy`). Default: none, everything allowed. A shared host passes
+   * `hostedToolPolicy()` (docs/tools.md, "Policy"). A malformed policy is `invalid_tool_policy`.
+   */
+  toolPolicy?: ToolPolicy;
   /**
    * Let callers name any secret for a secret input (`{"token": "secret:other"}`), on every front.
    * Default false: a secret input resolves only the reference its flow declares (its `default`, else
@@ -73,6 +80,12 @@ export interface RunOptions {
    * service passes the run's org secret store). Used for the pre-run check and inside steps.
    */
   secrets?: SecretStore;
+  /**
+   * This run's tool policy, replacing the engine's (not merged with it). Refused capabilities fail
+   * their step `tool_denied`, refused destinations `egress_denied` (docs/tools.md, "Policy"). A
+   * malformed policy is `invalid_tool_policy`, before any run is created.
+   */
+  toolPolicy?: ToolPolicy;
 }
 
 export type ReplayMode = 'hermetic' | 'verify' | 'rerun';

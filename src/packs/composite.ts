@@ -70,7 +70,8 @@ export function compositeTool(contract: ToolContract, spec: FlowSpec, runFlow: F
  */
 export function flowRunnerFromEngine(getEngine: () => Pick<Engine, 'run'>): FlowRunner {
   return async (spec, inputs, ctx) => {
-    const run = await getEngine().run({ spec }, inputs, { signal: ctx.signal });
+    // The calling run's tool policy holds inside the flow too (its capabilities and egress guard).
+    const run = await getEngine().run({ spec }, inputs, { signal: ctx.signal, ...(ctx.policy ? { toolPolicy: ctx.policy } : {}) });
     for (const entry of run.journal) {
       if (entry.event === 'effect_recorded') ctx.effect({ kind: entry.effect.kind, target: entry.effect.target });
     }

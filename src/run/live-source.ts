@@ -9,6 +9,8 @@ import type { ArtifactStore } from '../ports/storage.js';
 import type { SecretMask } from '../secrets/mask.js';
 import { mentionsRef, stringLeaves } from '../secrets/refs.js';
 import { contractDigest, formatIssues, isRetryableError, toolError, validateAgainstSchema } from '../tools/contract.js';
+import { createEgressGuard, type EgressGuard } from '../tools/egress.js';
+import { deniedCapabilities, type ToolPolicy } from '../tools/policy.js';
 import type { RunScope, StepWarning, Tool, ToolContext, ToolRegistry } from '../tools/types.js';
 import type { AttemptHooks, AttemptRequest, AttemptResult, StepSource } from './step-source.js';
 import type { StepError } from './types.js';
@@ -29,11 +31,15 @@ export interface LiveSourceOptions {
   scope: RunScope;
   artifacts?: ArtifactStore;
   confirm?: () => Promise<boolean>;
+  /** The run's tool policy (capabilities, egress guard); absent: everything allowed. */
+  policy?: ToolPolicy;
 }
 
 /** Executes steps for real: tool lookup and pin check, secrets, timeout, contract checks. */
 export function createLiveSource(o: LiveSourceOptions): StepSource {
   const resolved = new Map<string, Tool>();
+  // One guard per run: its allowlist is parsed once, and every step of the run shares it.
+  const egress = o.policy?.egress ? createEgressGuard(o.policy.egress) : undefined;
 
   return {
     prepare(step, _attempt) {
@@ -53,12 +59,23 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
           },
         };
       }
+      const denied = deniedCapabilities(o.policy, tool.contract, step.capabilities);
+      if (denied.length > 0) {
+        return {
+          provider: 'in-process',
+          failure: {
+            code: 'tool_denied',
+            message: `[flowctl] [run] step "${step.id}": ${id} needs the ${denied.join(', ')} capabilit${denied.length === 1 ? 'y' : 'ies'}, which this run's tool policy does not allow`,
+            retryable: false,
+          },
+        };
+      }
       resolved.set(step.id, tool);
       return { provider: o.executor?.accepts(tool) ? o.executor.name : 'in-process' };
     },
 
     async attempt(request, hooks) {
-      return runAttempt(o, resolved.get(request.step.id)!, request, hooks);
+      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress);
     },
 
     backoff(ms, signal) {
@@ -71,7 +88,7 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
   };
 }
 
-async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequest, hooks: AttemptHooks): Promise<AttemptResult> {
+async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequest, hooks: AttemptHooks, egress: EgressGuard | undefined): Promise<AttemptResult> {
   const { step, attempt } = request;
   const warnings: StepWarning[] = [];
   const artifacts: Digest[] = [];
@@ -119,6 +136,8 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
     },
     options: o.toolOptions?.[step.tool.ref.split('/')[0]!],
     isSecret: (text) => o.mask.covers(text),
+    ...(egress ? { egress } : {}),
+    ...(o.policy ? { policy: o.policy } : {}),
   };
   try {
     // The journaled input stays as journaled whatever the tool does with the object it is given.

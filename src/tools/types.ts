@@ -1,4 +1,6 @@
 import type { Digest } from '../canonical.js';
+import type { EgressGuard } from './egress.js';
+import type { ToolPolicy } from './policy.js';
 
 /**
  * Capability words from spec/engine.md. A step is outward-facing when its resolved contract declares
@@ -79,6 +81,14 @@ export interface ToolContext {
    * e.g. black out the field it typed into on screenshots). Absent when the host tracks no secrets.
    */
   isSecret?(text: string): boolean;
+  /**
+   * The run's egress guard, when its tool policy has one (docs/tools.md, "Policy"). A `net` or
+   * `browser` tool checks every address it connects to with it, at connect time, and fails
+   * `egress_denied` when it refuses. Absent: no guard.
+   */
+  egress?: EgressGuard;
+  /** The run's tool policy, for tools that start runs of their own (composite tools pass it on). */
+  policy?: ToolPolicy;
 }
 
 /** A tool implementation: a contract plus the code that honours it. */

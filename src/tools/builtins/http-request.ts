@@ -1,5 +1,8 @@
-import { FlowError } from '../../errors.js';
+import { fetch as guardedFetch, type Agent } from 'undici';
+import { FlowError, isFlowError } from '../../errors.js';
 import { abortError, defineTool, toolError } from '../contract.js';
+import { createGuardedAgent } from '../egress-agent.js';
+import type { EgressGuard } from '../egress.js';
 import type { ToolContext } from '../types.js';
 
 /**
@@ -11,7 +14,10 @@ import type { ToolContext } from '../types.js';
  * - The response body is parsed when its content-type is JSON (`application/json` or `*+json`),
  *   otherwise returned as text; it may not exceed `max_bytes` (default 10 MiB).
  * - Reports the effect `{kind: 'net', target: <host[:port]>}` before sending.
- * Errors: `http_bad_url`, `http_bad_request` (invalid headers), `http_timeout` (retryable),
+ * - Under a tool policy with an egress guard (`ctx.egress`), an IP-literal or metadata-name URL is
+ *   refused before anything else (no effect), and every connection, redirects included, is made
+ *   through an Agent that checks the address it connects to (docs/tools.md, "Policy").
+ * Errors: `egress_denied` (not retryable), `http_bad_url`, `http_bad_request` (invalid headers), `http_timeout` (retryable),
  * `http_network` (refused, reset, DNS; retryable), `http_status` (retryable for 5xx, not for 4xx),
  * `http_bad_json`, `http_response_too_large`; an abort of `ctx.signal` throws its reason.
  */
@@ -135,11 +141,23 @@ function statusAccepted(status: number, expect: number | number[] | undefined): 
   return (Array.isArray(expect) ? expect : [expect]).includes(status);
 }
 
+/** The run's guarded Agent (one per run, closed with the run's scope). */
+function guardedAgent(ctx: ToolContext, guard: EgressGuard): Promise<Agent> {
+  return ctx.scope.get(
+    'http/request:egress-agent',
+    async () => createGuardedAgent(guard),
+    (agent) => agent.close(),
+  );
+}
+
 async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> {
   const url = buildUrl(input);
   const headers = buildHeaders(input);
   const method = input.method ?? 'GET';
   if (ctx.signal.aborted) throw abortError(ctx.signal, NAME);
+  // A literal address or a metadata name is refused here, before any effect or connection.
+  ctx.egress?.precheck(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80));
+  const agent = ctx.egress ? await guardedAgent(ctx, ctx.egress) : undefined;
 
   const timeout = new AbortController();
   const timer = input.timeout_ms === undefined ? undefined : setTimeout(() => timeout.abort(), input.timeout_ms);
@@ -148,6 +166,9 @@ async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> 
     if (ctx.signal.aborted) return abortError(ctx.signal, NAME);
     if (timeout.signal.aborted) return err('http_timeout', `${method} ${url.origin} timed out after ${input.timeout_ms} ms`, true, { timeout_ms: input.timeout_ms });
     if (e instanceof FlowError) return e;
+    // The guard's refusal comes back as the cause of fetch's TypeError('fetch failed').
+    const cause = (e as { cause?: unknown }).cause;
+    if (isFlowError(cause, 'egress_denied')) return cause;
     return err('http_network', `${method} ${url.origin} failed: ${networkDetail(e)}`, true, { detail: networkDetail(e) }, e);
   };
 
@@ -155,13 +176,15 @@ async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> 
   try {
     let res: Response;
     try {
-      res = await fetch(url, {
+      const init = {
         method,
-        headers,
         body: input.json !== undefined ? JSON.stringify(input.json) : input.body,
         signal,
-        redirect: 'follow',
-      });
+        redirect: 'follow' as const,
+      };
+      res = agent
+        ? ((await guardedFetch(url, { ...init, headers: [...headers], dispatcher: agent })) as unknown as Response)
+        : await fetch(url, { ...init, headers });
     } catch (e) {
       throw classify(e);
     }
