@@ -1,17 +1,40 @@
+import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ProgressNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
  * The hosted MCP endpoint with the official SDK client: tool filtering by publish state, mcp_enabled
- * and key scope; calls in JSON mode and SSE-first mode with progress from the run's journal; the
- * test-key rule; revoked keys; GET and DELETE 405.
+ * and key scope; calls in JSON mode and SSE-first mode with progress from the run's journal;
+ * structuredContent validated against outputSchema (ajv, JSON Schema 2020-12); the test-key rule;
+ * revoked keys; foreign Origins; GET and DELETE 405; an SSE client that disconnects cancels its run.
  */
 
 let h: HostedFixture;
 let owner: Client;
 const keys: Record<string, string> = {};
+
+// A loopback page that answers only when the test releases it: a browser step waiting on it is a run
+// in flight for as long as the test wants.
+let slow: HttpServer;
+let slowUrl: string;
+const held: ServerResponse[] = [];
+let onSlowRequest: (() => void) | undefined;
+const releaseSlow = () => {
+  for (const res of held.splice(0)) res.end('<!doctype html><title>Slow</title><h1>Slow page</h1>');
+};
+
+// outputSchema is JSON Schema 2020-12 (MCP 2025-11-25's default dialect).
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+function expectMatchesOutputSchema(tool: Tool, structured: unknown) {
+  expect(tool.outputSchema, `${tool.name} has an outputSchema`).toBeDefined();
+  const validate = ajv.compile(tool.outputSchema!);
+  expect(validate(structured), JSON.stringify(validate.errors)).toBe(true);
+}
 
 async function connect(key: string, sseFirst = false) {
   const client = new McpClient({ name: 'hosted-mcp-test', version: '1.0.0' });
@@ -41,6 +64,17 @@ async function publish(name: string, ops: unknown[], slots: { input_slots?: stri
 }
 
 beforeAll(async () => {
+  slow = createServer((req, res) => {
+    if (req.url !== '/slow') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    held.push(res);
+    onSlowRequest?.();
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
   h = await startHosted();
   owner = new Client(h.url);
   await owner.signup('mcp@example.test');
@@ -50,22 +84,31 @@ beforeAll(async () => {
   const hidden = await publish('hidden-tool', [{ kind: 'navigate', url: page }, { kind: 'extract', target: 'h1', name: 'title' }]);
   await owner.call('PATCH', `/api/automations/${hidden}`, { mcp_enabled: false });
   await publish('uses-secret', [{ kind: 'navigate', url: page }, { kind: 'fill', target: { label: 'City' }, slot: 'home' }, { kind: 'extract', target: 'h1', name: 'title' }], { secret_slots: ['home'] });
+  await publish('slow-page', [{ kind: 'navigate', url: slowUrl }, { kind: 'extract', target: 'h1', name: 'title' }]);
   await owner.call('POST', '/api/automations', { name: 'never-published', site: page });
   keys.all = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
   keys.scoped = (await owner.call('POST', '/api/keys', { mode: 'live', automations: ['read-title', 'hidden-tool', 'never-published'] })).body.secret;
   keys.test = (await owner.call('POST', '/api/keys', { mode: 'test' })).body.secret;
 }, 120_000);
 afterAll(async () => {
+  releaseSlow();
   await h?.close();
+  slow?.closeAllConnections();
+  await new Promise((resolve) => slow?.close(resolve));
 });
 
 describe('hosted MCP endpoint', () => {
   it('lists one tool per published, MCP-enabled automation within the key\'s scope', async () => {
+    // Three keys over the same automations: published ones, one MCP-disabled (hidden-tool), one draft
+    // (never-published). The draft and the disabled one are never listed, whatever the key.
     const all = await connect(keys.all!);
     const names = (await all.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['example-forecast', 'read-title', 'uses-secret']);
+    expect(names).toEqual(['example-forecast', 'read-title', 'slow-page', 'uses-secret']);
     const scoped = await connect(keys.scoped!);
     expect((await scoped.listTools()).tools.map((t) => t.name)).toEqual(['read-title']);
+    const testKey = await connect(keys.test!);
+    expect((await testKey.listTools()).tools.map((t) => t.name).sort()).toEqual(['example-forecast', 'read-title', 'slow-page', 'uses-secret']);
+    await testKey.close();
     const tools = (await all.listTools()).tools;
     const forecast = tools.find((t) => t.name === 'example-forecast')!;
     expect(forecast.inputSchema).toMatchObject({ type: 'object', properties: { city: { type: 'string' } } });
@@ -76,6 +119,11 @@ describe('hosted MCP endpoint', () => {
     // A tool the key does not see is an unknown tool.
     await expect(scoped.callTool({ name: 'example-forecast', arguments: {} })).rejects.toThrow(/unknown tool/);
     await expect(scoped.callTool({ name: 'hidden-tool', arguments: {} })).rejects.toThrow(/unknown tool/);
+    await expect(scoped.callTool({ name: 'never-published', arguments: {} })).rejects.toThrow(/unknown tool/);
+    await expect(all.callTool({ name: 'never-published', arguments: {} })).rejects.toThrow(/unknown tool/);
+    await expect(all.callTool({ name: 'hidden-tool', arguments: {} })).rejects.toThrow(/unknown tool/);
+    // The same error as a name that exists nowhere.
+    await expect(all.callTool({ name: 'no-such-tool', arguments: {} })).rejects.toThrow(/unknown tool/);
     await all.close();
     await scoped.close();
   });
@@ -85,6 +133,8 @@ describe('hosted MCP endpoint', () => {
     const r = await client.callTool({ name: 'example-forecast', arguments: { city: 'Quito' } });
     expect(r.isError).toBeFalsy();
     expect((r.structuredContent as { forecast: string }).forecast).toMatch(/^Forecast for Quito: /);
+    const tools = (await client.listTools()).tools;
+    expectMatchesOutputSchema(tools.find((t) => t.name === 'example-forecast')!, r.structuredContent);
     const bad = await client.callTool({ name: 'example-forecast', arguments: { city: 7 } });
     expect(bad.isError).toBe(true);
     expect(JSON.stringify(bad.content)).toContain('invalid_arguments');
@@ -95,14 +145,29 @@ describe('hosted MCP endpoint', () => {
 
   it('SSE-first mode: progress notifications replayed from the run\'s journal, one per finished step', async () => {
     const client = await connect(keys.all!, true);
-    const progress: { progress: number; total?: number; message?: string }[] = [];
-    const r = await client.callTool({ name: 'read-title', arguments: {} }, undefined, { onprogress: (p) => progress.push(p) });
+    // A client-wide handler sees every notification (a request's onprogress callback is dropped by
+    // the SDK client when the result arrives in the same read; docs/mcp.md, "Progress").
+    const progress: { progressToken: string | number; progress: number; total?: number; message?: string }[] = [];
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => void progress.push(n.params));
+    const r = await client.callTool({ name: 'read-title', arguments: {}, _meta: { progressToken: 'p-read-title' } });
     expect((r.structuredContent as { title: string }).title).toBe('Forecast demo');
+    expectMatchesOutputSchema((await client.listTools()).tools.find((t) => t.name === 'read-title')!, r.structuredContent);
     const runId = (r._meta as Record<string, string>)['flowctl/run_id'];
     const exec = await owner.call('GET', `/api/executions/${runId}`);
-    const finishedSteps = exec.body.journal.filter((e: { event: string }) => e.event === 'step_succeeded').length;
-    expect(progress.map((p) => p.progress)).toEqual(Array.from({ length: finishedSteps }, (_, i) => i + 1));
-    expect(progress.every((p) => p.total === 2)).toBe(true);
+    const journal: { event: string; step?: string; will_retry?: boolean }[] = exec.body.journal;
+    // One notification per step the journal shows finished, in order, with the journal's step ids.
+    const finished = journal.filter((e) => e.event === 'step_succeeded' || e.event === 'step_skipped' || (e.event === 'step_failed' && !e.will_retry));
+    expect(finished.length).toBe(2);
+    expect(progress.map((p) => p.progress)).toEqual(finished.map((_, i) => i + 1));
+    expect(progress.every((p) => p.progressToken === 'p-read-title' && p.total === 2)).toBe(true);
+    progress.forEach((p, i) => expect(p.message).toContain(finished[i]!.step!));
+    // JSON mode with the same token: no notifications (they need the SSE response).
+    const json = await connect(keys.all!);
+    json.setNotificationHandler(ProgressNotificationSchema, (n) => void progress.push(n.params));
+    const before = progress.length;
+    await json.callTool({ name: 'read-title', arguments: {}, _meta: { progressToken: 'p-json' } });
+    expect(progress.length).toBe(before);
+    await json.close();
     await client.close();
   });
 
@@ -137,4 +202,42 @@ describe('hosted MCP endpoint', () => {
       expect(res.status).toBe(405);
     }
   });
+
+  it('a foreign Origin is refused with 403 (MCP DNS-rebinding rule); the service\'s own origin and no Origin pass', async () => {
+    const post = (origin?: string) =>
+      fetch(`${h.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.all}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(origin ? { origin } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+      });
+    const foreign = await post('http://evil.example.com');
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { data: { error: 'forbidden' } } });
+    expect((await post(new URL(h.url).origin)).status).toBe(200);
+    expect((await post()).status).toBe(200);
+  });
+
+  it('SSE-first: a client that disconnects cancels its run (run_finished, status canceled)', async () => {
+    const requested = new Promise<void>((resolve) => (onSlowRequest = resolve));
+    const client = await connect(keys.all!, true);
+    const call = client.callTool({ name: 'slow-page', arguments: {} });
+    call.catch(() => undefined); // it rejects when the client closes
+    // The browser step is waiting on the page: the run is in flight.
+    await requested;
+    const exec = (await owner.call('GET', '/api/executions?flow=slow-page')).body.executions[0];
+    expect(exec).toMatchObject({ dispatch: 'mcp', status: 'running' });
+    // Hang up: closing the transport aborts the SSE response's fetch.
+    await client.close();
+    const entries: { event: string; status?: string }[] = [];
+    for await (const entry of h.engine.watch(exec.run_id)) {
+      entries.push(entry as { event: string; status?: string });
+      if (entry.event === 'run_finished') break;
+    }
+    expect(entries.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled' });
+    expect((await h.engine.getRun(exec.run_id))!.status).toBe('canceled');
+    // The executions index records the end too.
+    const after = (await owner.call('GET', `/api/executions/${exec.run_id}`)).body;
+    expect(after.execution.status).toBe('canceled');
+    releaseSlow();
+  }, 120_000);
 });

@@ -90,7 +90,12 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     };
   };
 
-  function buildServer(key: ApiKeyRecord, progressAllowed: boolean): Server {
+  /**
+   * `hangup` is the request's abort signal in SSE mode: a client that disconnects from the stream
+   * cancels its run (engine.cancel; the journal ends with run_finished, status canceled). In JSON mode
+   * a run goes on if the caller hangs up, as at the gateway.
+   */
+  function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
     const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await visible(key)).map(toolOf) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -115,13 +120,21 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
       }
       const token = request.params._meta?.progressToken;
       const progress = createProgressFromJournal(found.spec.steps.length);
-      // Progress is the run's real journal, read as it is appended (never invented).
-      for await (const entry of deps.engine!.watch(execution.run_id)) {
-        const update = progress(entry as JournalEntry);
-        if (update && token !== undefined && progressAllowed) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+      const runId = execution.run_id;
+      const cancelRun = () => void deps.engine!.cancel(runId).catch(() => undefined);
+      if (hangup?.aborted) cancelRun();
+      else hangup?.addEventListener('abort', cancelRun, { once: true });
+      try {
+        // Progress is the run's real journal, read as it is appended (never invented).
+        for await (const entry of deps.engine!.watch(runId)) {
+          const update = progress(entry as JournalEntry);
+          if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
+            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+          }
+          if ((entry as JournalEntry).event === 'run_finished') break;
         }
-        if ((entry as JournalEntry).event === 'run_finished') break;
+      } finally {
+        hangup?.removeEventListener('abort', cancelRun);
       }
       const run = (await deps.engine!.getRun(execution.run_id))!;
       await recordOutcome(deps, execution, run);
@@ -146,11 +159,21 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
       tags: ['mcp'],
       responses: {
         200: { description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json', content: { 'application/json': { schema: z.unknown() } } },
-        403: { description: '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input (JSON-RPC error, data.error)' },
+        403: { description: '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)' },
       },
       handler: async (c) => {
         const { record: key } = c.get('key');
         const raw = c.req.raw;
+        // MCP's DNS-rebinding rule (Streamable HTTP transport): a request that carries an Origin not on
+        // the service's allowlist (SVC_ORIGINS, default the public URL's origin) is refused with 403.
+        const origin = c.req.header('origin');
+        if (origin !== undefined && !deps.settings.origins.includes(origin.replace(/\/+$/, ''))) {
+          return c.body(
+            jsonRpcError(null, -32000, `forbidden: requests from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`, { error: 'forbidden' }),
+            403,
+            { 'content-type': 'application/json' },
+          );
+        }
         const streamFirst = sseFirst(c.req.header('accept'));
         // Parse the body once: the test-key rule is answered at the HTTP level (403), and the transport
         // gets the parsed message. A body that is not JSON is left to the transport (JSON-RPC parse error).
@@ -176,7 +199,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           }
         }
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamFirst });
-        const server = buildServer(key, streamFirst);
+        const server = buildServer(key, streamFirst, streamFirst ? raw.signal : undefined);
         await server.connect(transport);
         // The SDK wants both media types listed whatever their order; the order was read above.
         const headers = new Headers(raw.headers);
