@@ -1,5 +1,7 @@
 import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
+import type { EgressGuard } from '../../src/tools/egress.js';
+import { DENIED_HEADER, startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
 import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle.js';
 
@@ -29,6 +31,11 @@ export interface RunSession {
   net: NetworkTracker;
   /** An action whose work has not been settled yet (settled before a read, a drift decision, a screenshot or the close). */
   pending?: { action: string; startedBefore: number };
+  /**
+   * Under an egress guard: the run's guarded proxy, and the refusal of the last main-frame navigation
+   * it refused (a step that sees it fails `egress_denied`).
+   */
+  egress?: { proxy: EgressProxy; deniedNavigation?: EgressRefusal };
 }
 
 export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
@@ -115,10 +122,25 @@ export class BrowserPool {
     return browser;
   }
 
-  /** A fresh context and page for a run. Close it with closeSession (the run scope does). */
-  async openSession(runId: string): Promise<RunSession> {
+  /**
+   * A fresh context and page for a run. Close it with closeSession (the run scope does). With an
+   * egress guard, every request of the context goes through a guarded proxy of its own (loopback
+   * included: `<-loopback>`), started here and closed with the session.
+   */
+  async openSession(runId: string, egress?: EgressGuard): Promise<RunSession> {
     const browser = await this.getBrowser();
-    const context = await browser.newContext({ acceptDownloads: false, serviceWorkers: 'block' });
+    const proxy = egress ? await startEgressProxy(egress) : undefined;
+    let context: BrowserContext;
+    try {
+      context = await browser.newContext({
+        acceptDownloads: false,
+        serviceWorkers: 'block',
+        ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}),
+      });
+    } catch (err) {
+      await proxy?.close();
+      throw err;
+    }
     this.stats_.contextsCreated++;
     let page: Page;
     try {
@@ -126,9 +148,11 @@ export class BrowserPool {
       [, page] = await Promise.all([installTimerCounter(context), context.newPage()]);
     } catch (err) {
       await context.close().catch(() => {});
+      await proxy?.close();
       throw err;
     }
-    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page) };
+    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page), ...(proxy ? { egress: { proxy } } : {}) };
+    if (proxy) watchRefusedNavigations(session, proxy);
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);
@@ -150,6 +174,7 @@ export class BrowserPool {
       // as above
     }
     await session.context.close().catch(() => {});
+    await session.egress?.proxy.close();
   }
 
   async dispose(): Promise<void> {
@@ -160,6 +185,25 @@ export class BrowserPool {
     this.browser = undefined;
     await browser?.close().catch(() => {});
   }
+}
+
+/**
+ * Note a main-frame navigation the proxy refused, however it started (navigate, a click, a script, a
+ * redirect): as the proxy's 403 answer to a plain request, or as the failed request of a refused tunnel.
+ */
+function watchRefusedNavigations(session: RunSession, proxy: EgressProxy): void {
+  const { page } = session;
+  page.on('response', (response) => {
+    const request = response.request();
+    if (!request.isNavigationRequest() || request.frame() !== page.mainFrame() || response.headers()[DENIED_HEADER] !== 'denied') return;
+    const refusal = proxy.refusalOf(response.url());
+    if (refusal) session.egress!.deniedNavigation = refusal;
+  });
+  page.on('requestfailed', (request) => {
+    if (!request.isNavigationRequest() || request.frame() !== page.mainFrame()) return;
+    const refusal = proxy.refusalOf(request.url());
+    if (refusal) session.egress!.deniedNavigation = refusal;
+  });
 }
 
 /** First line of an error message: Playwright appends call logs that can be long. */

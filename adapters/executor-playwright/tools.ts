@@ -1,12 +1,13 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { extname, isAbsolute, posix, relative, resolve, sep } from 'node:path';
-import type { Locator as PwLocator, Page } from 'playwright-core';
+import type { Locator as PwLocator, Page, Response } from 'playwright-core';
 import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
 import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
 import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS } from './contracts.js';
+import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
 import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, type ActOptions } from './locate.js';
 
@@ -29,7 +30,7 @@ const COMPONENT = 'executor-playwright';
 function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession> {
   return ctx.scope.get(
     cfg.scopeKey,
-    () => cfg.pool.openSession(ctx.runId),
+    () => cfg.pool.openSession(ctx.runId, ctx.egress),
     async (s) => {
       // The run's last action succeeded: let what it started (a form post, its follow-up requests) finish.
       if (s.pending && !s.page.isClosed()) await settleAfterAction(s.page, s.net, s.pending.startedBefore, CLOSE_SETTLE_MS).catch(() => {});
@@ -128,18 +129,43 @@ function browserTool<I, O>(
     // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
     if (name === 'extract' && s.pending) await settlePending(s, ctx, step.remaining());
     const startedBefore = s.pending?.startedBefore ?? s.net.started;
+    const refusedBefore = new Set(s.egress?.proxy.refusals);
+    if (s.egress) s.egress.deniedNavigation = undefined;
     let out: O;
     try {
       out = await body(input, s, ctx, step);
     } catch (err) {
       // A failed step ends or retries the run: nothing is left to settle at the close.
       s.pending = undefined;
-      throw err;
+      // The step failed because the egress guard refused its navigation: say so.
+      throw s.egress?.deniedNavigation?.error ?? err;
     }
     if (name !== 'extract') s.pending = { action: s.pending?.action ?? name, startedBefore };
     if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
+    if (s.egress) checkRefusals(s, ctx, refusedBefore);
     await screenshot(s, ctx, cfg);
     return out;
+  });
+}
+
+/**
+ * After a step under an egress guard: a main-frame navigation the guard refused during the step (a
+ * click on a link, a script, a redirect) fails it with `egress_denied`; refused subresources, fetches
+ * and WebSockets leave the step a warning `egress_denied` naming them (the page got a network error).
+ */
+function checkRefusals(s: RunSession, ctx: ToolContext, before: Set<unknown>): void {
+  const denied = s.egress!.deniedNavigation;
+  if (denied) {
+    s.pending = undefined;
+    throw denied.error;
+  }
+  const fresh = s.egress!.proxy.refusals.filter((r) => !before.has(r));
+  if (fresh.length === 0) return;
+  const targets = [...new Set(fresh.map((r) => r.target))];
+  ctx.warn({
+    code: 'egress_denied',
+    message: `[flowctl] [${COMPONENT}] the egress guard refused ${fresh.length} request${fresh.length === 1 ? '' : 's'} of the page: ${targets.slice(0, 5).join(', ')}${targets.length > 5 ? ', ...' : ''}`,
+    data: { targets: targets.slice(0, 20) },
   });
 }
 
@@ -225,14 +251,25 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] navigate: url must be an absolute http(s) URL`, { retryable: false });
     }
+    // Under an egress guard, a literal address or a metadata name is refused before the browser is asked.
+    ctx.egress?.precheck(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80));
     ctx.effect({ kind: 'browser', target: url.origin });
+    const refusedBefore = new Set(s.egress?.proxy.refusals);
+    let response: Response | null;
     try {
-      const response = await guard(s.page.goto(url.href, { waitUntil: 'load', timeout: step.remaining() }), ctx.signal);
-      return { url: s.page.url(), status: response?.status() ?? null };
+      response = await guard(s.page.goto(url.href, { waitUntil: 'load', timeout: step.remaining() }), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      throw browserError(err, `navigate ${url.origin}${url.pathname}`);
+      // A refused tunnel (https) fails the navigation with a network error: the guard's refusal is the reason.
+      const refused = s.egress?.proxy.refusals.filter((r) => !refusedBefore.has(r)).at(-1);
+      throw refused?.error ?? browserError(err, `navigate ${url.origin}${url.pathname}`);
     }
+    // A refused plain request (the URL or a hop of its redirects) is the proxy's 403.
+    if (s.egress && response?.headers()[DENIED_HEADER] === 'denied') {
+      const refused = s.egress.proxy.refusalOf(response.url());
+      if (refused) throw refused.error;
+    }
+    return { url: s.page.url(), status: response?.status() ?? null };
   });
 
   const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, step) => {
