@@ -48,6 +48,10 @@ export {
 export { builtinTools } from './tools/builtins/index.js';
 export { createRunScope, type DisposableRunScope } from './tools/run-scope.js';
 export { createSandbox, listSandboxProviders, type SandboxOptions } from './tools/sandbox.js';
+// Tool policy: capabilities and the egress guard (docs/tools.md, "Policy")
+export { hostedToolPolicy, checkToolPolicy, type ToolPolicy } from './tools/policy.js';
+export { classifyAddress, createEgressGuard, METADATA_HOSTNAMES } from './tools/egress.js';
+export type { AddressClass, EgressDenial, EgressGuard, EgressLookup, EgressPolicy } from './tools/egress.js';
 
 // The Flow language and the lock file (docs/flow-language.md)
 export * from './flow/index.js';
