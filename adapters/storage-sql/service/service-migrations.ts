@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { Migrator, type Migration } from 'kysely/migration';
 import { FlowError, prefixed } from '../../../src/errors.js';
 import { quoteIdent } from '../journal-notifier.js';
+import { SCHEDULE_MIGRATIONS } from './schedule-migrations.js';
 
 /**
  * The hosted service's own migration set (docs/storage-sql.md, "Hosted service tables"), kept apart
@@ -12,6 +13,8 @@ export const SERVICE_MIGRATION_TABLE = 'svc_migration';
 export const SERVICE_MIGRATION_LOCK_TABLE = 'svc_migration_lock';
 
 export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
+  // 0005_schedules (the Migrator orders by name, not by place here).
+  ...SCHEDULE_MIGRATIONS,
   '0001_accounts': {
     async up(db: Kysely<any>): Promise<void> {
       await db.schema
@@ -163,7 +166,46 @@ export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.createIndex('svc_executions_by_automation').on('svc_executions').columns(['org_id', 'automation_id', 'created_at']).execute();
     },
   },
+  '0004_session_lookup': {
+    // The session check runs on every dashboard request. Planning its five-table join costs more
+    // than executing it (PGlite measured ~3x), and a PL/pgSQL function keeps its plan per
+    // connection, so the check is one call of this function (bench/RESULTS.md#hosted).
+    async up(db: Kysely<any>): Promise<void> {
+      const schema = schemaOf(db);
+      const t = (name: string) => (schema === undefined ? quoteIdent(name) : `${quoteIdent(schema)}.${quoteIdent(name)}`);
+      const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      await sql
+        .raw(
+          `create function ${t('svc_session_lookup')}(p_id text)
+  returns table (id text, user_id text, org_id text, created_at text, expires_at text, revoked_at text,
+                 email text, org_name text, org_created_at text, role text,
+                 m_org_id text, m_org_name text, m_org_created_at text)
+  language plpgsql stable
+as $fn$
+begin
+  return query
+    select s.id, s.user_id, s.org_id, ${iso('s.created_at')}, ${iso('s.expires_at')}, ${iso('s.revoked_at')},
+           u.email, so.name, ${iso('so.created_at')}, m.role, o.id, o.name, ${iso('o.created_at')}
+      from ${t('svc_sessions')} s
+      join ${t('svc_users')} u on u.id = s.user_id
+      join ${t('svc_orgs')} so on so.id = s.org_id
+      left join ${t('svc_members')} m on m.user_id = s.user_id
+      left join ${t('svc_orgs')} o on o.id = m.org_id
+     where s.id = p_id
+     order by m.created_at, o.id;
+end
+$fn$`,
+        )
+        .execute(db);
+    },
+  },
 };
+
+/** The schema a `withSchema` kysely instance qualifies tables with (undefined: the search_path's). */
+export function schemaOf(db: Kysely<any>): string | undefined {
+  const node = db.selectFrom('svc_sessions').selectAll().compile().query as { from?: { froms?: { table?: { schema?: { name?: string } } }[] } };
+  return node.from?.froms?.[0]?.table?.schema?.name;
+}
 
 /** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */
 export async function migrateService(db: Kysely<any>, schema: string | undefined): Promise<string[]> {

@@ -20,7 +20,8 @@ import { auditDigest } from '../../../src/service/audit-chain.js';
 import { constraintOf, errorCode } from '../sql-errors.js';
 import type { SqlStorage } from '../sql-storage.js';
 import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull, toBytes } from '../sql-values.js';
-import { migrateService, serviceSchemaCurrent } from './service-migrations.js';
+import { migrateService, schemaOf, serviceSchemaCurrent } from './service-migrations.js';
+import { sqlRateLimitStore, sqlScheduleStore } from './sql-schedules.js';
 
 /**
  * The hosted service's storage on the engine's SQL storage (same connection, same schema, its own
@@ -219,6 +220,8 @@ const toExecution = (r: ExecutionRow): ExecutionRecord => ({
 
 /** The stores over `db` (the storage's Kysely, or one transaction of it). */
 function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>, options: Required<SqlServiceStorageOptions>): ServiceStores {
+  const schema = schemaOf(db as Kysely<any>);
+  const lookupFn = schema === undefined ? sql.id('svc_session_lookup') : sql.id(schema, 'svc_session_lookup');
   const users = () => db.selectFrom('svc_users').select(['id', 'email', 'password_hash', isoText('created_at', 'created_at')]);
   const orgs = () => db.selectFrom('svc_orgs').select(['id', 'name', isoText('created_at', 'created_at')]);
   const sessions = () =>
@@ -434,36 +437,13 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         }),
       lookup: (id) =>
         run('sessions.lookup', async () => {
-          // One round trip: the session, its user and active org, and every membership of the user.
-          const rows = await db
-            .selectFrom('svc_sessions as s')
-            .innerJoin('svc_users as u', 'u.id', 's.user_id')
-            .innerJoin('svc_orgs as so', 'so.id', 's.org_id')
-            .leftJoin('svc_members as m', 'm.user_id', 's.user_id')
-            .leftJoin('svc_orgs as o', 'o.id', 'm.org_id')
-            .select([
-              's.id as id',
-              's.user_id as user_id',
-              's.org_id as org_id',
-              isoText('s.created_at', 'created_at'),
-              isoText('s.expires_at', 'expires_at'),
-              isoText('s.revoked_at', 'revoked_at'),
-              'u.email as email',
-              'so.name as org_name',
-              isoText('so.created_at', 'org_created_at'),
-              'm.role as role',
-              'o.id as m_org_id',
-              'o.name as m_org_name',
-              isoText('o.created_at', 'm_org_created_at'),
-            ])
-            .where('s.id', '=', id)
-            .orderBy('m.created_at')
-            .orderBy('o.id')
-            .execute();
-          if (rows.length === 0) return undefined;
+          // One round trip: the session, its user and active org, and every membership of the user,
+          // through a function whose plan the connection keeps (migration 0004_session_lookup).
           type Row = SessionRow & { email: string; org_name: string; org_created_at: string; role: Role | null; m_org_id: string | null; m_org_name: string; m_org_created_at: string };
-          const first = rows[0] as Row;
-          const orgs = (rows as Row[])
+          const { rows } = await sql<Row>`select * from ${lookupFn}(${id})`.execute(db);
+          if (rows.length === 0) return undefined;
+          const first = rows[0]!;
+          const orgs = rows
             .filter((r) => r.m_org_id !== null && r.role !== null)
             .map((r) => ({ org: { id: r.m_org_id!, name: r.m_org_name, created_at: r.m_org_created_at }, role: r.role! }));
           const role = orgs.find((o) => o.org.id === first.org_id)?.role;
@@ -822,6 +802,7 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           return new Map(rows.map((r) => [r.automation_id as string, { calls: Number(r.calls), last_run_at: r.last_run_at as string }]));
         }),
     },
+    schedules: sqlScheduleStore(db, run),
   };
 }
 
@@ -849,6 +830,8 @@ export function createSqlServiceStorage(engineStorage: SqlStorage, options: SqlS
   return {
     name: `service-${engineStorage.name}`,
     ...stores(db, run, opts),
+    // Postgres may be shared by many processes: their rate limits count in one table. PGlite is one process.
+    ...(engineStorage.driver === 'postgres' ? { rateLimitStore: sqlRateLimitStore(db, engineStorage.schema) } : {}),
     async transaction(fn) {
       await init();
       // fn's own error is rethrown as it is; only a failure to begin or commit becomes db_error.
