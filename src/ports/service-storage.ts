@@ -296,6 +296,84 @@ export interface ExecutionStore {
   usage(orgId: string, since: string): Promise<Map<string, { calls: number; last_run_at: string }>>;
 }
 
+/**
+ * A cron schedule of an automation (docs/hosted-api.md, "Schedules"). It runs the version it
+ * recorded (`flow_digest`) with fixed inputs checked against that version's FlowSpec.
+ */
+export interface ScheduleRecord {
+  id: string;
+  org_id: string;
+  automation_id: string;
+  /** 5 fields, or 6 with leading seconds (validated by the service). */
+  cron: string;
+  /** IANA time zone the cron is read in; absent: UTC. */
+  timezone?: string;
+  flow_digest: string;
+  inputs: Record<string, unknown>;
+  enabled: boolean;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  /**
+   * Fire times at or before this instant never fire: creation, re-enabling and a cron or time zone
+   * change move it to now, so none of them fires a time that passed before it.
+   */
+  since: string;
+}
+
+/** A claimed fire of a schedule: one row per (schedule_id, fire_at), whatever the process count. */
+export interface ScheduleFireRecord {
+  schedule_id: string;
+  org_id: string;
+  /** The cron time this fire is for (not when it ran). */
+  fire_at: string;
+  claimed_at: string;
+  /** The process (scheduler instance) that won the claim. */
+  claimed_by: string;
+  /** The run_ref of the dispatched run, once dispatched. */
+  execution_id?: string;
+  /** Why the fire dispatched nothing (automation gone or draft, version missing, inputs refused). */
+  error?: string;
+}
+
+export interface ScheduleStore {
+  create(schedule: ScheduleRecord): Promise<void>;
+  get(orgId: string, id: string): Promise<ScheduleRecord | undefined>;
+  /** The automation's schedules, oldest first. */
+  list(orgId: string, automationId: string): Promise<ScheduleRecord[]>;
+  /** Change the given fields; returns the updated record, or undefined when not in the org. */
+  update(orgId: string, id: string, patch: Partial<Pick<ScheduleRecord, 'cron' | 'timezone' | 'inputs' | 'enabled' | 'flow_digest' | 'updated_at' | 'since'>>): Promise<ScheduleRecord | undefined>;
+  /** True when it existed; its fire rows go with it. */
+  delete(orgId: string, id: string): Promise<boolean>;
+  /**
+   * Enabled schedules of every org, oldest first, at most `limit`: the scheduler's read (a system
+   * read that no route reaches; every write it leads to names the schedule's own org).
+   */
+  listEnabled(limit: number): Promise<ScheduleRecord[]>;
+  /**
+   * Claim one fire: true for exactly one caller per (schedule_id, fire_at) across every process and
+   * connection (a unique key in the database), false for all others and when the schedule no longer
+   * exists in that org.
+   */
+  claimFire(fire: Omit<ScheduleFireRecord, 'execution_id' | 'error'>): Promise<boolean>;
+  /** Record what a claimed fire dispatched. */
+  completeFire(orgId: string, scheduleId: string, fireAt: string, outcome: { execution_id?: string; error?: string }): Promise<void>;
+  /** The schedule's fires, newest first, at most `limit`. */
+  fires(orgId: string, scheduleId: string, limit: number): Promise<ScheduleFireRecord[]>;
+}
+
+/**
+ * A store shared by every process of the database for rate-limiter-flexible's RateLimiterPostgres
+ * (`storeType: 'pool'`): a client with pg's `query({text, values, name?})`, and the table (created by
+ * the service migrations, with the library's columns `key`, `points`, `expire`). Given only where
+ * several processes can share the database (Postgres); absent on PGlite (one process).
+ */
+export interface RateLimitStore {
+  client: { query(q: { text: string; values?: unknown[]; name?: string }): Promise<{ rows: any[] }> };
+  tableName: string;
+  schemaName?: string;
+}
+
 /** The stores, as one object: the storage itself, or a view bound to one transaction. */
 export interface ServiceStores {
   users: UserStore;
@@ -309,10 +387,13 @@ export interface ServiceStores {
   versions: VersionStore;
   secrets: SecretStoreRecords;
   executions: ExecutionStore;
+  schedules: ScheduleStore;
 }
 
 export interface ServiceStorage extends ServiceStores {
   readonly name: string;
+  /** Rate limit counters shared by every process (Postgres); absent: each process counts alone. */
+  readonly rateLimitStore?: RateLimitStore;
   /**
    * Run `fn` with stores bound to one transaction: all of its writes commit together when it
    * resolves, none when it throws. Calls inside `fn` must use the stores passed to it.

@@ -1,9 +1,10 @@
 import type { Context } from 'hono';
-import type { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { ApiKeyRecord, OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
+import type { ScheduleLoop } from './domain/schedules.js';
+import type { ServiceLimiters } from './rate-limits.js';
 import type { SecretBox } from './secret-box.js';
 import type { HostedSettings } from './settings.js';
 
@@ -20,16 +21,10 @@ export interface ServiceDeps {
   tools?: ToolRegistry;
   /** Seals and opens the org secret store. */
   box: SecretBox;
-  limiters: {
-    /** Signup and login attempts per IP per minute. */
-    authIp: RateLimiterMemory;
-    /** Failed logins per account per 15 minutes. */
-    authAccount: RateLimiterMemory;
-    /** Bearer routes: requests per IP per minute, before authentication. */
-    ip: RateLimiterMemory;
-    /** Bearer routes: requests per org per minute. */
-    org: RateLimiterMemory;
-  };
+  /** Rate limiters (src/service/rate-limits.ts): shared by every process on Postgres. */
+  limiters: ServiceLimiters;
+  /** The scheduler loop of this process, when it runs one (routes poke it after a change). */
+  scheduler?: Pick<ScheduleLoop, 'poke'>;
 }
 
 /** The caller of a session-authenticated route. */

@@ -1,7 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { Context, MiddlewareHandler } from 'hono';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { cryptoIds, silentLogger, systemClock } from '../engine/defaults.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { DEFAULT_MAX_BODY_BYTES, readBodyText } from '../http/body.js';
@@ -13,6 +12,8 @@ import { requireKey } from './auth/bearer.js';
 import { requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorResponse, type Issue } from './errors.js';
+import { startScheduleLoop, type ScheduleLoop } from './domain/schedules.js';
+import { createLimiters } from './rate-limits.js';
 import { toRouteConfig, type ServiceRoute } from './route-table.js';
 import { createSecretBox } from './secret-box.js';
 import { auditRoutes } from './routes/audit.js';
@@ -27,6 +28,7 @@ import { secretRoutes } from './routes/secrets.js';
 import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { orgRoutes } from './routes/orgs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 
 /**
@@ -139,12 +141,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...(options.engine ? { engine: options.engine } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     box: createSecretBox(settings.secretsKeys),
-    limiters: {
-      authIp: new RateLimiterMemory({ points: settings.authIpLimitPerMinute, duration: 60 }),
-      authAccount: new RateLimiterMemory({ points: settings.authAccountFailuresPer15Min, duration: 15 * 60 }),
-      ip: new RateLimiterMemory({ points: settings.ipLimitPerMinute, duration: 60 }),
-      org: new RateLimiterMemory({ points: settings.orgLimitPerMinute, duration: 60 }),
-    },
+    limiters: createLimiters(settings, options.storage.rateLimitStore),
   };
   const { logger } = deps;
 
@@ -168,6 +165,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...streamRoutes(deps),
     ...gatewayRoutes(deps),
     ...mcpRoutes(deps),
+    ...scheduleRoutes(deps),
   ];
 
   app.use('*', async (c, next) => {
@@ -211,6 +209,11 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     return respondError(c as never, serviceError('not_found', 'no such route'), logger);
   });
 
+  // The scheduler loop (docs/hosted-api.md, "Schedules"): in every process that has an engine;
+  // claims in the database make each fire dispatch once however many run it.
+  const scheduler: ScheduleLoop | undefined = settings.scheduler && deps.engine ? startScheduleLoop(deps) : undefined;
+  if (scheduler) deps.scheduler = scheduler;
+
   let disposed: Promise<void> | undefined;
   return {
     fetch: async (request, env) => {
@@ -225,6 +228,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     settings,
     dispose() {
       disposed ??= (async () => {
+        await scheduler?.stop();
         if (options.ownsStorage !== false) await options.storage.dispose();
       })();
       return disposed;

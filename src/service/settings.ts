@@ -31,12 +31,17 @@ export interface HostedSettings {
   trustProxy: boolean;
   /** Keys of the org secret store (SVC_SECRETS_KEY): 32 bytes each, newest first. */
   secretsKeys: Buffer[];
+  /** Schedules whose consecutive fires can come closer than this many seconds are refused (SVC_MIN_CRON_INTERVAL). */
+  minCronIntervalSeconds: number;
+  /** Run the scheduler loop in this process (SVC_SCHEDULER=0 turns it off). Default true. */
+  scheduler: boolean;
 }
 
 export const DEFAULT_IP_LIMIT = 600;
 export const DEFAULT_ORG_LIMIT = 1200;
 export const DEFAULT_AUTH_IP_LIMIT = 100;
 export const DEFAULT_AUTH_ACCOUNT_LIMIT = 10;
+export const DEFAULT_MIN_CRON_INTERVAL = 60;
 
 const int = (name: string, value: string | undefined): number | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -61,6 +66,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['orgLimitPerMinute', 'SVC_ORG_LIMIT'],
     ['authIpLimitPerMinute', 'SVC_AUTH_IP_LIMIT'],
     ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
+    ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
   ];
   for (const [key, name] of limits) {
     const v = int(name, env[name]);
@@ -68,6 +74,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
   }
   if (env.SVC_SECRETS_KEY) out.secretsKeys = parseSecretsKeys(env.SVC_SECRETS_KEY);
   if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
+  if (env.SVC_SCHEDULER) out.scheduler = !(env.SVC_SCHEDULER === '0' || env.SVC_SCHEDULER === 'false');
   return out;
 }
 
@@ -109,5 +116,7 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     authAccountFailuresPer15Min: given.authAccountFailuresPer15Min ?? DEFAULT_AUTH_ACCOUNT_LIMIT,
     maxBodyBytes: given.maxBodyBytes ?? 1024 * 1024,
     trustProxy: given.trustProxy ?? false,
+    minCronIntervalSeconds: given.minCronIntervalSeconds ?? DEFAULT_MIN_CRON_INTERVAL,
+    scheduler: given.scheduler ?? true,
   };
 }

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { RateLimiterRes, type RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ServiceDeps, ServiceEnv } from '../context.js';
 import { serviceError } from '../errors.js';
 import { hashApiKey, parseApiKey } from './api-keys.js';
@@ -11,7 +11,7 @@ import { clientIp } from './guards.js';
  * the per-org limit. Sets `c.var.key`.
  */
 
-async function consume(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {
+async function consume(limiter: RateLimiterAbstract, key: string, limit: number): Promise<void> {
   try {
     await limiter.consume(key);
   } catch (res) {

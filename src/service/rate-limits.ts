@@ -1,0 +1,48 @@
+import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimitStore } from '../ports/service-storage.js';
+import type { HostedSettings } from './settings.js';
+
+/**
+ * The service's rate limiters (docs/hosted-api.md, "Rate limits"), from rate-limiter-flexible. On a
+ * storage with a shared store (Postgres) every limiter counts in its table, so all processes of the
+ * database share one budget per IP, org and account; each also has an in-memory insurance limiter that
+ * takes over while the database cannot answer. Without a shared store (PGlite: one process) they
+ * count in memory.
+ */
+export interface ServiceLimiters {
+  /** Signup and login attempts per IP per minute. */
+  authIp: RateLimiterAbstract;
+  /** Failed logins per account per 15 minutes. */
+  authAccount: RateLimiterAbstract;
+  /** Bearer routes: requests per IP per minute, before authentication. */
+  ip: RateLimiterAbstract;
+  /** Bearer routes: requests per org per minute. */
+  org: RateLimiterAbstract;
+}
+
+export function createLimiters(settings: HostedSettings, store: RateLimitStore | undefined): ServiceLimiters {
+  const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration });
+    if (!store) return memory;
+    return new RateLimiterPostgres({
+      storeClient: store.client,
+      storeType: 'pool',
+      tableName: store.tableName,
+      ...(store.schemaName !== undefined ? { schemaName: store.schemaName } : {}),
+      // The service migrations create the table; the limiter never runs DDL.
+      tableCreated: true,
+      // Expired rows are deleted by the limiter every 5 minutes (unref'd timer).
+      clearExpiredByTimeout: true,
+      keyPrefix,
+      points,
+      duration,
+      insuranceLimiter: memory,
+    });
+  };
+  return {
+    authIp: make('auth_ip', settings.authIpLimitPerMinute, 60),
+    authAccount: make('auth_account', settings.authAccountFailuresPer15Min, 15 * 60),
+    ip: make('ip', settings.ipLimitPerMinute, 60),
+    org: make('org', settings.orgLimitPerMinute, 60),
+  };
+}
