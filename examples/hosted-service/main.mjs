@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { builtinTools, createEngine, createHostedService, createToolRegistry, settingsFromEnv } from 'flowctl';
+import { builtinTools, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
 import { createPlaywrightExecutor } from 'flowctl/adapters/executor-playwright';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
 import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
@@ -76,18 +76,35 @@ async function main() {
   say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
   await storage.init();
 
-  // Bind first: a second instance on a busy port fails here, before it changes anything.
-  // The engine runs published versions by digest; browser steps run in one warm Chromium (started
-  // on the first browser step), a fresh context per run.
-  const browser = createPlaywrightExecutor();
-  const tools = createToolRegistry(builtinTools(), browser.tools);
-  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger() });
+  // SVC_EGRESS_ALLOW: comma-separated allowlist entries of the egress guard (docs/tools.md, "Policy").
+  const egressAllow = (env.SVC_EGRESS_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  try {
+    hostedToolPolicy({ allow: egressAllow });
+  } catch (err) {
+    fail(`SVC_EGRESS_ALLOW: ${err.message}`);
+  }
 
+  // Bind first: a second instance on a busy port fails here, before it changes anything.
   let service;
   const server = await serveNodeHttp({ fetch: (req, e) => service.fetch(req, e) }, { port: Number(port), host }).catch((err) => {
     fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
   });
   if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
+
+  // The engine runs published versions by digest; browser steps run in one warm Chromium (started
+  // on the first browser step), a fresh context per run. Every run is under the hosted tool policy:
+  // no shell or file tools, and the egress guard, which lets runs reach the SVC_EGRESS_ALLOW entries
+  // and this service's own public origin (the starter example's site) besides public addresses.
+  const ownOrigin = [];
+  try {
+    const publicUrl = new URL(settings.publicUrl);
+    ownOrigin.push(`${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === 'https:' ? 443 : 80)}`);
+  } catch {
+    // An invalid SVC_PUBLIC_URL is refused with its own message by createHostedService below.
+  }
+  const browser = createPlaywrightExecutor();
+  const tools = createToolRegistry(builtinTools(), browser.tools);
+  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
     service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger() });
   } catch (err) {
