@@ -203,6 +203,26 @@ describe('hosted MCP endpoint', () => {
     }
   });
 
+  it('concurrent SSE-first POSTs are each answered with their own stream (stateless: no session id)', async () => {
+    const answers = await Promise.all(
+      [0, 1, 2].map((i) =>
+        fetch(`${h.url}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${keys.all}`, 'content-type': 'application/json', accept: 'text/event-stream, application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/list' }),
+        }),
+      ),
+    );
+    for (const [i, res] of answers.entries()) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      expect(res.headers.get('mcp-session-id')).toBeNull();
+      const text = await res.text();
+      const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+      expect(data.at(-1)).toMatchObject({ jsonrpc: '2.0', id: 100 + i, result: { tools: expect.any(Array) } });
+    }
+  });
+
   it('a foreign Origin is refused with 403 (MCP DNS-rebinding rule); the service\'s own origin and no Origin pass', async () => {
     const post = (origin?: string) =>
       fetch(`${h.url}/mcp`, {
