@@ -9,6 +9,7 @@ import { createHostedService, type HostedService, type HostedServiceOptions } fr
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import type { HostedSettings } from '../../src/service/settings.js';
+import type { ServiceStorage } from '../../src/ports/service-storage.js';
 
 /**
  * A hosted service on in-memory PGlite, served on a loopback port, with a cookie-jar client per
@@ -20,6 +21,8 @@ export interface HostedFixture {
   server: NodeHttpServer;
   pglite: PGlite;
   engine: Engine;
+  /** The service storage the service runs on (for setting up states and independent reads). */
+  storage: ServiceStorage;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ export async function startHosted(
     server,
     pglite,
     engine,
+    storage,
     async close() {
       await server.close();
       await service.dispose();
