@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
+import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
+import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
+import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
+import { Client } from '../helpers/hosted.js';
+import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
+
+/**
+ * Rate limits shared across service instances on Postgres: two instances, each with its own
+ * connection pool, over one schema count in one table (rate-limiter-flexible's RateLimiterPostgres),
+ * so the org limit and the pre-authentication IP limit hold across both: the request after the
+ * limit, on either instance, is 429 with Retry-After and RateLimit.
+ */
+
+const ORG_LIMIT = 5;
+const IP_LIMIT = 8;
+
+describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) => {
+  const schema = uniqueSchemaName('svc_rl');
+  const instances: { engine: SqlStorage; service: HostedService; server: NodeHttpServer }[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      const engine = createSqlStorage({ databaseUrl: dbUrl, schema, poolSize: 3 });
+      const storage = createSqlServiceStorage(engine);
+      await storage.init();
+      let service!: HostedService;
+      const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
+      service = createHostedService({
+        storage,
+        settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, publicUrl: server.url, scheduler: false },
+      });
+      instances.push({ engine, service, server });
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const i of instances) {
+      await i.server.close();
+      await i.service.dispose();
+      await i.engine.dispose();
+    }
+    await dropSchema(dbUrl, schema);
+  });
+
+  const run = async (i: number, key: string | undefined) => {
+    const res = await fetch(`${instances[i]!.server.url}/v1/run/no-such-flow`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: res.status, body: (await res.json()) as { error: string }, headers: res.headers };
+  };
+
+  it('the org limit and the IP limit count across both instances: the next request on either is 429 with Retry-After and RateLimit', async () => {
+    const owner = new Client(instances[0]!.server.url);
+    const { org } = await owner.signup('limits@example.test');
+    const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
+    // ORG_LIMIT requests spread over both instances pass the limit (and find no such flow: 404).
+    for (let n = 0; n < ORG_LIMIT; n++) expect((await run(n % 2, key)).status).toBe(404);
+    for (const i of [0, 1]) {
+      const limited = await run(i, key);
+      expect([limited.status, limited.body.error]).toEqual([429, 'rate_limited']);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect(limited.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${ORG_LIMIT}, remaining=0, reset=\\d+$`));
+    }
+    // Independent read: one counter row for the org in the shared table, at the count of both instances.
+    const rows = await pgQuery<{ key: string; points: number }>(dbUrl, `select key, points from "${schema}".svc_rate_limits where key = $1`, [`org:${org.id}`]);
+    expect(rows).toEqual([{ key: `org:${org.id}`, points: ORG_LIMIT + 2 }]);
+
+    // The IP limit comes before the key: bad keys count too, and it holds across instances.
+    const ipSoFar = ORG_LIMIT + 2;
+    for (let n = ipSoFar; n < IP_LIMIT; n++) expect((await run(n % 2, 'svc_live_bad')).status).toBe(401);
+    for (const i of [0, 1]) {
+      const limited = await run(i, undefined);
+      expect([limited.status, limited.body.error]).toEqual([429, 'rate_limited']);
+      expect(limited.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${IP_LIMIT}, remaining=0, reset=\\d+$`));
+    }
+  });
+});
