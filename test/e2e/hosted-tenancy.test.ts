@@ -21,7 +21,7 @@ let h: HostedFixture;
 const A = { owner: undefined as unknown as Client, member: undefined as unknown as Client };
 let B: Client;
 const secretsOfA: string[] = [];
-const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '' };
+const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '', scheduleA: '' };
 
 beforeAll(async () => {
   h = await startHosted({ sessionSecrets: [SECRET] }, { clock });
@@ -46,13 +46,16 @@ beforeAll(async () => {
   ids.digestA = (await A.owner.call('POST', `/api/authoring/${ids.automationA}/publish`)).body.flow_digest;
   expect(ids.digestA).toMatch(/^sha256:/);
   await A.owner.call('PUT', '/api/secrets/tenant_a_secret', { value: 'TENANT-A-SECRET-VALUE' });
+  // A schedule of A (29 February 03:00: it never fires during the test).
+  ids.scheduleA = (await A.owner.call('POST', `/api/automations/${ids.automationA}/schedules`, { cron: '0 3 29 2 *' })).body.schedule.id;
+  expect(ids.scheduleA).toBeTruthy();
   // One run of A's automation (it fails: its site is not reachable), so A has an execution.
   const run = await fetch(`${h.url}/v1/run/tenant-a-flow`, { method: 'POST', headers: { authorization: `Bearer ${key.body.secret}` } });
   ids.runA = (await run.json()).run_id;
   ids.executionA = (await A.owner.call('GET', '/api/executions')).body.executions[0].id;
   expect(ids.executionA).toBeTruthy();
   secretsOfA.push(ids.runA, ids.executionA, 'Tenant A task text', 'tenant-a.test', 'tenant_a_out', 'TENANT-A-SECRET-VALUE', ids.automationA, ids.digestA);
-  secretsOfA.push(key.body.secret, 'Tenant A Org', 'owner-a@tenant-a.test', 'member-a@tenant-a.test', 'tenant-a-key', 'tenant-a-flow', ids.ownerA, ids.memberA, ids.keyA, ids.orgA);
+  secretsOfA.push(key.body.secret, 'Tenant A Org', 'owner-a@tenant-a.test', 'member-a@tenant-a.test', 'tenant-a-key', 'tenant-a-flow', ids.ownerA, ids.memberA, ids.keyA, ids.orgA, ids.scheduleA);
 });
 afterAll(async () => {
   await h?.close();
@@ -93,6 +96,10 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'get /api/executions': { path: '/api/executions' },
     'get /api/executions/{id}': { path: `/api/executions/${ids.executionA}` },
     'get /api/runs/{id}/stream': { path: `/api/runs/${ids.runA}/stream` },
+    'post /api/automations/{id}/schedules': { path: `/api/automations/${ids.automationA}/schedules`, body: { cron: '0 3 29 2 *' } },
+    'get /api/automations/{id}/schedules': { path: `/api/automations/${ids.automationA}/schedules` },
+    'patch /api/schedules/{id}': { path: `/api/schedules/${ids.scheduleA}`, body: { enabled: false } },
+    'delete /api/schedules/{id}': { path: `/api/schedules/${ids.scheduleA}` },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -168,6 +175,10 @@ describe('tenancy matrix (from the route table)', () => {
       'post /api/authoring/{id}/edit': [404, 'not_found'],
       'get /api/executions/{id}': [404, 'not_found'],
       'get /api/runs/{id}/stream': [404, 'not_found'],
+      'post /api/automations/{id}/schedules': [404, 'not_found'],
+      'get /api/automations/{id}/schedules': [404, 'not_found'],
+      'patch /api/schedules/{id}': [404, 'not_found'],
+      'delete /api/schedules/{id}': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };
