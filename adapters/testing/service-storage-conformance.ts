@@ -323,6 +323,28 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect((await other.automations.list(org.id)).map((x) => x.name)).toEqual(['invoice']);
       });
 
+      it('listMcpTools: published and failing automations with a live digest and mcp_enabled, oldest first, one org only', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const digest = `sha256:${'b'.repeat(64)}`;
+        const rows = [
+          automation(org.id, 'draft-one', { created_at: at(1) }),
+          automation(org.id, 'live-two', { created_at: at(2), status: 'published', live_digest: digest, task: 'Two' }),
+          automation(org.id, 'failing-three', { created_at: at(3), status: 'failing', live_digest: digest, failing_step: 'click_1' }),
+          automation(org.id, 'hidden-four', { created_at: at(4), status: 'published', live_digest: digest, mcp_enabled: false }),
+          automation(org.id, 'live-one', { created_at: at(1), status: 'published', live_digest: digest }),
+          automation(orgB.id, 'other-org', { created_at: at(1), status: 'published', live_digest: digest }),
+        ];
+        for (const r of rows) await storage.automations.create(r);
+        const listed = await (await independent()).automations.listMcpTools(org.id);
+        expect(listed.map((r) => r.name)).toEqual(['live-one', 'live-two', 'failing-three']);
+        expect(listed[1]).toEqual({ id: rows[1]!.id, name: 'live-two', task: 'Two', live_digest: digest });
+        await storage.automations.update(org.id, rows[1]!.id, { mcp_enabled: false });
+        await storage.automations.update(org.id, rows[0]!.id, { status: 'published', live_digest: digest });
+        expect((await storage.automations.listMcpTools(org.id)).map((r) => r.name)).toEqual(['draft-one', 'live-one', 'failing-three']);
+        expect((await storage.automations.listMcpTools(orgB.id)).map((r) => r.name)).toEqual(['other-org']);
+      });
+
       it('at most one starter example per org, also under concurrent creation', async () => {
         const { org } = await seedOrg(1);
         const other = await independent();

@@ -218,6 +218,14 @@ export interface SecretRecord {
   updated_at: string;
 }
 
+/** An automation offered as an MCP tool (AutomationStore.listMcpTools). */
+export interface McpToolRow {
+  id: string;
+  name: string;
+  task: string;
+  live_digest: string;
+}
+
 export interface AutomationStore {
   /** FlowError `conflict` (field `name`) when the org has the name. */
   create(automation: AutomationRecord): Promise<void>;
@@ -227,6 +235,12 @@ export interface AutomationStore {
   getExample(orgId: string): Promise<AutomationRecord | undefined>;
   /** Oldest first. */
   list(orgId: string): Promise<AutomationRecord[]>;
+  /**
+   * The automations the hosted MCP endpoint offers as tools, oldest first: not a draft, with a live
+   * digest, `mcp_enabled` true; only the fields a tool is made of (tools/list reads this on every
+   * request, so it stays narrow: docs/mcp.md, "Hosted").
+   */
+  listMcpTools(orgId: string): Promise<McpToolRow[]>;
   /** Change the given fields; returns the updated record, or undefined when not in the org. */
   update(orgId: string, id: string, patch: Partial<Pick<AutomationRecord, 'task' | 'site' | 'mcp_enabled' | 'status' | 'live_digest' | 'needs_attention' | 'failing_step'>>): Promise<AutomationRecord | undefined>;
 }

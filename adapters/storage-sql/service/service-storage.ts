@@ -628,6 +628,20 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           const rows = await automations().where('org_id', '=', orgId).orderBy('created_at').orderBy('name').execute();
           return rows.map((r) => toAutomation(r as AutomationRow));
         }),
+      listMcpTools: (orgId) =>
+        run('automations.listMcpTools', async () => {
+          const rows = await db
+            .selectFrom('svc_automations')
+            .select(['id', 'name', 'task', 'live_digest'])
+            .where('org_id', '=', orgId)
+            .where('status', '<>', 'draft')
+            .where('live_digest', 'is not', null)
+            .where('mcp_enabled', '=', true)
+            .orderBy('created_at')
+            .orderBy('name')
+            .execute();
+          return rows as { id: string; name: string; task: string; live_digest: string }[];
+        }),
       update: (orgId, id, patch) =>
         run('automations.update', async () => {
           const set: Record<string, unknown> = {};

@@ -66,19 +66,31 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     return spec;
   };
 
-  /** The automations this key sees as tools. */
-  const visible = async (key: ApiKeyRecord): Promise<{ automation: AutomationRecord; digest: string; spec: FlowSpec }[]> => {
+  /**
+   * The automations this key sees as tools (tools/list): one narrow query (published or failing,
+   * live digest, mcp_enabled), then the key's scope. Specs and shapes come from the digest caches.
+   */
+  const visible = async (key: ApiKeyRecord): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
+    const scope = key.automations !== undefined ? new Set(key.automations) : undefined;
     const out = [];
-    for (const a of await deps.storage.automations.list(key.org_id)) {
-      if (a.status === 'draft' || !a.live_digest || a.mcp_enabled === false) continue;
-      if (key.automations !== undefined && !key.automations.includes(a.name)) continue;
-      const spec = await specOf(a.live_digest);
-      if (spec) out.push({ automation: a, digest: a.live_digest, spec });
+    for (const row of await deps.storage.automations.listMcpTools(key.org_id)) {
+      if (scope && !scope.has(row.name)) continue;
+      const spec = await specOf(row.live_digest);
+      if (spec) out.push({ automation: row, digest: row.live_digest, spec });
     }
     return out;
   };
 
-  const toolOf = (t: { automation: AutomationRecord; digest: string; spec: FlowSpec }): McpTool => {
+  /** The one tool `name` if this key sees it (tools/call): the rules of `visible`, by name. */
+  const visibleByName = async (key: ApiKeyRecord, name: string): Promise<{ automation: AutomationRecord; digest: string; spec: FlowSpec } | undefined> => {
+    if (key.automations !== undefined && !key.automations.includes(name)) return undefined;
+    const a = await deps.storage.automations.getByName(key.org_id, name);
+    if (!a || a.status === 'draft' || !a.live_digest || a.mcp_enabled === false) return undefined;
+    const spec = await specOf(a.live_digest);
+    return spec ? { automation: a, digest: a.live_digest, spec } : undefined;
+  };
+
+  const toolOf = (t: { automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }): McpTool => {
     const shape = shapeOf(t.digest, t.spec);
     return {
       name: t.automation.name,
@@ -100,7 +112,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await visible(key)).map(toolOf) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const name = request.params.name;
-      const found = (await visible(key)).find((t) => t.automation.name === name);
+      const found = await visibleByName(key, name);
       // A tool the key does not see is the same error as a tool that does not exist.
       if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name.slice(0, 128)}"`);
       const shape = shapeOf(found.digest, found.spec);
@@ -189,7 +201,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         const messages = Array.isArray(parsed) ? parsed : parsed === undefined ? [] : [parsed];
         for (const m of messages as { method?: string; id?: unknown; params?: { name?: string } }[]) {
           if (m?.method !== 'tools/call' || key.mode !== 'test' || typeof m.params?.name !== 'string') continue;
-          const found = (await visible(key)).find((t) => t.automation.name === m.params!.name);
+          const found = await visibleByName(key, m.params.name);
           if (found && shapeOf(found.digest, found.spec).secretInputs.length > 0) {
             return c.body(
               jsonRpcError(m.id, -32001, 'test_key_forbidden: this automation uses production credentials (a secret input); call it with a svc_live_ key', { error: 'test_key_forbidden' }),
