@@ -159,4 +159,28 @@ describe('schedules: fires', () => {
     expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { enabled: false })).status).toBe(200);
     expect((await owner.call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
   });
+
+  it('no catch-up burst: a schedule that missed an hour of minutes fires once, for the latest missed minute', async () => {
+    const insertedAt = Date.now();
+    const hourAgo = new Date(insertedAt - 3600_000).toISOString();
+    const now = new Date(insertedAt).toISOString();
+    const base = { org_id: orgId, automation_id: automationId, flow_digest: liveDigest, enabled: true, created_by: 'test', timezone: undefined };
+    // Written as a process that was down for an hour would find it (not through the routes, which
+    // start a schedule now): since an hour ago, every minute.
+    const backlog = { ...base, id: 'backlog-' + insertedAt, cron: '* * * * *', inputs: { who: 'late' }, created_at: hourAgo, updated_at: hourAgo, since: hourAgo };
+    // Every second: the loop's ticks, counted without sleeping.
+    const ticker = { ...base, id: 'ticker-' + insertedAt, cron: '* * * * * *', inputs: { who: 'tick' }, created_at: now, updated_at: now, since: now };
+    await h.storage.schedules.create(backlog);
+    await h.storage.schedules.create(ticker);
+    await waitUntil(async () => (await h.storage.schedules.fires(orgId, ticker.id, 10)).length >= 3, { what: 'three ticks of the scheduler' });
+    const fires = (await h.storage.schedules.fires(orgId, backlog.id, 100)).reverse();
+    const minutesSince = Math.ceil((Date.now() - insertedAt) / 60_000);
+    expect(fires.length).toBeGreaterThanOrEqual(1);
+    expect(fires.length).toBeLessThanOrEqual(1 + minutesSince);
+    // The first fire is the latest minute before the loop saw the schedule, not an hour-old one.
+    expect(Date.parse(fires[0]!.fire_at)).toBeGreaterThan(insertedAt - 60_000);
+    expect(fires.every((f, i) => i === 0 || Date.parse(f.fire_at) - Date.parse(fires[i - 1]!.fire_at) === 60_000)).toBe(true);
+    await h.storage.schedules.delete(orgId, backlog.id);
+    await h.storage.schedules.delete(orgId, ticker.id);
+  });
 });
