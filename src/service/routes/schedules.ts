@@ -15,8 +15,8 @@ import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 const Inputs = z.record(z.string(), z.unknown()).openapi({ description: 'Fixed non-secret inputs of every fire, checked against the version it runs' });
 const Timezone = z.string().min(1).max(100).openapi({ description: 'IANA time zone the cron is read in; default UTC', example: 'Europe/Berlin' });
 const Cron = z.string().trim().min(1).max(200).openapi({ description: '5 fields, or 6 with a leading seconds field', example: '0 7 * * 1-5' });
-const CreateScheduleBody = z.object({ cron: Cron, inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.optional() }).strict().openapi('CreateScheduleBody');
-const PatchScheduleBody = z.object({ cron: Cron.optional(), inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.nullable().optional() }).strict().openapi('PatchScheduleBody');
+const CreateScheduleBody = z.object({ cron: Cron, inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.optional() }).openapi('CreateScheduleBody');
+const PatchScheduleBody = z.object({ cron: Cron.optional(), inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.nullable().optional() }).openapi('PatchScheduleBody');
 const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
 
 export const Schedule = z
