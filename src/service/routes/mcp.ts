@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { prettyJson, type Digest } from '../../canonical.js';
@@ -48,6 +49,10 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
   // Tool schemas by digest: a FlowSpec never changes, so tools/list never recompiles.
   const shapes = new Map<string, ToolShape>();
   const specs = new Map<string, FlowSpec>();
+  // The SDK server builds an Ajv instance (with formats) per Server unless given one: with a server
+  // per request that was a fixed cost on every request, so one validator serves them all (the
+  // endpoint never elicits, the only thing the SDK server validates with it).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   const shapeOf = (digest: string, spec: FlowSpec): ToolShape => {
     let shape = shapes.get(digest);
@@ -108,7 +113,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
    * a run goes on if the caller hangs up, as at the gateway.
    */
   function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
-    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} } });
+    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await visible(key)).map(toolOf) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const name = request.params.name;
