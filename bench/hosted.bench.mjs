@@ -123,7 +123,7 @@ The session check against a bare Hono route on the same server, ${CONNECTIONS} c
 
 | route | req/s | p50 ms | p99 ms | server p50 ms | server p99 ms |
 |---|---|---|---|---|---|
-| GET /api/session (signature, one joined query, orgs list) | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${fmt(s.server50)} | ${fmt(s.server99)} |
+| GET /api/session (signature, one call of the session lookup function, orgs list) | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${fmt(s.server50)} | ${fmt(s.server99)} |
 | GET /bench/bare (same body, no work) | ${Math.round(b.rps)} | ${b.p50} | ${b.p99} | ${fmt(b.server50)} | ${fmt(b.server99)} |
 
 Session / bare throughput: **${((s.rps / b.rps) * 100).toFixed(1)}%**. Session check server time p50 **${fmt(s.server50)} ms** (target < 1 ms: ${s.server50 < 1 ? 'met' : 'not met'}).
