@@ -1,5 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import { SerialPGliteDialect } from './serial-pglite.js';
 import type pg from 'pg';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Storage } from '../../src/ports/storage.js';
@@ -47,7 +49,27 @@ export interface SqlStorage extends Storage {
   readonly db: Kysely<SqlDatabase>;
   init(): Promise<void>;
   dispose(): Promise<void>;
+  /**
+   * Run `fn` in one database transaction (docs/storage-sql.md, "Transactions"). `tx` has the same
+   * stores over the transaction, and `tx.db` is the transaction's kysely for a consumer's own
+   * tables. fn's writes commit together when it resolves, and none of them when it throws (its
+   * error is rethrown as it is); other connections do not see them before the commit.
+   * - Inside fn, use `tx` only: a call on this storage from fn's async context fails at once with
+   *   `transaction_in_progress` (on PGlite, one connection, it would otherwise wait for the
+   *   transaction that waits for it). Calls from elsewhere run normally; on PGlite they queue
+   *   behind the transaction.
+   * - `tx.transaction` (nesting) fails with `nested_transaction`; `tx` used after fn settled fails
+   *   with `transaction_closed`; `tx.journal.watch` fails with `unsupported_in_transaction`.
+   */
+  transaction<T>(fn: (tx: SqlStorageTransaction) => Promise<T>): Promise<T>;
 }
+
+/** The storage as seen inside `SqlStorage.transaction(fn)`. */
+export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'transaction'> & {
+  init(): Promise<void>;
+  dispose(): Promise<void>;
+  transaction(): Promise<never>;
+};
 
 interface Driver {
   kysely: Kysely<SqlDatabase>;
@@ -67,7 +89,7 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
   }
   if (options.pglite !== undefined) {
     const conn = isPGliteInstance(options.pglite) ? borrowPGlite(options.pglite) : openPGlite(options.pglite);
-    const kysely = new Kysely<SqlDatabase>({ dialect: new PGliteDialect({ pglite: async () => conn.forKysely() }) });
+    const kysely = new Kysely<SqlDatabase>({ dialect: new SerialPGliteDialect({ pglite: async () => conn.forKysely() }) });
     return {
       kysely,
       target: { driver: 'pglite', ...(conn.dataDir ? { dataDir: conn.dataDir } : {}) },
@@ -120,12 +142,20 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     return initPromise;
   };
 
+  // The async context of an open transaction's fn, to refuse calls on the storage from inside it.
+  const inTransaction = new AsyncLocalStorage<true>();
   const ctx: SqlContext = {
     db,
     channel,
     notifier: driver.notifier,
     watchPollMs: options.watchPollMs ?? 1000,
     async guard(op, fn) {
+      if (inTransaction.getStore()) {
+        throw new FlowError(
+          'transaction_in_progress',
+          prefixed('storage-sql', `${op} was called on the storage inside transaction(fn): use the tx view fn was given`),
+        );
+      }
       await init();
       try {
         return await fn();
@@ -133,6 +163,70 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
         throw mapError(err, op);
       }
     },
+  };
+
+  const journal = sqlJournalStore(ctx);
+
+  const transaction = async <T>(fn: (tx: SqlStorageTransaction) => Promise<T>): Promise<T> => {
+    if (inTransaction.getStore()) {
+      throw new FlowError('nested_transaction', prefixed('storage-sql', 'transaction() inside a transaction is not supported: use the tx view you were given'));
+    }
+    await init();
+    // fn's own error goes back to the caller as it is; only the storage's failures are mapped.
+    let fnError: { error: unknown } | undefined;
+    try {
+      return await db.transaction().execute(async (trx) => {
+        let open = true;
+        const tctx: SqlContext = {
+          db: trx,
+          channel,
+          notifier: driver.notifier,
+          watchPollMs: ctx.watchPollMs,
+          async guard(op, inner) {
+            if (!open) throw new FlowError('transaction_closed', prefixed('storage-sql', `${op} on a transaction view after its fn settled`));
+            try {
+              return await inner();
+            } catch (err) {
+              throw mapError(err, op);
+            }
+          },
+        };
+        const txJournal = sqlJournalStore(tctx);
+        const tx: SqlStorageTransaction = {
+          name: `sql-${driver.target.driver}`,
+          driver: driver.target.driver,
+          schema,
+          flags,
+          db: trx,
+          specs: sqlSpecStore(tctx),
+          deploys: sqlDeployStore(tctx),
+          runs: sqlRunStore(tctx),
+          journal: {
+            ...txJournal,
+            // Following a journal waits for other writers' commits, which a transaction must not do.
+            // eslint-disable-next-line require-yield
+            watch: async function* () {
+              throw new FlowError('unsupported_in_transaction', prefixed('storage-sql', 'journal.watch inside transaction(fn): watch the storage itself, after the commit'));
+            },
+          },
+          artifacts: sqlArtifactStore(tctx),
+          init: () => Promise.resolve(),
+          dispose: () => Promise.resolve(),
+          transaction: () => Promise.reject(new FlowError('nested_transaction', prefixed('storage-sql', 'transaction() inside a transaction is not supported: use the tx view you were given'))),
+        };
+        try {
+          return await inTransaction.run(true, () => fn(tx));
+        } catch (err) {
+          fnError = { error: err };
+          throw err;
+        } finally {
+          open = false;
+        }
+      });
+    } catch (err) {
+      if (fnError !== undefined && err === fnError.error) throw err;
+      throw mapError(err, 'transaction');
+    }
   };
 
   const flags = { crossProcessWatch: driver.target.driver === 'postgres', durable: driver.target.driver === 'postgres' || driver.target.dataDir !== undefined };
@@ -146,8 +240,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     specs: sqlSpecStore(ctx),
     deploys: sqlDeployStore(ctx),
     runs: sqlRunStore(ctx),
-    journal: sqlJournalStore(ctx),
+    journal,
     artifacts: sqlArtifactStore(ctx),
+    transaction,
     init,
     dispose() {
       disposed ??= (async () => {
