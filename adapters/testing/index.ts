@@ -2,3 +2,4 @@
 export { describeStorageConformance, type StorageConformanceOptions } from './storage-conformance.js';
 export { sampleJournal, sampleRun, conformanceTools, conformanceSpec, conformanceId } from './conformance-fixtures.js';
 export { describeServiceStorageConformance, type ServiceStorageConformanceOptions } from './service-storage-conformance.js';
+export { describeRunLifecycleConformance, type RunLifecycleConformanceOptions } from './run-lifecycle-conformance.js';

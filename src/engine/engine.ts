@@ -169,10 +169,23 @@ export function createEngine(options: EngineOptions): Engine {
     if (abortFirst) controller.abort(abortFirst);
     const signal = runOptions.signal ? AbortSignal.any([runOptions.signal, controller.signal]) : controller.signal;
     const heartbeat = startHeartbeat(launch.runId, controller);
-    const done = executeLaunch(launch, runOptions, signal).finally(() => {
-      clearInterval(heartbeat);
-      inflight.delete(launch.runId);
-    });
+    // Recovery closed the run under us (our lease had expired): our own closing append then
+    // conflicts with the recovered journal. The caller learns why, not that an append failed.
+    const lost = (err: unknown): unknown => {
+      const reason: unknown = controller.signal.reason;
+      return isFlowError(reason) && reason.code === 'worker_lost' && isFlowError(err) && err.code === 'journal_conflict' ? reason : err;
+    };
+    const done = executeLaunch(launch, runOptions, signal)
+      .then(
+        (outcome) => (outcome.fatal ? { ...outcome, fatal: lost(outcome.fatal) as typeof outcome.fatal } : outcome),
+        (err: unknown) => {
+          throw lost(err);
+        },
+      )
+      .finally(() => {
+        clearInterval(heartbeat);
+        inflight.delete(launch.runId);
+      });
     inflight.set(launch.runId, { controller, done: done.catch(() => undefined) });
     return done;
   }

@@ -1,4 +1,3 @@
-import { PGlite } from '@electric-sql/pglite';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,15 +6,13 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqlStorage } from '../../adapters/storage-sql/index.js';
 import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import type { Storage } from '../../src/ports/storage.js';
 import { verifyJournal } from '../../src/run/fixture.js';
 import type { JournalEntry } from '../../src/run/types.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
 import { lifecycleSpec, lifecycleTools } from './run-lifecycle-tools.js';
 
-// Runs by id across engine instances over one store (PGlite, Postgres), cancel from another instance,
-// and a SIGKILLed executor recovered by lease (docs/journal.md, "Leases and recovery"). Everything
+// A SIGKILLed executor process recovered by lease (runs by id across instances, cancel and a stalled
+// executor are the flowctl/testing run-lifecycle suite: test/conformance/run-lifecycle.test.ts) (docs/journal.md, "Leases and recovery"). Everything
 // waits on events (journal entries, process output and exit); caps only end a hang.
 
 const LEASE_MS = 300;
@@ -50,12 +47,6 @@ async function collect(iter: AsyncIterable<JournalEntry>): Promise<JournalEntry[
   return out;
 }
 
-/** Resolves once the journal has a step_started of `step` (through the engine's watch). */
-async function stepStarted(engine: Engine, runId: string, step: string): Promise<void> {
-  for await (const e of engine.watch(runId)) if (e.event === 'step_started' && e.step === step) return;
-  throw new Error(`run ${runId} ended before step ${step} started`);
-}
-
 /** A child executing `runId`; `started` resolves when it printed `step wait`, `exited` on exit. */
 function spawnExecutor(runId: string, store: string[]) {
   const child = spawn(process.execPath, [childScript, runId, String(LEASE_MS), ...store], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -74,56 +65,6 @@ function spawnExecutor(runId: string, store: string[]) {
   return { child, started, exited };
 }
 
-function describeTwoInstances(name: string, open: () => Promise<Storage>) {
-  describe(`runs by id across two engine instances: ${name}`, () => {
-    it('A prepares, B executes, A watches to the end and reads the result', async () => {
-      const a = createEngine({ storage: await open(), tools: lifecycleTools(), leaseMs: LEASE_MS });
-      const b = createEngine({ storage: await open(), tools: lifecycleTools(), leaseMs: LEASE_MS });
-      try {
-        const { run_id, status } = await a.prepare({ spec: lifecycleSpec(false) }, { who: 'org-a' });
-        expect(status).toBe('pending');
-        const watched = collect(a.watch(run_id));
-        const run = await b.execute(run_id);
-        expect(run).toMatchObject({ status: 'succeeded', output: 'org-a' });
-        const entries = await watched;
-        expect(entries.map((e) => e.event)).toEqual(['run_started', 'step_started', 'step_succeeded', 'run_finished']);
-        const seen = (await a.getRun(run_id))!;
-        expect(seen).toMatchObject({ status: 'succeeded', output: 'org-a' });
-        expect(() => verifyJournal(seen)).not.toThrow();
-      } finally {
-        await a.dispose();
-        await b.dispose();
-      }
-    });
-
-    it('cancels from another instance: the executor stops at its heartbeat and the run ends canceled', async () => {
-      const a = createEngine({ storage: await open(), tools: lifecycleTools(), leaseMs: LEASE_MS });
-      const b = createEngine({ storage: await open(), tools: lifecycleTools(), leaseMs: LEASE_MS });
-      try {
-        const { run_id } = await a.prepare({ spec: lifecycleSpec(true) }, { who: 'org-a' });
-        const executing = b.execute(run_id);
-        await stepStarted(a, run_id, 'wait');
-        expect(await a.cancel(run_id)).toEqual({ run_id, status: 'canceled' });
-        expect((await executing).status).toBe('canceled');
-        const run = (await a.getRun(run_id))!;
-        expect(run.journal.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled', error: { code: 'canceled', step: 'wait' } });
-        expect((await a.replay({ run_id }, { mode: 'verify' })).status).toBe('canceled');
-      } finally {
-        await a.dispose();
-        await b.dispose();
-      }
-    });
-  });
-}
-
-let pglite: Promise<PGlite> | undefined;
-afterAll(async () => {
-  await (await pglite)?.close();
-});
-{
-  const schema = uniqueSchemaName();
-  describeTwoInstances('PGlite', async () => createSqlStorage({ pglite: await (pglite ??= PGlite.create()), schema }));
-}
 
 describe('a SIGKILLed executor (PGlite data folder): recovered as worker_lost', () => {
   it('after the kill, the next engine over the folder ends the run failed worker_lost within a lease and a sweep', async () => {
@@ -157,9 +98,6 @@ describePostgres('runs by id on Postgres', (url) => {
   afterAll(async () => {
     for (const s of schemas) await dropSchema(url, s);
   });
-  const schema = uniqueSchemaName();
-  schemas.push(schema);
-  describeTwoInstances('Postgres', async () => createSqlStorage({ databaseUrl: url, schema, poolSize: 2 }));
 
   it('a SIGKILLed executor process: the run ends failed worker_lost, the watch ends, replay reports it', async () => {
     const killSchema = uniqueSchemaName();
