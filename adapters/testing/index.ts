@@ -3,3 +3,4 @@ export { describeStorageConformance, type StorageConformanceOptions } from './st
 export { sampleJournal, sampleRun, conformanceTools, conformanceSpec, conformanceId } from './conformance-fixtures.js';
 export { describeServiceStorageConformance, type ServiceStorageConformanceOptions } from './service-storage-conformance.js';
 export { describeRunLifecycleConformance, type RunLifecycleConformanceOptions } from './run-lifecycle-conformance.js';
+export { describeSecretStoreConformance, type SecretStoreConformanceOptions } from './secret-store-conformance.js';

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { FlowError } from '../../errors.js';
 import type { SecretStore } from '../../ports/secrets.js';
+import { isSecretRef } from '../../secrets/refs.js';
 import type { ServiceStores } from '../../ports/service-storage.js';
 import { audit, type ServiceDeps } from '../context.js';
 import { serviceError } from '../errors.js';
@@ -21,7 +22,8 @@ export function orgSecretStore(deps: ServiceDeps, stores: ServiceStores, orgId: 
   return {
     name: 'org-secrets',
     async resolve(ref: string) {
-      const name = ref.startsWith('secret:') ? ref.slice('secret:'.length) : ref;
+      if (!isSecretRef(ref)) throw new FlowError('invalid_secret_ref', `[flowctl] [service] "${String(ref).slice(0, 128)}" is not a secret reference (secret:<name>)`);
+      const name = ref.slice('secret:'.length);
       const rec = SECRET_NAME.test(name) ? await stores.secrets.get(orgId, name) : undefined;
       if (!rec) throw new FlowError('secret_not_found', `[flowctl] [service] the org has no secret "${name.slice(0, 128)}" (set it with PUT /api/secrets/${name.slice(0, 128)})`);
       return deps.box.open(orgId, name, rec.ciphertext);
