@@ -4,3 +4,4 @@ export { sampleJournal, sampleRun, conformanceTools, conformanceSpec, conformanc
 export { describeServiceStorageConformance, type ServiceStorageConformanceOptions } from './service-storage-conformance.js';
 export { describeRunLifecycleConformance, type RunLifecycleConformanceOptions } from './run-lifecycle-conformance.js';
 export { describeSecretStoreConformance, type SecretStoreConformanceOptions } from './secret-store-conformance.js';
+export { describeExecutorConformance, type ExecutorConformanceOptions } from './executor-conformance.js';
