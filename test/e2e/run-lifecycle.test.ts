@@ -99,6 +99,33 @@ describePostgres('runs by id on Postgres', (url) => {
     for (const s of schemas) await dropSchema(url, s);
   });
 
+  it('two processes: this one prepares, a child process executes by id, this one watches to the end and reads the result', async () => {
+    const twoSchema = uniqueSchemaName();
+    schemas.push(twoSchema);
+    const engine = createEngine({ storage: createSqlStorage({ databaseUrl: url, schema: twoSchema, poolSize: 2 }), tools: lifecycleTools(), leaseMs: LEASE_MS });
+    try {
+      const { run_id, status } = await engine.prepare({ spec: lifecycleSpec(false) }, { who: 'org-two' });
+      expect(status).toBe('pending');
+      const watched = collect(engine.watch(run_id));
+      watched.catch(() => undefined); // awaited below
+      const child = spawn(process.execPath, [childScript, run_id, String(LEASE_MS), 'postgres', url, twoSchema], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const cap = setTimeout(() => child.kill('SIGKILL'), 300_000);
+      const code = await new Promise<number | null>((r) => child.on('exit', (c) => (clearTimeout(cap), r(c))));
+      expect(code, out).toBe(0);
+      expect(out).toContain('finished succeeded');
+      const entries = await watched;
+      expect(entries.map((e) => e.event)).toEqual(['run_started', 'step_started', 'step_succeeded', 'run_finished']);
+      const run = (await engine.getRun(run_id))!;
+      expect(run).toMatchObject({ status: 'succeeded', output: 'org-two' });
+      expect(() => verifyJournal(run)).not.toThrow();
+    } finally {
+      await engine.dispose();
+    }
+  });
+
   it('a SIGKILLed executor process: the run ends failed worker_lost, the watch ends, replay reports it', async () => {
     const killSchema = uniqueSchemaName();
     schemas.push(killSchema);
