@@ -105,7 +105,9 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     if (source.flows.length === 0) {
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
     }
-    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd, allowSecretRefs });
+    // recoverDeadPids: a run left by a serve of this host that is gone (SIGKILL) ends worker_lost at
+    // start, not a lease time later; runs of live processes and of other hosts wait for their lease.
+    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd, allowSecretRefs, recoverDeadPids: true });
     const launcher = createLauncher({
       engine,
       flows: source.flows,
