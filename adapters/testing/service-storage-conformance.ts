@@ -345,6 +345,48 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect((await storage.automations.listMcpTools(orgB.id)).map((r) => r.name)).toEqual(['other-org']);
       });
 
+      it('mcpToolsFingerprint: equal exactly when listMcpTools is equal; each change of what a tool is made of changes it', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const digest = `sha256:${'c'.repeat(64)}`;
+        const other = `sha256:${'d'.repeat(64)}`;
+        const fp = async () => (await independent()).automations.mcpToolsFingerprint(org.id);
+        const empty = await fp();
+        expect(typeof empty).toBe('string');
+        expect(await storage.automations.mcpToolsFingerprint(orgB.id)).toBe(empty);
+        const a = automation(org.id, 'alpha', { created_at: at(1), status: 'published', live_digest: digest, task: 'A' });
+        const b = automation(org.id, 'beta', { created_at: at(2), status: 'draft' });
+        await storage.automations.create(a);
+        await storage.automations.create(b);
+        const seen = new Set([empty]);
+        const changed = async (why: string) => {
+          const now = await fp();
+          expect(seen.has(now), why).toBe(false);
+          seen.add(now);
+          expect(await fp(), `${why}: stable while nothing changes`).toBe(now);
+          return now;
+        };
+        const one = await changed('a published tool');
+        await storage.automations.create(automation(orgB.id, 'gamma', { created_at: at(1), status: 'published', live_digest: digest }));
+        expect(await fp(), 'another org changes nothing here').toBe(one);
+        await storage.automations.update(org.id, b.id, { task: 'still a draft' });
+        expect(await fp(), 'a draft is not a tool').toBe(one);
+        await storage.automations.update(org.id, a.id, { task: 'A, reworded' });
+        await changed('task');
+        await storage.automations.update(org.id, a.id, { live_digest: other });
+        const moved = await changed('live digest');
+        await storage.automations.update(org.id, a.id, { mcp_enabled: false });
+        expect(await fp(), 'mcp_enabled off: the list is empty again, and so is the fingerprint').toBe(empty);
+        await storage.automations.update(org.id, a.id, { mcp_enabled: true });
+        expect(await fp(), 'back on: the same list as before, the same fingerprint').toBe(moved);
+        // Text that would concatenate alike still differs (fields are length-prefixed).
+        await storage.automations.update(org.id, a.id, { task: 'A;B' });
+        const joined = await fp();
+        await storage.automations.update(org.id, a.id, { task: 'A' });
+        await storage.automations.update(org.id, b.id, { status: 'published', live_digest: digest, task: 'B' });
+        expect(await fp()).not.toBe(joined);
+      });
+
       it('at most one starter example per org, also under concurrent creation', async () => {
         const { org } = await seedOrg(1);
         const other = await independent();

@@ -241,6 +241,12 @@ export interface AutomationStore {
    * request, so it stays narrow: docs/mcp.md, "Hosted").
    */
   listMcpTools(orgId: string): Promise<McpToolRow[]>;
+  /**
+   * A digest of exactly what `listMcpTools(orgId)` would return now (fields and order): equal
+   * digests mean equal lists. Cheaper than the list itself, so tools/list can keep the rows and ask
+   * only this on every request.
+   */
+  mcpToolsFingerprint(orgId: string): Promise<string>;
   /** Change the given fields; returns the updated record, or undefined when not in the org. */
   update(orgId: string, id: string, patch: Partial<Pick<AutomationRecord, 'task' | 'site' | 'mcp_enabled' | 'status' | 'live_digest' | 'needs_attention' | 'failing_step'>>): Promise<AutomationRecord | undefined>;
 }

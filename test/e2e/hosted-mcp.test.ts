@@ -128,6 +128,21 @@ describe('hosted MCP endpoint', () => {
     await scoped.close();
   });
 
+  it('a change after a listing shows in the next one (tool rows are cached under a fingerprint of the list)', async () => {
+    const client = await connect(keys.all!);
+    const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();
+    const before = await names();
+    expect(before).toContain('read-title');
+    const readTitle = (await owner.call('GET', '/api/automations')).body.automations.find((a: { name: string }) => a.name === 'read-title');
+    expect((await owner.call('PATCH', `/api/automations/${readTitle.id}`, { mcp_enabled: false })).status).toBe(200);
+    expect(await names()).toEqual(before.filter((n) => n !== 'read-title'));
+    await expect(client.callTool({ name: 'read-title', arguments: {} })).rejects.toThrow(/unknown tool/);
+    expect((await owner.call('PATCH', `/api/automations/${readTitle.id}`, { task: 'Read the heading, reworded', mcp_enabled: true })).status).toBe(200);
+    const again = (await client.listTools()).tools.find((t) => t.name === 'read-title');
+    expect(again?.description).toBe('Read the heading, reworded');
+    await client.close();
+  });
+
   it('JSON mode: a call runs the live version and returns structuredContent; bad arguments are an isError result', async () => {
     const client = await connect(keys.all!);
     const r = await client.callTool({ name: 'example-forecast', arguments: { city: 'Quito' } });

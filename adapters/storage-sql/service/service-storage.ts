@@ -642,6 +642,20 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
             .execute();
           return rows as { id: string; name: string; task: string; live_digest: string }[];
         }),
+      mcpToolsFingerprint: (orgId) =>
+        run('automations.mcpToolsFingerprint', async () => {
+          // The rows of listMcpTools, in its order, each field length-prefixed (so no text can make two
+          // lists concatenate alike), hashed in the database: one short row instead of the list.
+          const field = (col: string) => `length(${col})::text || ':' || ${col}`;
+          const row = sql.raw(
+            `${field('id')} || ${field('name')} || (case when task is null then 'N' else 'S' || ${field('task')} end) || ${field('live_digest')}`,
+          );
+          const { rows } = await sql<{ fp: string }>`
+            select encode(sha256(convert_to(coalesce(string_agg(${row}, ';' order by created_at, name), ''), 'UTF8')), 'hex') || '/' || count(*)::text as fp
+              from ${schema === undefined ? sql.id('svc_automations') : sql.id(schema, 'svc_automations')}
+             where org_id = ${orgId} and status <> 'draft' and live_digest is not null and mcp_enabled = true`.execute(db);
+          return rows[0]!.fp;
+        }),
       update: (orgId, id, patch) =>
         run('automations.update', async () => {
           const set: Record<string, unknown> = {};

@@ -11,7 +11,7 @@ import { readBodyText } from '../../http/body.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
-import type { ApiKeyRecord, AutomationRecord } from '../../ports/service-storage.js';
+import type { ApiKeyRecord, AutomationRecord, McpToolRow } from '../../ports/service-storage.js';
 import type { JournalEntry } from '../../run/types.js';
 import { validateAgainstSchema } from '../../tools/contract.js';
 import type { JsonSchema } from '../../tools/types.js';
@@ -75,10 +75,29 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
    * The automations this key sees as tools (tools/list): one narrow query (published or failing,
    * live digest, mcp_enabled), then the key's scope. Specs and shapes come from the digest caches.
    */
+  // Each org's tool rows, kept with the fingerprint they were read under (bounded, oldest org out
+  // first). A request asks only the fingerprint; the rows are read again when it moved. Rows are
+  // kept only when the fingerprint was the same before and after reading them, so a change racing
+  // the read is never cached under the older fingerprint.
+  const rowsByOrg = new Map<string, { fp: string; rows: McpToolRow[] }>();
+  const MAX_CACHED_ORGS = 1000;
+  const toolRows = async (orgId: string): Promise<McpToolRow[]> => {
+    const fp = await deps.storage.automations.mcpToolsFingerprint(orgId);
+    const cached = rowsByOrg.get(orgId);
+    if (cached?.fp === fp) return cached.rows;
+    const rows = await deps.storage.automations.listMcpTools(orgId);
+    if ((await deps.storage.automations.mcpToolsFingerprint(orgId)) === fp) {
+      rowsByOrg.delete(orgId);
+      rowsByOrg.set(orgId, { fp, rows });
+      if (rowsByOrg.size > MAX_CACHED_ORGS) rowsByOrg.delete(rowsByOrg.keys().next().value!);
+    }
+    return rows;
+  };
+
   const visible = async (key: ApiKeyRecord): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
     const scope = key.automations !== undefined ? new Set(key.automations) : undefined;
     const out = [];
-    for (const row of await deps.storage.automations.listMcpTools(key.org_id)) {
+    for (const row of await toolRows(key.org_id)) {
       if (scope && !scope.has(row.name)) continue;
       const spec = await specOf(row.live_digest);
       if (spec) out.push({ automation: row, digest: row.live_digest, spec });
