@@ -117,6 +117,7 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         const { run_id, status } = await a.prepare({ spec: spec(false) }, { who: 'org-a' });
         expect(status).toBe('pending');
         const watched = collect(a.watch(run_id));
+        watched.catch(() => undefined); // awaited below; a failure before that must not go unhandled
         const run = await b.execute(run_id);
         expect(run).toMatchObject({ status: 'succeeded', output: 'org-a' });
         expect((await watched).map((e) => e.event)).toEqual(['run_started', 'step_started', 'step_succeeded', 'run_finished']);
@@ -135,6 +136,7 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
       try {
         const { run_id } = await a.prepare({ spec: spec(true) }, { who: 'org-a' });
         const executing = b.execute(run_id);
+        executing.catch(() => undefined); // awaited below; a failure before that must not go unhandled
         await stepStarted(a, run_id, 'wait');
         expect(await a.cancel(run_id)).toEqual({ run_id, status: 'canceled' });
         expect((await executing).status).toBe('canceled');
@@ -154,9 +156,14 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
       const sweeper = createEngine({ storage: await options.open(), tools: tools(), leaseMs, sweepMs: leaseMs });
       try {
         const { run_id } = await sweeper.prepare({ spec: spec(true) }, { who: 'org-a' });
-        const executing = executor.execute(run_id);
+        // Settled into a value at once: it may end (worker_lost) before this test gets to await it.
+        const executing = executor.execute(run_id).then(
+          (r) => `resolved ${r.status}`,
+          (err: unknown) => (err as { code?: string }).code,
+        );
         await stepStarted(sweeper, run_id, 'wait');
         const watched = collect(sweeper.watch(run_id));
+        watched.catch(() => undefined); // awaited below; a failure before that must not go unhandled
         stalledStore.stall();
         const entries = await watched;
         expect(entries.at(-1)).toMatchObject({ event: 'run_finished', status: 'failed', error: { code: 'worker_lost', step: 'wait' } });
@@ -165,11 +172,7 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         expect(() => verifyJournal(run)).not.toThrow();
         // The stalled executor reads the closed record at its next beat and stops with worker_lost,
         // writing nothing more.
-        const outcome = await executing.then(
-          (r) => `resolved ${r.status}`,
-          (err: unknown) => (err as { code?: string }).code,
-        );
-        expect(outcome).toBe('worker_lost');
+        expect(await executing).toBe('worker_lost');
         expect((await sweeper.getRun(run_id))!.journal).toHaveLength(entries.length);
         const open: RunRecord[] = await sweeper.listRuns({ status: ['pending', 'running'] });
         expect(open.map((r) => r.id)).not.toContain(run_id);
