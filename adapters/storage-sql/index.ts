@@ -4,6 +4,8 @@ export type { SqlStorage, SqlStorageOptions, SqlStorageTransaction } from './sql
 export { sqlStorageFromEnv, DEFAULT_PGLITE_DIR } from './sql-env.js';
 export type { SqlStorageFromEnvOptions } from './sql-env.js';
 export { MIGRATIONS } from './migrations.js';
+export { applyMigrationSet, migrationSetCurrent } from './migration-set.js';
+export type { MigrationSet } from './migration-set.js';
 export { DEFAULT_POOL_SIZE, DEFAULT_CONNECT_TIMEOUT_MS } from './pg-connection.js';
 export type { SqlDatabase } from './schema.js';
 export { createSqlServiceStorage } from './service/service-storage.js';

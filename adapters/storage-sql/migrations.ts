@@ -1,12 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import { FlowError, prefixed } from '../../src/errors.js';
-import { quoteIdent } from './journal-notifier.js';
+import type { Migration } from 'kysely/migration';
+import { ENGINE_MIGRATION_LOCK_TABLE, ENGINE_MIGRATION_TABLE, migrateSet, type MigrationSet } from './migration-set.js';
 import { DIGEST_SQL_PATTERN, RUN_STATUSES, UUID_SQL_PATTERN } from './schema.js';
-import { errorCode } from './sql-errors.js';
 
 /**
- * The one migration set, shared by PGlite and Postgres, applied by kysely's Migrator at init.
+ * The engine's migration set, shared by PGlite and Postgres, applied by kysely's Migrator at init.
  * Names sort in the order they apply. Never edit a released migration: add the next one.
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -77,49 +75,20 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   },
 };
 
-const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
+/** The engine's set, over kysely's default migration tables (released databases carry them). */
+export const ENGINE_MIGRATION_SET: MigrationSet = {
+  name: 'engine',
+  table: ENGINE_MIGRATION_TABLE,
+  lockTable: ENGINE_MIGRATION_LOCK_TABLE,
+  migrations: MIGRATIONS,
+};
 
 /**
- * Bring the database to the latest schema this code knows. A database that recorded a migration
- * this code does not know was written by a newer flowctl: refuse it (FlowError `schema_too_new`)
- * rather than run against tables we do not understand.
+ * Bring the database to the latest engine schema this code knows. A database whose engine migration
+ * table records a migration this code does not know was written by a newer flowctl: refuse it
+ * (FlowError `schema_too_new`) rather than run against tables we do not understand. Other sets'
+ * migrations (the hosted service's, a consumer's) are not looked at.
  */
-export async function migrateToLatest(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
-  if (schema !== undefined) {
-    // `if not exists` still races when several processes create the schema at once: the loser's
-    // unique violation means the schema is there, which is all we need.
-    await sql`create schema if not exists ${sql.id(schema)}`.execute(db).catch((err: unknown) => {
-      if (errorCode(err) !== '23505' && errorCode(err) !== '42P06') throw err;
-    });
-  }
-  await refuseNewerSchema(db, schema);
-  const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    // A newer process may have migrated between our check and the Migrator's own read.
-    if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) {
-      await refuseNewerSchema(db, schema);
-    }
-    throw error;
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-async function refuseNewerSchema(db: Kysely<any>, schema: string | undefined): Promise<void> {
-  const table = schema === undefined ? sql.id('kysely_migration') : sql.id(schema, 'kysely_migration');
-  const exists = await sql<{ t: string | null }>`select to_regclass(${schema === undefined ? 'kysely_migration' : `${quoteIdent(schema)}.kysely_migration`}) as t`.execute(db);
-  if (!exists.rows[0]?.t) return;
-  const applied = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
-  const unknown = applied.rows.map((r) => r.name).filter((name) => !(name in MIGRATIONS));
-  if (unknown.length > 0) {
-    throw new FlowError(
-      'schema_too_new',
-      prefixed(
-        'storage-sql',
-        `the database schema${schema ? ` "${schema}"` : ''} has migrations this flowctl does not know (${unknown.join(', ')}); ` +
-          `it was written by a newer flowctl. Upgrade flowctl, or point it at another database or schema.`,
-      ),
-      { data: { unknown, known: Object.keys(MIGRATIONS) } },
-    );
-  }
+export function migrateToLatest(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
+  return migrateSet(db, schema, ENGINE_MIGRATION_SET, true);
 }

@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import { SerialPGliteDialect } from './serial-pglite.js';
+import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool } from 'kysely';
 import type pg from 'pg';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Storage } from '../../src/ports/storage.js';
@@ -89,7 +88,10 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
   }
   if (options.pglite !== undefined) {
     const conn = isPGliteInstance(options.pglite) ? borrowPGlite(options.pglite) : openPGlite(options.pglite);
-    const kysely = new Kysely<SqlDatabase>({ dialect: new SerialPGliteDialect({ pglite: async () => conn.forKysely() }) });
+    // kysely's PGlite adapter declares one connection, so kysely lends it to one holder at a time (a
+    // query, or a whole transaction): a concurrent caller waits instead of running inside another
+    // caller's transaction (test/unit/storage-sql/transaction.test.ts).
+    const kysely = new Kysely<SqlDatabase>({ dialect: new PGliteDialect({ pglite: async () => conn.forKysely() }) });
     return {
       kysely,
       target: { driver: 'pglite', ...(conn.dataDir ? { dataDir: conn.dataDir } : {}) },

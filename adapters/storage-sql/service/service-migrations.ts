@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
-import { FlowError, prefixed } from '../../../src/errors.js';
+import type { Migration } from 'kysely/migration';
 import { quoteIdent } from '../journal-notifier.js';
+import { migrateSet, setCurrent, type MigrationSet } from '../migration-set.js';
 import { SCHEDULE_MIGRATIONS } from './schedule-migrations.js';
 
 /**
@@ -207,46 +207,20 @@ export function schemaOf(db: Kysely<any>): string | undefined {
   return node.from?.froms?.[0]?.table?.schema?.name;
 }
 
-/** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */
-export async function migrateService(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
-  await refuseNewerServiceSchema(db, schema);
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...SERVICE_MIGRATIONS }) },
-    migrationTableName: SERVICE_MIGRATION_TABLE,
-    migrationLockTableName: SERVICE_MIGRATION_LOCK_TABLE,
-    migrationTableSchema: schema,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) await refuseNewerServiceSchema(db, schema);
-    throw error;
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
+/** The hosted service's set: its own migration tables, refusing only a newer service schema. */
+export const SERVICE_MIGRATION_SET: MigrationSet = {
+  name: 'hosted service',
+  table: SERVICE_MIGRATION_TABLE,
+  lockTable: SERVICE_MIGRATION_LOCK_TABLE,
+  migrations: SERVICE_MIGRATIONS,
+};
 
-async function refuseNewerServiceSchema(db: Kysely<any>, schema: string | undefined): Promise<void> {
-  const qualified = schema === undefined ? SERVICE_MIGRATION_TABLE : `${quoteIdent(schema)}.${SERVICE_MIGRATION_TABLE}`;
-  const exists = await sql<{ t: string | null }>`select to_regclass(${qualified}) as t`.execute(db);
-  if (!exists.rows[0]?.t) return;
-  const table = schema === undefined ? sql.id(SERVICE_MIGRATION_TABLE) : sql.id(schema, SERVICE_MIGRATION_TABLE);
-  const applied = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
-  const unknown = applied.rows.map((r) => r.name).filter((name) => !(name in SERVICE_MIGRATIONS));
-  if (unknown.length > 0) {
-    throw new FlowError(
-      'schema_too_new',
-      prefixed('storage-sql', `the hosted service tables have migrations this flowctl does not know (${unknown.join(', ')}); upgrade flowctl`),
-      { data: { unknown, known: Object.keys(SERVICE_MIGRATIONS) } },
-    );
-  }
+/** Apply the service migrations (after the engine's); refuse a database migrated by a newer service. */
+export function migrateService(db: Kysely<any>, schema: string | undefined): Promise<string[]> {
+  return migrateSet(db, schema, SERVICE_MIGRATION_SET);
 }
 
 /** Whether every service migration this code knows is applied (readiness). */
-export async function serviceSchemaCurrent(db: Kysely<any>, schema: string | undefined): Promise<boolean> {
-  const qualified = schema === undefined ? SERVICE_MIGRATION_TABLE : `${quoteIdent(schema)}.${SERVICE_MIGRATION_TABLE}`;
-  const exists = await sql<{ t: string | null }>`select to_regclass(${qualified}) as t`.execute(db);
-  if (!exists.rows[0]?.t) return false;
-  const table = schema === undefined ? sql.id(SERVICE_MIGRATION_TABLE) : sql.id(schema, SERVICE_MIGRATION_TABLE);
-  const applied = new Set((await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((r) => r.name));
-  return Object.keys(SERVICE_MIGRATIONS).every((name) => applied.has(name));
+export function serviceSchemaCurrent(db: Kysely<any>, schema: string | undefined): Promise<boolean> {
+  return setCurrent(db, schema, SERVICE_MIGRATION_SET);
 }

@@ -1,6 +1,11 @@
 import { PGlite } from '@electric-sql/pglite';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createFsStorage } from '../../../adapters/storage-fs/index.js';
+import { createMemoryStorage } from '../../../adapters/storage-memory/index.js';
 import { createSqlStorage, type SqlStorage } from '../../../adapters/storage-sql/index.js';
 import { conformanceId, sampleJournal, sampleRun } from '../../../adapters/testing/conformance-fixtures.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../../helpers/postgres.js';
@@ -131,6 +136,94 @@ function describeTransactions(name: string, open: () => Promise<{ storage: SqlSt
       }
     });
 
+    it('a read from another storage while a transaction is open never sees its writes, also when it rolls back', async () => {
+      const { storage, other } = await open();
+      await other.init();
+      const id = conformanceId(108);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let written!: () => void;
+      const wrote = new Promise<void>((r) => (written = r));
+      const tx = storage.transaction(async (t) => {
+        await t.runs.create(sampleRun(id, AT));
+        written();
+        await gate;
+        throw new Boom('roll it back');
+      });
+      await wrote;
+      // On PGlite the other storage's query waits for the transaction (it must not run inside it,
+      // where it would see the row that is then rolled back); on Postgres it reads committed state.
+      const seen = other.runs.get(id);
+      release();
+      await expect(tx).rejects.toBeInstanceOf(Boom);
+      expect(await seen).toBeUndefined();
+      expect(await other.runs.get(id)).toBeUndefined();
+    });
+
+    it('two transactions appending the same seq: the second fails journal_conflict and keeps none of its writes', async () => {
+      const { storage } = await open();
+      const shared = conformanceId(300);
+      const onlyB = conformanceId(301);
+      await storage.runs.create(sampleRun(shared, AT));
+      let appended!: () => void;
+      const aAppended = new Promise<void>((r) => (appended = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const a = storage.transaction(async (tx) => {
+        await tx.journal.append(shared, sampleJournal(1)[0]!);
+        appended();
+        await gate;
+        return 'a';
+      });
+      await aAppended;
+      // B begins while A holds its append uncommitted (Postgres: B's insert waits for A's commit;
+      // PGlite: B waits for the connection). Either way B finds seq 0 taken.
+      const b = storage.transaction(async (tx) => {
+        await tx.runs.create(sampleRun(onlyB, AT));
+        await tx.journal.append(shared, sampleJournal(1)[0]!);
+        return 'b';
+      });
+      const bOutcome = b.then(
+        () => 'committed',
+        (err: unknown) => (err as { code?: string }).code,
+      );
+      release();
+      expect(await a).toBe('a');
+      expect(await bOutcome).toBe('journal_conflict');
+      expect(await storage.journal.read(shared)).toHaveLength(1);
+      expect(await storage.runs.get(onlyB)).toBeUndefined();
+    });
+
+    if (name === 'PGlite') {
+      it('PGlite: concurrent transactions are serialised in the order they began, never interleaved', async () => {
+        const { storage } = await open();
+        const log: string[] = [];
+        let began!: () => void;
+        const firstBegan = new Promise<void>((r) => (began = r));
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        const body = (i: number) => async (tx: Parameters<Parameters<SqlStorage['transaction']>[0]>[0]) => {
+          log.push(`${i} begin`);
+          if (i === 0) {
+            began();
+            await gate;
+          }
+          // Several round trips: an interleaved transaction would get its turn between them.
+          for (let k = 0; k < 3; k++) await tx.runs.create(sampleRun(conformanceId(400 + i * 10 + k), AT));
+          log.push(`${i} end`);
+        };
+        const first = storage.transaction(body(0));
+        await firstBegan;
+        const rest = [1, 2, 3].map((i) => storage.transaction(body(i)));
+        // Let the later ones reach the connection's queue before the first goes on.
+        for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r));
+        expect(log).toEqual(['0 begin']);
+        release();
+        await Promise.all([first, ...rest]);
+        expect(log).toEqual(['0 begin', '0 end', '1 begin', '1 end', '2 begin', '2 end', '3 begin', '3 end']);
+      });
+    }
+
     it('many concurrent transactions each commit or roll back whole', async () => {
       const { storage } = await open();
       const n = 12;
@@ -171,9 +264,13 @@ afterAll(async () => {
 
 describeTransactions('PGlite', async () => {
   const schema = uniqueSchemaName();
+  // `other` is a second storage (its own kysely) over the same PGlite instance, as two parts of one
+  // process would have.
   const storage = createSqlStorage({ pglite: await (pglite ??= PGlite.create()), schema });
-  opened.push(storage);
-  return { storage, other: storage };
+  const other = createSqlStorage({ pglite: await pglite, schema });
+  opened.push(storage, other);
+  await storage.init();
+  return { storage, other };
 });
 
 describePostgres('Postgres', (url) => {
@@ -189,5 +286,22 @@ describePostgres('Postgres', (url) => {
     opened.push(storage, other);
     await storage.init();
     return { storage, other };
+  });
+});
+
+// Memory and fs storage have no transaction (docs/storage-sql.md, "Transactions"; docs/journal.md,
+// "Storage"): no method at all, rather than one that would pretend to be atomic, so code that needs
+// several writes to agree can tell by `'transaction' in storage` and refuse to run there.
+describe('transaction on memory and fs storage', () => {
+  it('is absent: no method that would look atomic and is not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowctl-tx-fs-'));
+    try {
+      for (const storage of [createMemoryStorage(), createFsStorage({ dir })]) {
+        expect('transaction' in storage, storage.name).toBe(false);
+        await storage.dispose?.();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
