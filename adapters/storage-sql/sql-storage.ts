@@ -46,6 +46,11 @@ export interface SqlStorage extends Storage {
   readonly schema: string | undefined;
   /** The kysely instance (schema-qualified), for the hosted service's own tables and for tests. */
   readonly db: Kysely<SqlDatabase>;
+  /**
+   * The database itself, for an adapter that keeps its own tables beside these (the pg-boss queue):
+   * the PGlite instance, or the Postgres connection settings (for a pool of its own).
+   */
+  connection(): SqlConnectionInfo;
   init(): Promise<void>;
   dispose(): Promise<void>;
   /**
@@ -64,14 +69,18 @@ export interface SqlStorage extends Storage {
 }
 
 /** The storage as seen inside `SqlStorage.transaction(fn)`. */
-export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'transaction'> & {
+export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'transaction' | 'connection'> & {
   init(): Promise<void>;
   dispose(): Promise<void>;
   transaction(): Promise<never>;
 };
 
+/** The database under a SqlStorage, for adapters that share it (the pg-boss queue). */
+export type SqlConnectionInfo = { driver: 'postgres'; clientConfig: pg.ClientConfig } | { driver: 'pglite'; pglite: PGlite };
+
 interface Driver {
   kysely: Kysely<SqlDatabase>;
+  connection: () => SqlConnectionInfo;
   target: SqlTarget;
   password: string | undefined;
   notifier: JournalNotifier;
@@ -96,6 +105,7 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
       kysely,
       target: { driver: 'pglite', ...(conn.dataDir ? { dataDir: conn.dataDir } : {}) },
       password: undefined,
+      connection: () => ({ driver: 'pglite', pglite: conn.instance() }),
       notifier: new PGliteJournalNotifier(() => conn.instance(), channel),
       close: () => conn.close(),
     };
@@ -110,6 +120,7 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
     kysely,
     target: conn.target,
     password: conn.password,
+    connection: () => ({ driver: 'postgres', clientConfig: conn.clientConfig }),
     notifier: new PgJournalNotifier(conn.clientConfig, channel, mapError(conn.target, conn.password)),
     close: async () => {},
   };
@@ -239,6 +250,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     schema,
     flags,
     db,
+    connection: driver.connection,
     specs: sqlSpecStore(ctx),
     deploys: sqlDeployStore(ctx),
     runs: sqlRunStore(ctx),

@@ -5,3 +5,4 @@ export { describeServiceStorageConformance, type ServiceStorageConformanceOption
 export { describeRunLifecycleConformance, type RunLifecycleConformanceOptions } from './run-lifecycle-conformance.js';
 export { describeSecretStoreConformance, type SecretStoreConformanceOptions } from './secret-store-conformance.js';
 export { describeExecutorConformance, type ExecutorConformanceOptions } from './executor-conformance.js';
+export { describeQueueConformance, type QueueConformanceOptions } from './queue-conformance.js';
