@@ -124,6 +124,8 @@ export { startScheduler, type Scheduler, type SchedulerOptions } from './schedul
 // The hosted service (docs/hosted-api.md)
 export { createHostedService, type HostedService, type HostedServiceOptions } from './service/hosted-service.js';
 export { settingsFromEnv, resolveSettings, type HostedSettings } from './service/settings.js';
+export { RUN_QUEUE } from './service/domain/dispatch.js';
+export type { RunWorker, RunWorkerStats } from './service/worker.js';
 export { verifyAuditChain, auditDigest, type AuditChainReport } from './service/audit-chain.js';
 export { mintApiKey, parseApiKey, hashApiKey, type KeyMode, type ParsedKey } from './service/auth/api-keys.js';
 export { hashPassword, verifyPassword, needsRehash, DEFAULT_PASSWORD_PARAMS, type PasswordParams } from './service/auth/passwords.js';

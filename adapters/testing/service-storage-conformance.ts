@@ -471,7 +471,7 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         flow: 'invoice',
         run_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
         flow_digest: `sha256:${'e'.repeat(64)}`,
-        dispatch: 'gateway' as const,
+        dispatch: 'sync' as const,
         status: 'running' as const,
         created_at: at(n),
         ...over,

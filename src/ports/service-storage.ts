@@ -279,7 +279,8 @@ export interface SecretStoreRecords {
   delete(orgId: string, name: string): Promise<boolean>;
 }
 
-export type DispatchKind = 'gateway' | 'mcp' | 'schedule';
+/** How a run was dispatched: a gateway call run in the request (`sync`) or queued to a worker (`queue`), a schedule fire, an MCP tools/call. */
+export type DispatchKind = 'sync' | 'queue' | 'schedule' | 'mcp';
 
 /**
  * A row of the executions index (a run_ref): it references an engine run and never copies it; the

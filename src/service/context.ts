@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { ApiKeyRecord, OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
+import type { Queue } from '../ports/queue.js';
 import type { ToolRegistry } from '../tools/types.js';
 import type { ScheduleLoop } from './domain/schedules.js';
 import type { ServiceLimiters } from './rate-limits.js';
@@ -23,6 +24,8 @@ export interface ServiceDeps {
   box: SecretBox;
   /** Rate limiters (src/service/rate-limits.ts): shared by every process on Postgres. */
   limiters: ServiceLimiters;
+  /** The run queue (queue dispatch, workers). */
+  queue?: Queue;
   /** The scheduler loop of this process, when it runs one (routes poke it after a change). */
   scheduler?: Pick<ScheduleLoop, 'poke'>;
 }

@@ -26,6 +26,7 @@ export const SERVICE_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   secret_not_found: 422,
   rate_limited: 429,
   not_ready: 503,
+  queue_unavailable: 503,
 };
 
 export function serviceError(code: keyof typeof SERVICE_STATUS_BY_CODE, message: string, data?: unknown): FlowError {

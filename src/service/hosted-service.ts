@@ -5,6 +5,7 @@ import { cryptoIds, silentLogger, systemClock } from '../engine/defaults.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { DEFAULT_MAX_BODY_BYTES, readBodyText } from '../http/body.js';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
+import type { Queue } from '../ports/queue.js';
 import type { ServiceStorage } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
@@ -30,6 +31,7 @@ import { keyRoutes } from './routes/keys.js';
 import { orgRoutes } from './routes/orgs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
+import { startRunWorker, type RunWorker } from './worker.js';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -52,6 +54,12 @@ export interface HostedServiceOptions {
   engine?: Engine;
   /** Tools captures compile against: the built-ins, plus the browser tools when a browser is wired in. */
   tools?: ToolRegistry;
+  /**
+   * The run queue (createPgBossQueue from flowctl/adapters/queue-pgboss): needed for
+   * `runDispatch: 'queue'` (SVC_RUN_DISPATCH=queue) and for `startWorker()`. It stays the caller's:
+   * dispose() stops this service's workers, not the queue.
+   */
+  queue?: Queue;
   /** Whether dispose() disposes `storage`. Default true. */
   ownsStorage?: boolean;
 }
@@ -62,6 +70,12 @@ export interface HostedService {
   /** The route table, for tests and tooling. */
   readonly routes: readonly ServiceRoute[];
   readonly settings: HostedSettings;
+  /**
+   * Execute queued runs in this process (`SVC_ROLE=worker` or `all`): takes messages of the run queue,
+   * `concurrency` (default SVC_WORKER_CONCURRENCY) at a time, until stopped or disposed.
+   */
+  startWorker(options?: { concurrency?: number }): Promise<RunWorker>;
+  /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
   dispose(): Promise<void>;
 }
 
@@ -142,7 +156,11 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...(options.tools ? { tools: options.tools } : {}),
     box: createSecretBox(settings.secretsKeys),
     limiters: createLimiters(settings, options.storage.rateLimitStore),
+    ...(options.queue ? { queue: options.queue } : {}),
   };
+  if (settings.runDispatch === 'queue' && (!options.queue || !options.engine)) {
+    throw new FlowError('invalid_settings', '[flowctl] [service] SVC_RUN_DISPATCH=queue needs a queue (createPgBossQueue) and an engine');
+  }
   const { logger } = deps;
 
   const app = new OpenAPIHono<ServiceEnv>({
@@ -214,6 +232,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   const scheduler: ScheduleLoop | undefined = settings.scheduler && deps.engine ? startScheduleLoop(deps) : undefined;
   if (scheduler) deps.scheduler = scheduler;
 
+  const workers = new Set<RunWorker>();
   let disposed: Promise<void> | undefined;
   return {
     fetch: async (request, env) => {
@@ -226,8 +245,23 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     },
     routes,
     settings,
+    async startWorker(opts = {}) {
+      if (disposed) throw new FlowError('service_disposed', '[flowctl] [service] the service was disposed');
+      if (!deps.queue || !deps.engine) throw new FlowError('invalid_settings', '[flowctl] [service] a worker needs a queue (createPgBossQueue) and an engine');
+      const worker = await startRunWorker(deps, opts);
+      workers.add(worker);
+      return {
+        stats: worker.stats,
+        stop: async (o) => {
+          workers.delete(worker);
+          await worker.stop(o);
+        },
+      };
+    },
     dispose() {
       disposed ??= (async () => {
+        await Promise.all([...workers].map((w) => w.stop()));
+        workers.clear();
         await scheduler?.stop();
         if (options.ownsStorage !== false) await options.storage.dispose();
       })();

@@ -35,6 +35,10 @@ export interface HostedSettings {
   minCronIntervalSeconds: number;
   /** Run the scheduler loop in this process (SVC_SCHEDULER=0 turns it off). Default true. */
   scheduler: boolean;
+  /** `sync` runs gateway, MCP and schedule runs in the process that takes them; `queue` sends them to workers (SVC_RUN_DISPATCH). */
+  runDispatch: 'sync' | 'queue';
+  /** Runs one worker process executes at once (SVC_WORKER_CONCURRENCY). Default 4. */
+  workerConcurrency: number;
 }
 
 export const DEFAULT_IP_LIMIT = 600;
@@ -42,6 +46,7 @@ export const DEFAULT_ORG_LIMIT = 1200;
 export const DEFAULT_AUTH_IP_LIMIT = 100;
 export const DEFAULT_AUTH_ACCOUNT_LIMIT = 10;
 export const DEFAULT_MIN_CRON_INTERVAL = 60;
+export const DEFAULT_WORKER_CONCURRENCY = 4;
 
 const int = (name: string, value: string | undefined): number | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -67,6 +72,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['authIpLimitPerMinute', 'SVC_AUTH_IP_LIMIT'],
     ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
     ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
+    ['workerConcurrency', 'SVC_WORKER_CONCURRENCY'],
   ];
   for (const [key, name] of limits) {
     const v = int(name, env[name]);
@@ -74,6 +80,12 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
   }
   if (env.SVC_SECRETS_KEY) out.secretsKeys = parseSecretsKeys(env.SVC_SECRETS_KEY);
   if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
+  if (env.SVC_RUN_DISPATCH) {
+    if (env.SVC_RUN_DISPATCH !== 'sync' && env.SVC_RUN_DISPATCH !== 'queue') {
+      throw new FlowError('invalid_settings', prefixed('service', `SVC_RUN_DISPATCH must be sync or queue, got ${JSON.stringify(env.SVC_RUN_DISPATCH.slice(0, 40))}`));
+    }
+    out.runDispatch = env.SVC_RUN_DISPATCH;
+  }
   if (env.SVC_SCHEDULER) out.scheduler = !(env.SVC_SCHEDULER === '0' || env.SVC_SCHEDULER === 'false');
   return out;
 }
@@ -104,6 +116,12 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     if (production) throw new FlowError('invalid_settings', prefixed('service', 'SVC_SECRETS_KEY must be set in production (32 bytes in base64; a comma-separated list rotates, newest first)'));
     secretsKeys = [randomBytes(32)];
   }
+  const runDispatch = given.runDispatch ?? 'sync';
+  if (runDispatch !== 'sync' && runDispatch !== 'queue') throw new FlowError('invalid_settings', prefixed('service', `runDispatch must be sync or queue, got ${JSON.stringify(String(runDispatch).slice(0, 40))}`));
+  const workerConcurrency = given.workerConcurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  if (!Number.isInteger(workerConcurrency) || workerConcurrency < 1 || workerConcurrency > 256) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_WORKER_CONCURRENCY must be an integer from 1 to 256, got ${String(workerConcurrency)}`));
+  }
   return {
     production,
     publicUrl,
@@ -118,5 +136,7 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     trustProxy: given.trustProxy ?? false,
     minCronIntervalSeconds: given.minCronIntervalSeconds ?? DEFAULT_MIN_CRON_INTERVAL,
     scheduler: given.scheduler ?? true,
+    runDispatch,
+    workerConcurrency,
   };
 }

@@ -107,7 +107,7 @@ describe('POST /v1/run/{flow}', () => {
     const r = await gateway(live, 'example-forecast', { inputs: { city: 'Lima' } });
     const list = await owner.call('GET', '/api/executions?flow=example-forecast&limit=2');
     expect(list.status).toBe(200);
-    expect(list.body.executions[0]).toMatchObject({ run_id: r.body.run_id, flow: 'example-forecast', dispatch: 'gateway', status: 'succeeded' });
+    expect(list.body.executions[0]).toMatchObject({ run_id: r.body.run_id, flow: 'example-forecast', dispatch: 'sync', status: 'succeeded' });
     expect(list.body.executions[0].id).not.toBe(r.body.run_id);
     expect(list.body.next_cursor).not.toBeNull();
     const next = await owner.call('GET', `/api/executions?flow=example-forecast&limit=2&cursor=${list.body.next_cursor}`);

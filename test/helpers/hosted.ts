@@ -10,6 +10,7 @@ import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import type { HostedSettings } from '../../src/service/settings.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
+import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
 
 /**
  * A hosted service on in-memory PGlite, served on a loopback port, with a cookie-jar client per
@@ -23,12 +24,16 @@ export interface HostedFixture {
   engine: Engine;
   /** The service storage the service runs on (for setting up states and independent reads). */
   storage: ServiceStorage;
+  /** The pg-boss queue on the same PGlite, when the fixture was asked for one. */
+  queue?: PgBossQueue;
   close(): Promise<void>;
 }
 
 export interface HostedFixtureOptions {
   /** Wire browser tools in (publishing browser captures needs their contracts; no browser starts until a step runs). */
   browser?: boolean;
+  /** A pg-boss queue on the same PGlite, given to the service (queue dispatch, workers). */
+  queue?: boolean;
 }
 
 export async function startHosted(
@@ -43,6 +48,7 @@ export async function startHosted(
   const engine = createEngine({ storage: engineStorage, tools });
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
+  const queue = fixture.queue ? createPgBossQueue({ storage: engineStorage }) : undefined;
   let service!: HostedService;
   const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
   service = createHostedService({
@@ -50,6 +56,7 @@ export async function startHosted(
     engine,
     tools,
     settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
+    ...(queue ? { queue } : {}),
     ...extra,
   });
   return {
@@ -59,9 +66,11 @@ export async function startHosted(
     pglite,
     engine,
     storage,
+    ...(queue ? { queue } : {}),
     async close() {
       await server.close();
       await service.dispose();
+      await queue?.stop();
       await browser?.dispose();
       await engineStorage.dispose();
       await pglite.close();

@@ -68,6 +68,59 @@ function engineIssues(err: unknown): Issue[] {
   }));
 }
 
+/** The queue of hosted runs (one message per queued run: `{execution_id, org_id}`). */
+export const RUN_QUEUE = 'flowctl-runs';
+
+function inputError(err: unknown): unknown {
+  if (isFlowError(err, 'invalid_inputs')) return invalidRequest(engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }]);
+  if (isFlowError(err, 'secret_not_found')) return serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
+  return err;
+}
+
+/** Whether runs of this service go to the queue (`SVC_RUN_DISPATCH=queue` with a queue wired in). */
+export const queueDispatch = (deps: ServiceDeps): boolean => deps.settings.runDispatch === 'queue';
+
+/**
+ * Queue dispatch (docs/hosted-api.md, "Queue dispatch"): the run is prepared in the engine (inputs
+ * validated, status `pending`), indexed as `queued`, and one message `{execution_id, org_id}` goes
+ * to the run queue; a worker executes it (src/service/worker.ts). When the message cannot be stored
+ * the run is canceled and the execution ends `failed` with `queue_unavailable` (503 to the caller).
+ */
+export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
+  const { automation } = target;
+  const engine = deps.engine;
+  const queue = deps.queue;
+  if (!engine || !queue) throw serviceError('not_ready', 'this service has no engine or queue to run automations');
+  let prepared;
+  try {
+    prepared = await engine.prepare({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id) });
+  } catch (err) {
+    throw inputError(err);
+  }
+  const execution: ExecutionRecord = {
+    id: deps.ids.uuid(),
+    org_id: automation.org_id,
+    automation_id: automation.id,
+    flow: automation.name,
+    run_id: prepared.run_id,
+    flow_digest: target.digest,
+    dispatch: via.kind,
+    ...(via.keyId ? { key_id: via.keyId } : {}),
+    status: 'queued',
+    created_at: deps.clock.now(),
+  };
+  await deps.storage.executions.create(execution);
+  try {
+    await queue.send(RUN_QUEUE, { execution_id: execution.id, org_id: execution.org_id });
+  } catch (err) {
+    deps.logger.error(`[flowctl] [service] cannot enqueue run ${prepared.run_id}: ${(err as Error)?.message ?? String(err)}`);
+    await engine.cancel(prepared.run_id).catch(() => undefined);
+    await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'queue_unavailable' }).catch(() => undefined);
+    throw serviceError('queue_unavailable', 'the run queue is unavailable; the run was not started, try again');
+  }
+  return execution;
+}
+
 /** Start the live version; the execution row exists from the moment the engine run does. */
 export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
   const { automation } = target;
@@ -77,9 +130,7 @@ export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: 
   try {
     started = await engine.start({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id) });
   } catch (err) {
-    if (isFlowError(err, 'invalid_inputs')) throw invalidRequest(engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }]);
-    if (isFlowError(err, 'secret_not_found')) throw serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
-    throw err;
+    throw inputError(err);
   }
   const execution: ExecutionRecord = {
     id: deps.ids.uuid(),

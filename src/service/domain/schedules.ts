@@ -7,7 +7,7 @@ import { resolveInputs } from '../../run/inputs.js';
 import { parseCron } from '../../schedule/cron.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError, type Issue } from '../errors.js';
-import { checkCallerInputs, finishRun, startRun } from './dispatch.js';
+import { checkCallerInputs, enqueueRun, finishRun, queueDispatch, startRun } from './dispatch.js';
 
 /**
  * Schedules of the hosted service (docs/hosted-api.md, "Schedules"): cron validation with the
@@ -126,7 +126,13 @@ export async function dispatchScheduleFire(deps: ServiceDeps, s: ScheduleRecord,
   if (!automation || automation.status === 'draft') throw serviceError('not_found', 'the automation is gone or is a draft');
   const resolved = await deps.engine?.resolve({ digest: s.flow_digest as Digest });
   if (!resolved) throw serviceError('not_found', `version ${s.flow_digest} is not stored`);
-  const execution = await startRun(deps, { automation, digest: resolved.digest, spec: resolved.spec }, s.inputs, { kind: 'schedule' });
+  const target = { automation, digest: resolved.digest, spec: resolved.spec };
+  if (queueDispatch(deps)) {
+    // Queue dispatch: a worker runs it and records its outcome.
+    const queued = await enqueueRun(deps, target, s.inputs, { kind: 'schedule' });
+    return { executionId: queued.id, done: Promise.resolve() };
+  }
+  const execution = await startRun(deps, target, s.inputs, { kind: 'schedule' });
   return { executionId: execution.id, done: finishRun(deps, execution, signal) };
 }
 

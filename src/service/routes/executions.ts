@@ -20,7 +20,7 @@ export const Execution = z
     automation_id: z.string(),
     flow: z.string(),
     flow_digest: z.string(),
-    dispatch: z.enum(['gateway', 'mcp', 'schedule']),
+    dispatch: z.enum(['sync', 'queue', 'schedule', 'mcp']),
     status: z.string(),
     created_at: z.string(),
     finished_at: z.string().nullable(),

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ServiceDeps } from '../context.js';
-import { checkCallerInputs, finishRun, runnableAutomation, runResult, secretInputsOf, startRun } from '../domain/dispatch.js';
+import { checkCallerInputs, enqueueRun, finishRun, queueDispatch, runnableAutomation, runResult, secretInputsOf, startRun } from '../domain/dispatch.js';
 import { serviceError } from '../errors.js';
 import { jsonResponse, type ServiceRoute } from '../route-table.js';
 
@@ -10,6 +10,9 @@ const FlowParam = z.object({ flow: z.string().min(1).max(200).openapi({ param: {
 const RunBody = z
   .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The typed non-secret inputs by name' }) })
   .openapi('RunGatewayBody');
+
+/** The queue-dispatch acknowledgement (spec "Queue-dispatch acknowledgement"). */
+export const QueuedResult = z.object({ run_id: z.string(), status: z.literal('queued') }).openapi('QueuedRun');
 
 export const RunResult = z
   .object({
@@ -31,7 +34,8 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
       tags: ['gateway'],
       request: { params: FlowParam, body: { content: { 'application/json': { schema: RunBody } }, required: false } },
       responses: {
-        200: jsonResponse('The run result (discriminate on status)', RunResult),
+        200: jsonResponse('The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once', z.union([RunResult, QueuedResult])),
+        503: jsonResponse('`queue_unavailable`: queue dispatch could not store the run (nothing was started)', z.object({ error: z.string(), message: z.string() })),
         403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
         404: jsonResponse('`not_found`: unknown, draft, or outside the key\'s scope (one answer)', z.object({ error: z.string(), message: z.string() })),
       },
@@ -45,7 +49,11 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
           throw serviceError('test_key_forbidden', 'this automation uses production credentials (a secret input): call it with a svc_live_ key');
         }
         const inputs = checkCallerInputs(target.spec, body.inputs);
-        const execution = await startRun(deps, target, inputs, { kind: 'gateway', keyId: key.id });
+        if (queueDispatch(deps)) {
+          const queued = await enqueueRun(deps, target, inputs, { kind: 'queue', keyId: key.id });
+          return c.json({ run_id: queued.run_id, status: 'queued' as const }, 200);
+        }
+        const execution = await startRun(deps, target, inputs, { kind: 'sync', keyId: key.id });
         // The run goes on if the caller hangs up; its outcome is recorded either way.
         const run = await finishRun(deps, execution);
         return c.json(runResult(run), 200);

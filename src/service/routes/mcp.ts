@@ -16,7 +16,7 @@ import type { JournalEntry } from '../../run/types.js';
 import { validateAgainstSchema } from '../../tools/contract.js';
 import type { JsonSchema } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
-import { recordOutcome, runResult, secretInputsOf, startRun, type Dispatchable } from '../domain/dispatch.js';
+import { enqueueRun, queueDispatch, recordOutcome, runResult, secretInputsOf, startRun, type Dispatchable } from '../domain/dispatch.js';
 import type { ServiceRoute } from '../route-table.js';
 
 /**
@@ -41,6 +41,15 @@ export function sseFirst(accept: string | undefined): boolean {
   const json = types.indexOf('application/json');
   return sse >= 0 && (json < 0 || sse < json);
 }
+
+/** The extra tool of queue dispatch (spec "Hosted MCP endpoint"). */
+export const RUN_STATUS_TOOL = 'get-run-status';
+const RUN_STATUS_TOOL_DEF: McpTool = {
+  name: RUN_STATUS_TOOL,
+  description: 'The status of a run a queued tool call started: queued, running, succeeded (with its output), failed (with the failing step and error code) or canceled.',
+  inputSchema: { type: 'object', properties: { run_id: { type: 'string', description: 'The run_id the queued call answered' } }, required: ['run_id'], additionalProperties: false },
+  annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
+};
 
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
   JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
@@ -114,13 +123,16 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     return spec ? { automation: a, digest: a.live_digest, spec } : undefined;
   };
 
+  // Queue dispatch: a call answers `{run_id, status: "queued"}` at once, so tools declare no output
+  // schema, and `get-run-status` (unless an automation of the org has that name) answers the rest.
+  const queued = queueDispatch(deps);
   const toolOf = (t: { automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }): McpTool => {
     const shape = shapeOf(t.digest, t.spec);
     return {
       name: t.automation.name,
       description: t.automation.task || t.spec.description || `Run the automation ${t.automation.name}.`,
       inputSchema: shape.inputSchema as McpTool['inputSchema'],
-      ...(shape.output.schema ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
+      ...(shape.output.schema && !queued ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
       annotations: shape.annotations,
       _meta: { 'flowctl/flow_digest': t.digest },
     };
@@ -131,11 +143,37 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
    * cancels its run (engine.cancel; the journal ends with run_finished, status canceled). In JSON mode
    * a run goes on if the caller hangs up, as at the gateway.
    */
+  /** Whether this key's org gets the extra `get-run-status` tool: queue dispatch, and no automation of that name. */
+  const hasStatusTool = async (key: ApiKeyRecord): Promise<boolean> => queued && !(await deps.storage.automations.getByName(key.org_id, RUN_STATUS_TOOL));
+
+  /** `get-run-status`: a run of the key's org (and scope), by engine run id or execution id. */
+  const runStatus = async (key: ApiKeyRecord, args: Record<string, unknown>): Promise<CallToolResult> => {
+    const runId = args.run_id;
+    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200 || Object.keys(args).some((k) => k !== 'run_id')) {
+      return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: [{ path: ['run_id'], message: 'run_id (a string: the run_id a queued call answered) is required, and nothing else', code: 'invalid_type' }] } }) }] };
+    }
+    const execution = (await deps.storage.executions.getByRunId(key.org_id, runId)) ?? (await deps.storage.executions.get(key.org_id, runId));
+    // Another org's run, or one outside the key's scope, is the same answer as an unknown one.
+    if (!execution || (key.automations !== undefined && !key.automations.includes(execution.flow))) {
+      return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` } }) }] };
+    }
+    const run = await deps.engine!.getRun(execution.run_id);
+    const terminal = run && (run.status === 'succeeded' || run.status === 'failed' || run.status === 'canceled');
+    const status = terminal ? runResult(run) : { run_id: execution.run_id, status: execution.status === 'queued' || run?.status === 'pending' ? 'queued' : 'running', flow_digest: execution.flow_digest, output: null };
+    const structured = { ...status, flow: execution.flow } as Record<string, unknown>;
+    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
+  };
+
   function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
     const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await visible(key)).map(toolOf) }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      const tools = (await visible(key)).map(toolOf);
+      if (await hasStatusTool(key)) tools.push(RUN_STATUS_TOOL_DEF);
+      return { tools };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const name = request.params.name;
+      if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
       const found = await visibleByName(key, name);
       // A tool the key does not see is the same error as a tool that does not exist.
       if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name.slice(0, 128)}"`);
@@ -146,6 +184,17 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: checked.issues } }) }] };
       }
       const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
+      if (queued) {
+        try {
+          const q = await enqueueRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
+          const ack = { run_id: q.run_id, status: 'queued' };
+          return { content: [{ type: 'text', text: prettyJson(ack) }], structuredContent: ack, _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest } };
+        } catch (err) {
+          if (!isFlowError(err)) throw err;
+          const data = err.data as { issues?: unknown } | undefined;
+          return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+        }
+      }
       let execution;
       try {
         execution = await startRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
