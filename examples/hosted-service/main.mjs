@@ -4,6 +4,10 @@
 //
 //   PORT=8080 HOST=127.0.0.1 node examples/hosted-service/main.mjs
 //
+// On Postgres (DATABASE_URL) the roles split: SVC_ROLE=api processes answer the API (and run the
+// scheduler), SVC_ROLE=worker processes (`npm run worker`) execute queued runs
+// (SVC_RUN_DISPATCH=queue) and answer only /healthz and /readyz on their PORT.
+//
 // Settings are the environment variables of docs/hosted-api.md ("Configuration"). Outside
 // production, SVC_SESSION_SECRETS and SVC_SECRETS_KEY are generated once into SVC_DATA_DIR/secrets.json
 // (mode 0600) so sessions survive restarts; in production they must be set.
@@ -14,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { builtinTools, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
 import { createPlaywrightExecutor } from 'flowctl/adapters/executor-playwright';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
+import { createPgBossQueue } from 'flowctl/adapters/queue-pgboss';
 import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
 
 const env = process.env;
@@ -71,6 +76,8 @@ async function main() {
     }
   }
 
+  if (role !== 'all' && !env.DATABASE_URL) fail(`SVC_ROLE=${role} needs DATABASE_URL (Postgres): on the embedded PGlite one process does everything (SVC_ROLE=all)`);
+  if (role === 'worker') settings.scheduler = false;
   const engineStorage = sqlStorageFromEnv({ env, defaultDataDir: join(dataDir, 'db') });
   const storage = createSqlServiceStorage(engineStorage);
   say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
@@ -84,9 +91,19 @@ async function main() {
     fail(`SVC_EGRESS_ALLOW: ${err.message}`);
   }
 
-  // Bind first: a second instance on a busy port fails here, before it changes anything.
+  // The run queue (pg-boss in the same database): for queue dispatch, and in every worker.
+  const queue = settings.runDispatch === 'queue' || role === 'worker' ? createPgBossQueue({ storage: engineStorage, logger: consoleLogger() }) : undefined;
+
+  // Bind first: a second instance on a busy port fails here, before it changes anything. A worker
+  // answers only the probes (liveness; readiness: the database reachable and migrated).
   let service;
-  const server = await serveNodeHttp({ fetch: (req, e) => service.fetch(req, e) }, { port: Number(port), host }).catch((err) => {
+  const probes = async (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === '/healthz') return Response.json({ status: 'ok', role });
+    if (path === '/readyz') return (await storage.ready()) ? Response.json({ status: 'ready', role }) : Response.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, { status: 503 });
+    return Response.json({ error: 'not_found', message: 'a worker process answers only /healthz and /readyz' }, { status: 404 });
+  };
+  const server = await serveNodeHttp({ fetch: (req, e) => (role === 'worker' ? probes(req) : service.fetch(req, e)) }, { port: Number(port), host }).catch((err) => {
     fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
   });
   if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
@@ -104,33 +121,48 @@ async function main() {
   }
   const browser = createPlaywrightExecutor();
   const tools = createToolRegistry(builtinTools(), browser.tools);
-  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
+  // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
+  // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
+  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
-    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger() });
+    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), ...(queue ? { queue } : {}) });
   } catch (err) {
     await server.close();
     fail(err.message);
   }
+  if (queue && role !== 'api') {
+    try {
+      await service.startWorker();
+    } catch (err) {
+      await server.close();
+      fail(`cannot start the run worker: ${err.message}`);
+    }
+  }
+  if (role === 'worker') {
+    say(`flowctl hosted worker on ${server.url} (health only), executing queued runs ${settings.workerConcurrency} at a time`);
+  }
 
   const url = server.url;
-  say('');
-  say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
-  say('');
-  say('  Sign up (the cookie jar keeps your session):');
-  say(`    curl -s -c jar -b jar -X POST ${url}/api/auth/signup -H 'content-type: application/json' \\`);
-  say(`      -d '{"email":"you@example.com","password":"a long passphrase","org_name":"My org"}'`);
-  say(`    curl -s -b jar ${url}/api/session`);
-  say('');
-  say('  Next:');
-  say(`    curl -s -b jar -X POST ${url}/api/keys -H 'content-type: application/json' -d '{"mode":"live"}'   # an API key, shown once`);
-  say(`    curl -s -b jar -X POST ${url}/api/automations/example                                    # a published starter automation`);
-  say(`    curl -s -X POST ${url}/v1/run/example-forecast -H "authorization: Bearer <secret>" \\`);
-  say(`      -H 'content-type: application/json' -d '{"inputs":{"city":"Oslo"}}'                # run it`);
-  say(`    curl -s -b jar ${url}/api/executions                                                     # its runs`);
-  say(`    curl -s -b jar ${url}/api/audit                                                          # the audit log`);
-  say(`    API reference: ${url}/docs   OpenAPI: ${url}/openapi.json   health: ${url}/healthz`);
-  say('');
-  say('  Ctrl-C stops it. The engine launcher is one command away: npm run start:engine');
+  if (role !== 'worker') {
+    say('');
+    say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
+    say('');
+    say('  Sign up (the cookie jar keeps your session):');
+    say(`    curl -s -c jar -b jar -X POST ${url}/api/auth/signup -H 'content-type: application/json' \\`);
+    say(`      -d '{"email":"you@example.com","password":"a long passphrase","org_name":"My org"}'`);
+    say(`    curl -s -b jar ${url}/api/session`);
+    say('');
+    say('  Next:');
+    say(`    curl -s -b jar -X POST ${url}/api/keys -H 'content-type: application/json' -d '{"mode":"live"}'   # an API key, shown once`);
+    say(`    curl -s -b jar -X POST ${url}/api/automations/example                                    # a published starter automation`);
+    say(`    curl -s -X POST ${url}/v1/run/example-forecast -H "authorization: Bearer <secret>" \\`);
+    say(`      -H 'content-type: application/json' -d '{"inputs":{"city":"Oslo"}}'                # run it`);
+    say(`    curl -s -b jar ${url}/api/executions                                                     # its runs`);
+    say(`    curl -s -b jar ${url}/api/audit                                                          # the audit log`);
+    say(`    API reference: ${url}/docs   OpenAPI: ${url}/openapi.json   health: ${url}/healthz`);
+    say('');
+    say('  Ctrl-C stops it. The engine launcher is one command away: npm run start:engine');
+  }
 
   let stopping = false;
   const stop = async (signal) => {
@@ -138,7 +170,9 @@ async function main() {
     stopping = true;
     say(`[hosted] ${signal}: stopping`);
     await server.close();
+    // Stops taking queued runs and waits (at most 30 s) for the ones in flight.
     await service.dispose();
+    await queue?.stop();
     await browser.dispose();
     await engineStorage.dispose();
     process.exit(0);
