@@ -39,6 +39,8 @@ export interface HostedSettings {
   runDispatch: 'sync' | 'queue';
   /** Runs one worker process executes at once (SVC_WORKER_CONCURRENCY). Default 4. */
   workerConcurrency: number;
+  /** Seconds between the comment heartbeats of a quiet run stream (SVC_STREAM_HEARTBEAT). Default 15. */
+  streamHeartbeatSeconds: number;
 }
 
 export const DEFAULT_IP_LIMIT = 600;
@@ -73,6 +75,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
     ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
     ['workerConcurrency', 'SVC_WORKER_CONCURRENCY'],
+    ['streamHeartbeatSeconds', 'SVC_STREAM_HEARTBEAT'],
   ];
   for (const [key, name] of limits) {
     const v = int(name, env[name]);
@@ -122,6 +125,10 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   if (!Number.isInteger(workerConcurrency) || workerConcurrency < 1 || workerConcurrency > 256) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_WORKER_CONCURRENCY must be an integer from 1 to 256, got ${String(workerConcurrency)}`));
   }
+  const streamHeartbeatSeconds = given.streamHeartbeatSeconds ?? 15;
+  if (typeof streamHeartbeatSeconds !== 'number' || !(streamHeartbeatSeconds > 0) || streamHeartbeatSeconds > 3600) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_STREAM_HEARTBEAT must be a number of seconds from 1 to 3600, got ${String(streamHeartbeatSeconds)}`));
+  }
   return {
     production,
     publicUrl,
@@ -138,5 +145,6 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     scheduler: given.scheduler ?? true,
     runDispatch,
     workerConcurrency,
+    streamHeartbeatSeconds,
   };
 }

@@ -48,7 +48,7 @@ async function mcpClient(key: string): Promise<McpClient> {
 }
 
 beforeAll(async () => {
-  h = await startHosted({ runDispatch: 'queue', minCronIntervalSeconds: 1 }, {}, { browser: false, queue: true });
+  h = await startHosted({ runDispatch: 'queue', minCronIntervalSeconds: 1, streamHeartbeatSeconds: 1 }, {}, { browser: false, queue: true });
   owner = new Client(h.url);
   const { user, org } = await owner.signup('queue@example.test');
   orgId = org.id;
@@ -156,6 +156,32 @@ describe('queue dispatch (SVC_RUN_DISPATCH=queue) on PGlite', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('the run stream of a run no worker has taken yet sends comment heartbeats (SVC_STREAM_HEARTBEAT) until the client goes', async () => {
+    // A queued run whose message is not sent: nothing will run it, the stream stays quiet.
+    const automation = (await h.storage.automations.getByName(orgId, 'greet'))!;
+    const prepared = await h.engine.prepare({ digest: automation.live_digest as never }, { who: 'quiet' });
+    const executionId = `quiet-${Date.now()}`;
+    await h.storage.executions.create({ id: executionId, org_id: orgId, automation_id: automation.id, flow: 'greet', run_id: prepared.run_id, flow_digest: automation.live_digest!, dispatch: 'queue', status: 'queued', created_at: new Date().toISOString() });
+    const abort = new AbortController();
+    const res = await fetch(`${h.url}/api/runs/${executionId}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    await waitUntil(
+      async () => {
+        const { value, done } = await reader.read();
+        if (value) text += decoder.decode(value, { stream: true });
+        return done || text.includes(': heartbeat\n\n');
+      },
+      { what: 'a heartbeat comment on the quiet stream' },
+    );
+    expect(text).toContain(': heartbeat\n\n');
+    expect(text).not.toContain('event:');
+    abort.abort();
+    await h.engine.cancel(prepared.run_id);
   });
 
   it('a schedule fire is queued too: its execution (dispatch "schedule") ends succeeded through the worker', async () => {

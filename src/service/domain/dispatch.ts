@@ -2,7 +2,7 @@ import type { Digest } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
 import type { FlowSpec } from '../../flow/types.js';
 import type { AutomationRecord, DispatchKind, ExecutionRecord } from '../../ports/service-storage.js';
-import type { JournalEntry, Run, StepFailedEntry } from '../../run/types.js';
+import type { JournalEntry, Run, RunFinishedEntry, StepFailedEntry } from '../../run/types.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
@@ -46,15 +46,26 @@ export function checkCallerInputs(spec: FlowSpec, inputs: unknown): Record<strin
   return inputs as Record<string, unknown>;
 }
 
+/**
+ * Why a run failed: the journal's last `step_failed` (the spec's projection), else the error its
+ * `run_finished` carries (a run ended by recovery, `worker_lost`, has no failed step).
+ */
+export function failureOf(run: Run): { step: string | null; code: string; message: string } {
+  const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
+  if (failed) return { step: failed.step, code: failed.error.code, message: failed.error.message };
+  const finished = [...run.journal].reverse().find((e): e is RunFinishedEntry => e.event === 'run_finished');
+  if (finished?.error) return { step: finished.error.step ?? null, code: finished.error.code, message: finished.error.message };
+  return { step: null, code: 'run_failed', message: 'the run failed' };
+}
+
 /** The run result of the spec: `error` from the journal's last `step_failed` entry. */
 export function runResult(run: Run) {
-  const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
   return {
     run_id: run.id,
     status: run.status,
     flow_digest: run.flow_digest,
     output: run.status === 'succeeded' ? (run.output ?? null) : null,
-    ...(run.status === 'failed' ? { error: failed ? { step: failed.step, code: failed.error.code, message: failed.error.message } : { step: null, code: 'run_failed', message: 'the run failed' } } : {}),
+    ...(run.status === 'failed' ? { error: failureOf(run) } : {}),
   };
 }
 
@@ -166,7 +177,7 @@ export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, s
  */
 export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecord, run: Run): Promise<void> {
   const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
-  const errorCode = run.status === 'failed' ? (failed?.error.code ?? 'run_failed') : undefined;
+  const errorCode = run.status === 'failed' ? failureOf(run).code : undefined;
   await deps.storage.executions.update(execution.org_id, execution.id, {
     status: run.status,
     ...(run.finished_at ? { finished_at: run.finished_at } : {}),

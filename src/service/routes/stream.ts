@@ -42,8 +42,20 @@ export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
         const abort = new AbortController();
         c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
         const encoder = new TextEncoder();
+        const heartbeatMs = deps.settings.streamHeartbeatSeconds * 1000;
+        let heartbeat: NodeJS.Timeout | undefined;
         const body = new ReadableStream<Uint8Array>({
           async start(controller) {
+            // A comment line every SVC_STREAM_HEARTBEAT seconds (default 15) keeps proxies from closing
+            // a quiet stream (a queued run waiting for a worker, a long step).
+            heartbeat = setInterval(() => {
+              try {
+                controller.enqueue(encoder.encode(': heartbeat\n\n'));
+              } catch {
+                clearInterval(heartbeat);
+              }
+            }, heartbeatMs);
+            heartbeat.unref?.();
             try {
               for await (const entry of engine.watch(execution.run_id, { fromSeq, signal: abort.signal })) {
                 controller.enqueue(encoder.encode(sseFrame(entry)));
@@ -52,6 +64,7 @@ export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
             } catch (err) {
               if (!abort.signal.aborted) deps.logger.warn(`[flowctl] [service] run stream ${execution.run_id}: ${(err as Error).message}`);
             } finally {
+              clearInterval(heartbeat);
               try {
                 controller.close();
               } catch {
@@ -60,6 +73,7 @@ export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
             }
           },
           cancel() {
+            clearInterval(heartbeat);
             abort.abort();
           },
         });
