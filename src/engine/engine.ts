@@ -368,6 +368,14 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const canceledError = (runId: string): StepError => ({ code: 'canceled', message: `[flowctl] [engine] run ${runId} was canceled`, retryable: false });
 
+  const notifyRunId = (runOptions: RunOptions | undefined, runId: string): void => {
+    try {
+      runOptions?.onRunId?.(runId);
+    } catch (err) {
+      logger.warn(`[flowctl] [engine] onRunId listener threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+
   async function recover(): Promise<string[]> {
     alive();
     const recovered: string[] = [];
@@ -538,6 +546,7 @@ export function createEngine(options: EngineOptions): Engine {
       alive();
       checkRunPolicy(runOptions);
       const launch = await create(target, inputs, runOptions?.secrets ? { secrets: runOptions.secrets } : {});
+      notifyRunId(runOptions, launch.runId);
       return finish(launch, await execute(launch, runOptions));
     },
     async prepare(target, inputs, prepareOptions) {
@@ -556,6 +565,7 @@ export function createEngine(options: EngineOptions): Engine {
       }
       const launch = await launchOf(record, runOptions);
       await storage.runs.update(runId, { lease: newLease() });
+      notifyRunId(runOptions, runId);
       // A cancel that came before the run started: it starts and ends at once, canceled.
       const canceled = record.cancel_requested ? new FlowError('canceled', `[flowctl] [engine] run ${runId} was canceled`) : undefined;
       return finish(launch, await execute(launch, runOptions, canceled));

@@ -75,6 +75,8 @@ export interface RunOptions {
   confirm?: (summary: EffectSummary) => Promise<boolean>;
   /** Called for every entry as it is appended. */
   onEntry?: (entry: JournalEntry) => void;
+  /** Called once with the run's id as soon as its record exists (run, execute), before its first entry. */
+  onRunId?: (runId: string) => void;
   /**
    * This run's secret store, instead of the engine's (one engine serves many tenants: the hosted
    * service passes the run's org secret store). Used for the pre-run check and inside steps.

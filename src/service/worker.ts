@@ -74,7 +74,7 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
       } catch (err) {
         // Another holder of a redelivered message started it first, or this run was recovered under
         // us: either way the run is someone else's now; wait for its end below.
-        if (!isFlowError(err, 'run_not_pending') && !isFlowError(err, 'worker_lost')) throw err;
+        if (!isFlowError(err, 'run_not_pending') && !isFlowError(err, 'worker_lost') && !isFlowError(err, 'journal_conflict')) throw err;
         stats.duplicates++;
         run = await engine.getRun(execution.run_id);
       }

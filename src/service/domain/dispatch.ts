@@ -132,6 +132,52 @@ export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs
   return execution;
 }
 
+/**
+ * Run the live version in this process and resolve with the finished run (sync dispatch). The
+ * execution row is written as soon as the engine run exists (onRunId), alongside the run's first
+ * steps, and its outcome once it ends; no watch or re-read of the run is needed.
+ */
+export async function runSync(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }, signal?: AbortSignal): Promise<Run> {
+  const { automation } = target;
+  const engine = deps.engine;
+  if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
+  let execution: ExecutionRecord | undefined;
+  let created: Promise<void> | undefined;
+  let run: Run;
+  try {
+    run = await engine.run({ digest: target.digest }, inputs, {
+      secrets: orgSecretStore(deps, deps.storage, automation.org_id),
+      ...(signal ? { signal } : {}),
+      onRunId: (runId) => {
+        execution = {
+          id: deps.ids.uuid(),
+          org_id: automation.org_id,
+          automation_id: automation.id,
+          flow: automation.name,
+          run_id: runId,
+          flow_digest: target.digest,
+          dispatch: via.kind,
+          ...(via.keyId ? { key_id: via.keyId } : {}),
+          status: 'running',
+          created_at: deps.clock.now(),
+        };
+        created = deps.storage.executions.create(execution);
+        created.catch(() => undefined);
+      },
+    });
+  } catch (err) {
+    await created?.catch(() => undefined);
+    if (execution) {
+      const code = isFlowError(err) ? err.code : 'run_failed';
+      await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: code }).catch(() => undefined);
+    }
+    throw inputError(err);
+  }
+  await created;
+  if (execution) await recordOutcome(deps, execution, run);
+  return run;
+}
+
 /** Start the live version; the execution row exists from the moment the engine run does. */
 export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
   const { automation } = target;

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ServiceDeps } from '../context.js';
-import { checkCallerInputs, enqueueRun, finishRun, queueDispatch, runnableAutomation, runResult, secretInputsOf, startRun } from '../domain/dispatch.js';
+import { checkCallerInputs, enqueueRun, queueDispatch, runnableAutomation, runResult, runSync, secretInputsOf } from '../domain/dispatch.js';
 import { serviceError } from '../errors.js';
 import { jsonResponse, type ServiceRoute } from '../route-table.js';
 
@@ -53,9 +53,8 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
           const queued = await enqueueRun(deps, target, inputs, { kind: 'queue', keyId: key.id });
           return c.json({ run_id: queued.run_id, status: 'queued' as const }, 200);
         }
-        const execution = await startRun(deps, target, inputs, { kind: 'sync', keyId: key.id });
         // The run goes on if the caller hangs up; its outcome is recorded either way.
-        const run = await finishRun(deps, execution);
+        const run = await runSync(deps, target, inputs, { kind: 'sync', keyId: key.id });
         return c.json(runResult(run), 200);
       },
     },
