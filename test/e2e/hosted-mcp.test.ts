@@ -128,6 +128,31 @@ describe('hosted MCP endpoint', () => {
     await scoped.close();
   });
 
+  it('a JSON-mode tools/list (answered from the serialized list) equals the SDK\'s SSE-mode answer, for every key; other protocol versions go to the SDK', async () => {
+    const raw = async (key: string, accept: string, extra: Record<string, string> = {}) => {
+      const res = await fetch(`${h.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept, 'mcp-protocol-version': '2025-11-25', ...extra },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      });
+      const text = await res.text();
+      const json = accept.startsWith('text/event-stream') ? JSON.parse(/^data: (.*)$/m.exec(text)![1]!) : JSON.parse(text);
+      return { status: res.status, type: res.headers.get('content-type'), json };
+    };
+    for (const key of [keys.all!, keys.scoped!, keys.test!]) {
+      const fast = await raw(key, 'application/json, text/event-stream');
+      const sdk = await raw(key, 'text/event-stream, application/json');
+      expect([fast.status, fast.type]).toEqual([200, 'application/json']);
+      expect(fast.json).toEqual(sdk.json);
+      expect(fast.json).toMatchObject({ jsonrpc: '2.0', id: 7, result: { tools: expect.any(Array) } });
+      // Twice: the second answer comes from the cache and is the same.
+      expect((await raw(key, 'application/json, text/event-stream')).json).toEqual(fast.json);
+    }
+    const old = await raw(keys.all!, 'application/json, text/event-stream', { 'mcp-protocol-version': '1999-01-01' });
+    expect(old.status).toBe(400);
+    expect(old.json.error.message).toMatch(/Unsupported protocol version/);
+  });
+
   it('a change after a listing shows in the next one (tool rows are cached under a fingerprint of the list)', async () => {
     const client = await connect(keys.all!);
     const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();

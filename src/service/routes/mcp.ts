@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { prettyJson, type Digest } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
@@ -90,23 +90,24 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
   // the read is never cached under the older fingerprint.
   const rowsByOrg = new Map<string, { fp: string; rows: McpToolRow[] }>();
   const MAX_CACHED_ORGS = 1000;
-  const toolRows = async (orgId: string): Promise<McpToolRow[]> => {
+  const toolRows = async (orgId: string): Promise<{ fp: string; rows: McpToolRow[]; stable: boolean }> => {
     const fp = await deps.storage.automations.mcpToolsFingerprint(orgId);
     const cached = rowsByOrg.get(orgId);
-    if (cached?.fp === fp) return cached.rows;
+    if (cached?.fp === fp) return { fp, rows: cached.rows, stable: true };
     const rows = await deps.storage.automations.listMcpTools(orgId);
-    if ((await deps.storage.automations.mcpToolsFingerprint(orgId)) === fp) {
+    const stable = (await deps.storage.automations.mcpToolsFingerprint(orgId)) === fp;
+    if (stable) {
       rowsByOrg.delete(orgId);
       rowsByOrg.set(orgId, { fp, rows });
       if (rowsByOrg.size > MAX_CACHED_ORGS) rowsByOrg.delete(rowsByOrg.keys().next().value!);
     }
-    return rows;
+    return { fp, rows, stable };
   };
 
-  const visible = async (key: ApiKeyRecord): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
+  const visible = async (key: ApiKeyRecord, rows?: McpToolRow[]): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
     const scope = key.automations !== undefined ? new Set(key.automations) : undefined;
     const out = [];
-    for (const row of await toolRows(key.org_id)) {
+    for (const row of rows ?? (await toolRows(key.org_id)).rows) {
       if (scope && !scope.has(row.name)) continue;
       const spec = await specOf(row.live_digest);
       if (spec) out.push({ automation: row, digest: row.live_digest, spec });
@@ -164,13 +165,33 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
   };
 
+  /**
+   * The serialized `tools/list` result of one org, key scope and status-tool choice, kept under the
+   * org's tool fingerprint (bounded, oldest out first): a list of 1,000 tools is 0.5 MiB of JSON, and
+   * building and serializing it was most of a tools/list request (bench/RESULTS.md#hosted-mcp).
+   */
+  const listCache = new Map<string, { fp: string; json: string }>();
+  const MAX_CACHED_LISTS = 1000;
+  const toolsListJson = async (key: ApiKeyRecord): Promise<string> => {
+    const statusTool = await hasStatusTool(key);
+    const cacheKey = `${key.org_id}\n${statusTool ? 1 : 0}\n${key.automations === undefined ? '*' : JSON.stringify([...key.automations].sort())}`;
+    const { fp, rows, stable } = await toolRows(key.org_id);
+    const hit = listCache.get(cacheKey);
+    if (hit?.fp === fp) return hit.json;
+    const tools = (await visible(key, rows)).map(toolOf);
+    if (statusTool) tools.push(RUN_STATUS_TOOL_DEF);
+    const json = JSON.stringify({ tools });
+    if (stable) {
+      listCache.delete(cacheKey);
+      listCache.set(cacheKey, { fp, json });
+      if (listCache.size > MAX_CACHED_LISTS) listCache.delete(listCache.keys().next().value!);
+    }
+    return json;
+  };
+
   function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
     const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
-      const tools = (await visible(key)).map(toolOf);
-      if (await hasStatusTool(key)) tools.push(RUN_STATUS_TOOL_DEF);
-      return { tools };
-    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const name = request.params.name;
       if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
@@ -282,6 +303,26 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
               { 'content-type': 'application/json' },
             );
           }
+        }
+        // A lone JSON-mode tools/list (the common poll of every agent) is answered from the serialized
+        // list; the SDK transport would answer it the same way (one JSON-RPC response, 200,
+        // application/json). Anything else, or a request the transport must refuse (an unsupported
+        // protocol version, a body that is not application/json), goes through the SDK.
+        const list = parsed as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: Record<string, unknown> } | undefined;
+        const version = c.req.header('mcp-protocol-version');
+        if (
+          !streamFirst &&
+          list !== undefined &&
+          !Array.isArray(list) &&
+          list.jsonrpc === '2.0' &&
+          list.method === 'tools/list' &&
+          (typeof list.id === 'string' || (typeof list.id === 'number' && Number.isInteger(list.id))) &&
+          (list.params === undefined || (typeof list.params === 'object' && list.params !== null && Object.keys(list.params).every((k) => k === '_meta'))) &&
+          (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) &&
+          /^application\/json\b/i.test(c.req.header('content-type') ?? '')
+        ) {
+          const body = `{"result":${await toolsListJson(key)},"jsonrpc":"2.0","id":${JSON.stringify(list.id)}}`;
+          return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
         }
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamFirst });
         const server = buildServer(key, streamFirst, streamFirst ? raw.signal : undefined);
