@@ -6,6 +6,7 @@ import { ProgressNotificationSchema, type Tool } from '@modelcontextprotocol/sdk
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The hosted MCP endpoint with the official SDK client: tool filtering by publish state, mcp_enabled
@@ -295,9 +296,8 @@ describe('hosted MCP endpoint', () => {
     }
     expect(entries.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled' });
     expect((await h.engine.getRun(exec.run_id))!.status).toBe('canceled');
-    // The executions index records the end too.
-    const after = (await owner.call('GET', `/api/executions/${exec.run_id}`)).body;
-    expect(after.execution.status).toBe('canceled');
+    // The executions index records the end too (written by the server after the cancel: awaited).
+    await waitUntil(async () => (await owner.call('GET', `/api/executions/${exec.run_id}`)).body.execution.status === 'canceled', { what: 'the execution recorded canceled' });
     releaseSlow();
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { isFlowError } from '../../errors.js';
 import type { FlowSpec } from '../../flow/types.js';
 import type { AutomationRecord, DispatchKind, ExecutionRecord } from '../../ports/service-storage.js';
 import type { JournalEntry, Run, RunFinishedEntry, StepFailedEntry } from '../../run/types.js';
+import type { RunOptions } from '../../engine/types.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
@@ -137,7 +138,13 @@ export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs
  * execution row is written as soon as the engine run exists (onRunId), alongside the run's first
  * steps, and its outcome once it ends; no watch or re-read of the run is needed.
  */
-export async function runSync(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }, signal?: AbortSignal): Promise<Run> {
+export async function runSync(
+  deps: ServiceDeps,
+  target: Dispatchable,
+  inputs: Record<string, unknown>,
+  via: { kind: DispatchKind; keyId?: string },
+  hooks: Pick<RunOptions, 'onEntry'> & { onRunId?: (runId: string, execution: ExecutionRecord) => void } = {},
+): Promise<Run> {
   const { automation } = target;
   const engine = deps.engine;
   if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
@@ -147,7 +154,7 @@ export async function runSync(deps: ServiceDeps, target: Dispatchable, inputs: R
   try {
     run = await engine.run({ digest: target.digest }, inputs, {
       secrets: orgSecretStore(deps, deps.storage, automation.org_id),
-      ...(signal ? { signal } : {}),
+      ...(hooks.onEntry ? { onEntry: hooks.onEntry } : {}),
       onRunId: (runId) => {
         execution = {
           id: deps.ids.uuid(),
@@ -163,6 +170,7 @@ export async function runSync(deps: ServiceDeps, target: Dispatchable, inputs: R
         };
         created = deps.storage.executions.create(execution);
         created.catch(() => undefined);
+        hooks.onRunId?.(runId, execution);
       },
     });
   } catch (err) {

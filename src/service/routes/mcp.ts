@@ -11,12 +11,12 @@ import { readBodyText } from '../../http/body.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
-import type { ApiKeyRecord, AutomationRecord, McpToolRow } from '../../ports/service-storage.js';
+import type { ApiKeyRecord, AutomationRecord, ExecutionRecord, McpToolRow } from '../../ports/service-storage.js';
 import type { JournalEntry } from '../../run/types.js';
 import { validateAgainstSchema } from '../../tools/contract.js';
 import type { JsonSchema } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
-import { enqueueRun, queueDispatch, recordOutcome, runResult, secretInputsOf, startRun, type Dispatchable } from '../domain/dispatch.js';
+import { enqueueRun, queueDispatch, recordOutcome, runResult, runSync, secretInputsOf, type Dispatchable } from '../domain/dispatch.js';
 import type { ServiceRoute } from '../route-table.js';
 
 /**
@@ -216,34 +216,47 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
         }
       }
-      let execution;
+      const token = request.params._meta?.progressToken;
+      const progress = createProgressFromJournal(found.spec.steps.length);
+      // Progress is the run's real journal, each entry as it is appended (never invented), sent in order.
+      let sent: Promise<unknown> = Promise.resolve();
+      let runId: string | undefined;
+      let execution: ExecutionRecord | undefined;
+      // A hang-up cancels the run and records it at once (the step in flight may take a while to
+      // notice; its own end records the same outcome again).
+      const cancelRun = () => {
+        if (!runId) return;
+        const id = runId;
+        void deps
+          .engine!.cancel(id)
+          .then(() => deps.engine!.getRun(id))
+          .then((r) => (r && execution ? recordOutcome(deps, execution, r) : undefined))
+          .catch(() => undefined);
+      };
+      hangup?.addEventListener('abort', cancelRun, { once: true });
+      let run;
       try {
-        execution = await startRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
+        run = await runSync(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id }, {
+          onRunId: (id, row) => {
+            runId = id;
+            execution = row;
+            if (hangup?.aborted) cancelRun();
+          },
+          onEntry: (entry) => {
+            const update = progress(entry as JournalEntry);
+            if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
+              sent = sent.then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined));
+            }
+          },
+        });
       } catch (err) {
         if (!isFlowError(err)) throw err;
         const data = err.data as { issues?: unknown } | undefined;
         return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
-      }
-      const token = request.params._meta?.progressToken;
-      const progress = createProgressFromJournal(found.spec.steps.length);
-      const runId = execution.run_id;
-      const cancelRun = () => void deps.engine!.cancel(runId).catch(() => undefined);
-      if (hangup?.aborted) cancelRun();
-      else hangup?.addEventListener('abort', cancelRun, { once: true });
-      try {
-        // Progress is the run's real journal, read as it is appended (never invented).
-        for await (const entry of deps.engine!.watch(runId)) {
-          const update = progress(entry as JournalEntry);
-          if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
-            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
-          }
-          if ((entry as JournalEntry).event === 'run_finished') break;
-        }
       } finally {
         hangup?.removeEventListener('abort', cancelRun);
       }
-      const run = (await deps.engine!.getRun(execution.run_id))!;
-      await recordOutcome(deps, execution, run);
+      await sent;
       const result = runResult(run);
       const meta = { 'flowctl/run_id': run.id, 'flowctl/status': run.status, 'flowctl/flow_digest': run.flow_digest };
       if (run.status !== 'succeeded') {
