@@ -30,6 +30,7 @@ import { keyRoutes } from './routes/keys.js';
 import { orgRoutes } from './routes/orgs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
+import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -54,6 +55,11 @@ export interface HostedServiceOptions {
   tools?: ToolRegistry;
   /** Whether dispose() disposes `storage`. Default true. */
   ownsStorage?: boolean;
+  /**
+   * Folder of the web app served at `/` (static files; index.html for client routes; never a path of
+   * the API). Default: the package's built app (dist/web) when present. `false`: no web app.
+   */
+  web?: string | false;
 }
 
 export interface HostedService {
@@ -197,6 +203,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     servers: [{ url: settings.publicUrl }],
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'flowctl hosted API' }) as never);
+
+  // The web app (src/service/web-app.ts): after every API route, never under an API prefix.
+  const webRoot = options.web === undefined ? defaultWebRoot() : options.web || undefined;
+  if (webRoot) app.get('*', webAppHandler(webRoot, reservedPrefixes(routes.map((r) => r.path))) as never);
 
   // Every other method on a known path is 405; anything else is 404, both structured.
   const known = [...routes.map((r) => ({ re: pathRegex(r.path), method: r.method.toUpperCase() })), ...['/healthz', '/readyz', '/openapi.json', '/docs'].map((p) => ({ re: pathRegex(p), method: 'GET' }))];
