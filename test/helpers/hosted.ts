@@ -29,6 +29,8 @@ export interface HostedFixture {
 export interface HostedFixtureOptions {
   /** Wire browser tools in (publishing browser captures needs their contracts; no browser starts until a step runs). */
   browser?: boolean;
+  /** PGlite data folder (default: in memory). */
+  dataDir?: string;
 }
 
 export async function startHosted(
@@ -36,7 +38,7 @@ export async function startHosted(
   extra: Partial<HostedServiceOptions> = {},
   fixture: HostedFixtureOptions = { browser: true },
 ): Promise<HostedFixture> {
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create(fixture.dataDir);
   const engineStorage = createSqlStorage({ pglite });
   const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor() : undefined;
   const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);

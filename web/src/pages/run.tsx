@@ -130,9 +130,11 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
           <span className="title-with-badge">
             Run of {execution.flow} <StatusBadge status={status} />
             {live === 'live' || live === 'connecting' ? (
-              <Badge tone="blue" title="Updates arrive from GET /api/runs/{id}/stream">
-                <span className="pulse" aria-hidden="true" /> {live === 'live' ? 'live' : 'connecting'}
-              </Badge>
+              <span data-testid="live-badge" data-state={live}>
+                <Badge tone="blue" title="Updates arrive from GET /api/runs/{id}/stream">
+                  <span className="pulse" aria-hidden="true" /> {live === 'live' ? 'live' : 'connecting'}
+                </Badge>
+              </span>
             ) : null}
           </span>
         }
