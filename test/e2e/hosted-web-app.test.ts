@@ -55,6 +55,7 @@ document.getElementById('result').textContent='Results for '+document.getElement
 
 async function shot(name: string) {
   const path = join(SHOTS, `${name}.png`);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path, fullPage: true });
   shots.push(path);
 }
@@ -270,8 +271,21 @@ describe('the web app, driven in Chromium', () => {
     const failed = await gateway(unscoped, 'shop-broken', {});
     expect(failed.body).toMatchObject({ status: 'failed', error: { step: 'extract_2', code: 'locator_drift' } });
 
-    await page.goto(`/runs?flow=shop-broken`);
-    await page.locator('[data-testid=executions] tbody tr', { hasText: 'failed' }).first().click();
+    // The list pages by cursor (two a page here) and filters by automation.
+    await page.goto('/runs?limit=2');
+    const rows = page.locator('[data-testid=executions] tbody tr');
+    await page.getByRole('button', { name: 'Older runs' }).waitFor();
+    expect(await rows.count()).toBe(2);
+    await page.getByRole('button', { name: 'Older runs' }).click();
+    await rows.nth(2).waitFor();
+    await page.getByRole('button', { name: 'Older runs' }).waitFor({ state: 'detached' });
+    expect(await rows.allTextContents()).toEqual([expect.stringContaining('shop-broken'), expect.stringContaining('shop-search'), expect.stringContaining('shop-search')]);
+    await page.getByLabel('Filter by automation').selectOption('shop-broken');
+    await page.waitForURL(/flow=shop-broken/);
+    // The filtered page replaces the list: wait until the table holds one row.
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=executions] tbody tr').length === 1);
+    expect(await rows.allTextContents()).toEqual([expect.stringContaining('shop-broken')]);
+    await rows.first().click();
     await page.locator('.run-failure', { hasText: 'Failed at step extract_2' }).waitFor();
     expect(await page.locator('.run-failure').textContent()).toContain('locator_drift');
     expect(await page.locator('[data-step="extract_2"]').getAttribute('class')).toContain('tl-failed');

@@ -1,6 +1,7 @@
 import { useEffect, type ReactNode } from 'react';
 import { Link, match, navigate, RouterProvider, useLocation } from './router';
 import { SessionProvider, useSession, useSessionApi } from './session';
+import { Icon } from './icons';
 import { ErrorBox, Loading, useAction } from './ui';
 import { AuthPage } from './pages/auth';
 import { AutomationsPage, NewAutomationPage } from './pages/automations';
@@ -83,8 +84,8 @@ function NavLink({ to, children, icon }: { to: string; children: ReactNode; icon
   const active = path === to || path.startsWith(`${to}/`);
   return (
     <Link to={to} className={`nav-link ${active ? 'active' : ''}`} aria-current={active ? 'page' : undefined}>
-      <span className="nav-icon" aria-hidden="true">
-        {icon}
+      <span className="nav-icon">
+        <Icon name={icon} />
       </span>
       {children}
     </Link>
@@ -113,7 +114,7 @@ function Shell({ children }: { children: ReactNode }) {
           <select id="org-select" value={session.org.id} disabled={switching.busy} onChange={(e) => void switching.run(e.target.value)}>
             {session.orgs.map((o) => (
               <option key={o.id} value={o.id}>
-                {o.name} ({o.role})
+                {o.name}
               </option>
             ))}
           </select>
@@ -123,47 +124,47 @@ function Shell({ children }: { children: ReactNode }) {
           </Link>
         </div>
         <nav className="nav">
-          <NavLink to="/automations" icon="◇">
+          <NavLink to="/automations" icon="automations">
             Automations
           </NavLink>
-          <NavLink to="/runs" icon="▷">
+          <NavLink to="/runs" icon="runs">
             Runs
           </NavLink>
-          <div className="side-label nav-section">Organization</div>
+          <div className="side-label nav-section">Manage</div>
           {owner ? (
-            <NavLink to="/keys" icon="⚿">
+            <NavLink to="/keys" icon="keys">
               API keys
             </NavLink>
           ) : null}
-          <NavLink to="/secrets" icon="✱">
+          <NavLink to="/secrets" icon="secrets">
             Secrets
           </NavLink>
-          <NavLink to="/members" icon="☺">
+          <NavLink to="/members" icon="members">
             Members
           </NavLink>
           {owner ? (
-            <NavLink to="/audit" icon="≡">
+            <NavLink to="/audit" icon="audit">
               Audit log
             </NavLink>
           ) : null}
         </nav>
         <div className="side-foot">
-          <a className="side-small-link" href="/docs" target="_blank" rel="noreferrer">
-            API reference ↗
-          </a>
-          <div className="user">
-            <div className="user-row">
-              <span className="avatar" aria-hidden="true">
-                {session.user.email.slice(0, 1).toUpperCase()}
+          <div className="user-row">
+            <span className="avatar" aria-hidden="true">
+              {session.user.email.slice(0, 1).toUpperCase()}
+            </span>
+            <span className="user-text">
+              <span className="user-email" data-testid="user-email" title={session.user.email}>
+                {session.user.email}
               </span>
-              <span className="user-text">
-                <span className="user-email" data-testid="user-email">
-                  {session.user.email}
-                </span>
-                <span className="user-role">{session.role}</span>
-              </span>
-            </div>
-            <button className="btn btn-small" onClick={() => void logout().then(() => navigate('/login'))}>
+              <span className="user-role">{session.role} of {session.org.name}</span>
+            </span>
+          </div>
+          <div className="side-foot-row">
+            <a className="side-small-link" href="/docs" target="_blank" rel="noreferrer">
+              API reference ↗
+            </a>
+            <button className="btn btn-small btn-side" onClick={() => void logout().then(() => navigate('/login'))}>
               Log out
             </button>
           </div>

@@ -2,7 +2,17 @@ import { useEffect, useState } from 'react';
 import { get, q, type AuditEntry, type Member } from '../api';
 import { absTime } from '../format';
 import { useIsOwner } from '../session';
-import { Badge, Card, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource } from '../ui';
+import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource } from '../ui';
+
+/** `member:<user id>` with the member's email; other ids shortened (the full target is the title). */
+function target(t: string, who: (id: string) => string): string {
+  const i = t.indexOf(':');
+  const kind = t.slice(0, i);
+  const id = t.slice(i + 1);
+  if (kind === 'member') return `member:${who(id)}`;
+  if (kind === 'secret') return t;
+  return /^[0-9a-f-]{36}$/.test(id) ? `${kind}:${id.slice(0, 8)}` : t;
+}
 
 interface Page {
   entries: AuditEntry[];
@@ -86,12 +96,14 @@ export function AuditPage() {
                     </td>
                     <td className="small">{who(e.actor)}</td>
                     <td>
-                      <code className="small">{e.target.startsWith('member:') ? `member:${who(e.target.slice(7))}` : e.target}</code>
+                      <code className="small" title={e.target}>
+                        {target(e.target, who)}
+                      </code>
                     </td>
                     <td className="small details">
                       {Object.entries(rest).map(([k, v]) => (
                         <span key={k} className="kv">
-                          <span className="muted">{k}</span> {typeof v === 'string' ? v : JSON.stringify(v)}
+                          <span className="muted">{k}</span> {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
                         </span>
                       ))}
                     </td>

@@ -301,7 +301,7 @@ function Capture({ automation, onPublished }: { automation: Automation; onPublis
               {reopen.error ? <ErrorBox error={reopen.error} /> : null}
               <div className="form">
                 <Field label="Operations (JSON array)" htmlFor="cap-ops">
-                  <textarea id="cap-ops" className="code-input" rows={Math.min(28, Math.max(8, ops.split('\n').length + 1))} spellCheck={false} readOnly={!editing} value={ops} onChange={(e) => setOps(e.target.value)} />
+                  <textarea id="cap-ops" className="code-input" rows={Math.min(40, Math.max(8, ops.split('\n').length + 1))} spellCheck={false} readOnly={!editing} value={ops} onChange={(e) => setOps(e.target.value)} />
                 </Field>
                 <div className="grid-2">
                   <Field label="Input slots" htmlFor="cap-inputs" hint="Op slots that become inputs of the automation (the recorded value is the default). Comma-separated.">

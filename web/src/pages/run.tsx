@@ -140,7 +140,7 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
         }
         actions={
           <Link to={`/automations/${execution.automation_id}`} className="btn">
-            Automation
+            Open automation
           </Link>
         }
       />
@@ -167,7 +167,9 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
           ) : null}
         </Fact>
         <Fact label="Run id">
-          <code className="small">{execution.run_id}</code>
+          <code className="small" title={execution.run_id}>
+            {execution.run_id}
+          </code>
         </Fact>
       </div>
 
@@ -177,7 +179,12 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
             <strong>Failed{failure.step ? ` at step ${failure.step}` : ''}</strong>
             <code className="error-code">{failure.code}</code>
           </div>
-          <p>{failure.message}</p>
+          <p>{plain(failure.message)}</p>
+          {failure.code === 'locator_drift' && failure.step ? (
+            <p>
+              The page changed under the recorded locator. <Link to={`/automations/${execution.automation_id}/capture?step=${encodeURIComponent(failure.step)}`}>Fix the step in the capture</Link>, then publish.
+            </p>
+          ) : null}
         </div>
       ) : null}
 
@@ -222,6 +229,9 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
     </>
   );
 }
+
+/** Engine messages start with their source tags (`[flowctl] [executor-playwright]`): the page shows the words. */
+const plain = (message: string) => message.replace(/^(\[[^\]]+\]\s*)+/, '');
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -270,7 +280,7 @@ function StepRow({ step, runStart, total, failedHere }: { step: StepView; runSta
         ))}
         {error ? (
           <div className="error-box compact">
-            <code className="error-code">{error.code}</code> {error.message}
+            <code className="error-code">{error.code}</code> {plain(error.message)}
           </div>
         ) : null}
         {step.artifacts.length > 0 ? (

@@ -8,6 +8,8 @@ import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, StatusBadge,
 export function RunsPage() {
   const { search } = useLocation();
   const flow = search.get('flow') ?? '';
+  // Page size: 25, or `?limit=` (1-200) from the address.
+  const limit = Math.min(200, Math.max(1, Number(search.get('limit')) || 25));
   const automations = useResource(() => get<{ automations: Automation[] }>('/api/automations').then((b) => b.automations), []);
   return (
     <div className="page">
@@ -17,7 +19,7 @@ export function RunsPage() {
         actions={
           <label className="inline-select">
             <span className="muted small">Automation</span>
-            <select aria-label="Filter by automation" value={flow} onChange={(e) => navigate(`/runs${q({ flow: e.target.value })}`)}>
+            <select aria-label="Filter by automation" value={flow} onChange={(e) => navigate(`/runs${q({ flow: e.target.value, limit: search.get('limit') })}`)}>
               <option value="">All automations</option>
               {(automations.data ?? []).map((a) => (
                 <option key={a.id} value={a.name}>
@@ -28,18 +30,18 @@ export function RunsPage() {
           </label>
         }
       />
-      <ExecutionsList flow={flow || undefined} />
+      <ExecutionsList flow={flow || undefined} limit={limit} />
     </div>
   );
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
 
-export function ExecutionsList({ flow, compact }: { flow?: string; compact?: boolean }) {
+export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; compact?: boolean; limit?: number }) {
   const [rows, setRows] = useState<Execution[] | undefined>();
   const [cursor, setCursor] = useState<string | null>(null);
   const load = useAction(async (after: string | null) => {
-    const page = await get<{ executions: Execution[]; next_cursor: string | null }>(`/api/executions${q({ limit: 25, flow, cursor: after })}`);
+    const page = await get<{ executions: Execution[]; next_cursor: string | null }>(`/api/executions${q({ limit, flow, cursor: after })}`);
     setRows((prev) => (after ? [...(prev ?? []), ...page.executions] : page.executions));
     setCursor(page.next_cursor);
   });
@@ -47,7 +49,7 @@ export function ExecutionsList({ flow, compact }: { flow?: string; compact?: boo
     setRows(undefined);
     void load.run(null);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [flow]);
+  }, [flow, limit]);
   // While a run on screen is in flight, look again now and then (its page streams; the list polls).
   const inFlight = (rows ?? []).some((r) => !TERMINAL.has(r.status));
   useEffect(() => {
