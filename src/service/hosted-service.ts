@@ -68,6 +68,8 @@ export interface HostedService {
   /** The route table, for tests and tooling. */
   readonly routes: readonly ServiceRoute[];
   readonly settings: HostedSettings;
+  /** The folder of the web app served at `/`, or undefined when none is served. */
+  readonly webRoot: string | undefined;
   dispose(): Promise<void>;
 }
 
@@ -236,6 +238,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     },
     routes,
     settings,
+    webRoot,
     dispose() {
       disposed ??= (async () => {
         await scheduler?.stop();

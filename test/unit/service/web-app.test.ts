@@ -108,6 +108,8 @@ describe('web app static serving', () => {
   });
 
   it('web: false serves no app', async () => {
+    expect(h.service.webRoot).toBe(root);
+    expect(off.service.webRoot).toBeUndefined();
     const res = await get(off.url, '/');
     expect([res.status, (await res.json()).error]).toEqual([404, 'not_found']);
     expect((await get(off.url, '/healthz')).status).toBe(200);
