@@ -303,6 +303,33 @@ describe('the web app, driven in Chromium', () => {
     await shot('12-automations');
   });
 
+  it('reopens the capture, publishes a second version and rolls back to the first', async () => {
+    const first = (await apiGet(`/api/automations/${automationId}`)).automation.live_digest;
+    await page.goto(`/automations/${automationId}/capture`);
+    await page.getByRole('button', { name: 'Reopen for editing' }).click();
+    await page.getByRole('button', { name: 'Save capture' }).waitFor();
+    const ops = JSON.parse(await page.getByLabel('Operations (JSON array)').inputValue());
+    ops[1].value = 'kiwis';
+    await page.getByLabel('Operations (JSON array)').fill(JSON.stringify(ops, null, 2));
+    await page.getByRole('button', { name: 'Save capture' }).click();
+    await page.getByRole('button', { name: 'Publish' }).and(page.locator(':enabled')).waitFor();
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.getByText('Published: version').waitFor();
+    const second = (await apiGet(`/api/automations/${automationId}`)).automation.live_digest;
+    expect(second).not.toBe(first);
+
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const rows = page.locator('table tbody tr');
+    await rows.nth(1).waitFor();
+    expect(await rows.nth(0).textContent()).toContain('live');
+    await rows.nth(1).getByRole('button', { name: 'Roll back to this' }).click();
+    await rows.nth(1).getByRole('button', { name: 'Yes' }).click();
+    await rows.nth(1).locator('.badge', { hasText: 'live' }).waitFor();
+    expect(await rows.nth(0).textContent()).not.toContain('live');
+    expect((await apiGet(`/api/automations/${automationId}`)).automation.live_digest).toBe(first);
+    await shot('13-versions-rolled-back');
+  });
+
   it('schedules: create, disable, delete', async () => {
     await page.goto(`/automations/${automationId}/schedules`);
     await page.getByLabel('Cron').fill('0 7 * * 1-5');
@@ -316,7 +343,7 @@ describe('the web app, driven in Chromium', () => {
     await page.getByLabel('Cron').fill('* * * * * *');
     await page.getByRole('button', { name: 'Create schedule' }).click();
     await page.getByText('Some fields are not valid').waitFor();
-    await shot('13-schedules');
+    await shot('14-schedules');
     await row.getByRole('checkbox').click();
     await row.locator('.switch', { hasText: 'off' }).waitFor();
     expect((await apiGet(`/api/automations/${automationId}/schedules`)).schedules[0].enabled).toBe(false);
@@ -332,22 +359,22 @@ describe('the web app, driven in Chromium', () => {
     await page.getByRole('button', { name: 'Save secret' }).click();
     await page.locator('tbody tr', { hasText: 'password' }).waitFor();
     expect(await page.content()).not.toContain('s3cret value never shown');
-    await shot('14-secrets');
+    await shot('15-secrets');
 
     await nav('Members').click();
     await page.locator('tbody tr', { hasText: 'ada@example.test' }).waitFor();
     await page.getByLabel('Email').fill('nobody@example.test');
     await page.getByRole('button', { name: 'Add member' }).click();
     await page.getByText('No account with that email').waitFor();
-    await shot('15-members');
+    await shot('16-members');
 
     await nav('Audit log').click();
     await page.locator('tbody tr').first().waitFor();
     const text = await page.locator('table').textContent();
-    for (const action of ['org.create', 'automation.create', 'automation.publish', 'key.mint', 'schedule.create', 'schedule.delete', 'secret.create']) expect([action, text!.includes(action)]).toEqual([action, true]);
+    for (const action of ['org.create', 'automation.create', 'automation.publish', 'automation.edit', 'automation.rollback', 'key.mint', 'schedule.create', 'schedule.delete', 'secret.create']) expect([action, text!.includes(action)]).toEqual([action, true]);
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await page.getByText('The chain verifies').waitFor();
-    await shot('16-audit');
+    await shot('17-audit');
   });
 
   it('creates and switches organizations; logs out and back in', async () => {
@@ -372,7 +399,7 @@ describe('the web app, driven in Chromium', () => {
     // A deep link while signed in, and a client route the app does not know.
     await page.goto(`/automations/${automationId}/overview`);
     await page.getByText('POST /v1/run/shop-search').first().waitFor();
-    await shot('17-automation-overview');
+    await shot('18-automation-overview');
     await page.goto('/no/such/page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
   });
