@@ -1,4 +1,5 @@
-// Build dist/ from scratch: empty it, then run tsup (library and CLI configs in parallel, separate folders).
+// Build dist/ from scratch: empty it, then run tsup (library and CLI configs in parallel, separate
+// folders), then the web app (scripts/build-web.mjs: Vite, into dist/web).
 import { rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -6,4 +7,6 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 const r = spawnSync(process.execPath, ['node_modules/tsup/dist/cli-default.js', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
-process.exit(r.status ?? 1);
+if (r.status !== 0) process.exit(r.status ?? 1);
+const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { cwd: root, stdio: 'inherit' });
+process.exit(web.status ?? 1);

@@ -19,10 +19,11 @@ const PARTS = [
   [/ESM .*Build success/, 'ES modules'],
   [/CJS .*Build success/, 'CommonJS modules'],
   [/DTS .*Build success/, 'type declarations'],
+  [/^\[web\] dist\/web built/, 'web app'],
 ];
-const EXPECTED = 4; // library ESM, library CJS, library types, CLI ESM
+const EXPECTED = 5; // library ESM, library CJS, library types, CLI ESM, the web app
 
-say(`building dist/ (library as ES modules, CommonJS and type declarations, and the flowctl CLI): ${EXPECTED} parts`);
+say(`building dist/ (library as ES modules, CommonJS and type declarations, the flowctl CLI, and the hosted web app): ${EXPECTED} parts`);
 const child = spawn(process.execPath, ['scripts/build.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let log = '';
 let pending = '';
@@ -38,7 +39,7 @@ const onText = (chunk) => {
     if (/ dist\/cli\//.test(line)) cliFiles = true;
     const part = PARTS.find(([pattern]) => pattern.test(line));
     if (!part) continue;
-    const name = part[1] === 'ES modules' ? (cliFiles ? 'the flowctl CLI' : 'library ES modules') : `library ${part[1]}`;
+    const name = part[1] === 'ES modules' ? (cliFiles ? 'the flowctl CLI' : 'library ES modules') : part[1] === 'web app' ? 'the hosted web app (dist/web)' : `library ${part[1]}`;
     cliFiles = false;
     say(`${++done}/${EXPECTED} ${name} built (${elapsed()})`);
   }

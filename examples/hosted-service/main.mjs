@@ -147,6 +147,8 @@ async function main() {
     say('');
     say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
     say('');
+    say(service.webRoot ? `  Open ${url}/ in a browser: the web app (sign up there), or use curl:` : '  (no web app: dist/web is not built; `npm run build` builds it)');
+    say('');
     say('  Sign up (the cookie jar keeps your session):');
     say(`    curl -s -c jar -b jar -X POST ${url}/api/auth/signup -H 'content-type: application/json' \\`);
     say(`      -d '{"email":"you@example.com","password":"a long passphrase","org_name":"My org"}'`);

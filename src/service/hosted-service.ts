@@ -32,6 +32,7 @@ import { orgRoutes } from './routes/orgs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
+import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -62,6 +63,11 @@ export interface HostedServiceOptions {
   queue?: Queue;
   /** Whether dispose() disposes `storage`. Default true. */
   ownsStorage?: boolean;
+  /**
+   * Folder of the web app served at `/` (static files; index.html for client routes; never a path of
+   * the API). Default: the package's built app (dist/web) when present. `false`: no web app.
+   */
+  web?: string | false;
 }
 
 export interface HostedService {
@@ -76,6 +82,8 @@ export interface HostedService {
    */
   startWorker(options?: { concurrency?: number }): Promise<RunWorker>;
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
+  /** The folder of the web app served at `/`, or undefined when none is served. */
+  readonly webRoot: string | undefined;
   dispose(): Promise<void>;
 }
 
@@ -216,6 +224,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'flowctl hosted API' }) as never);
 
+  // The web app (src/service/web-app.ts): after every API route, never under an API prefix.
+  const webRoot = options.web === undefined ? defaultWebRoot() : options.web || undefined;
+  if (webRoot) app.get('*', webAppHandler(webRoot, reservedPrefixes(routes.map((r) => r.path))) as never);
+
   // Every other method on a known path is 405; anything else is 404, both structured.
   const known = [...routes.map((r) => ({ re: pathRegex(r.path), method: r.method.toUpperCase() })), ...['/healthz', '/readyz', '/openapi.json', '/docs'].map((p) => ({ re: pathRegex(p), method: 'GET' }))];
   app.notFound((c) => {
@@ -258,6 +270,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
         },
       };
     },
+    webRoot,
     dispose() {
       disposed ??= (async () => {
         await Promise.all([...workers].map((w) => w.stop()));

@@ -34,6 +34,8 @@ export interface HostedFixtureOptions {
   browser?: boolean;
   /** A pg-boss queue on the same PGlite, given to the service (queue dispatch, workers). */
   queue?: boolean;
+  /** PGlite data folder (default: in memory). */
+  dataDir?: string;
 }
 
 export async function startHosted(
@@ -41,7 +43,7 @@ export async function startHosted(
   extra: Partial<HostedServiceOptions> = {},
   fixture: HostedFixtureOptions = { browser: true },
 ): Promise<HostedFixture> {
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create(fixture.dataDir);
   const engineStorage = createSqlStorage({ pglite });
   const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor() : undefined;
   const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);

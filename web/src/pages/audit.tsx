@@ -1,0 +1,126 @@
+import { useEffect, useState } from 'react';
+import { get, q, type AuditEntry, type Member } from '../api';
+import { absTime } from '../format';
+import { useIsOwner } from '../session';
+import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource } from '../ui';
+
+/** `member:<user id>` with the member's email; other ids shortened (the full target is the title). */
+function target(t: string, who: (id: string) => string): string {
+  const i = t.indexOf(':');
+  const kind = t.slice(0, i);
+  const id = t.slice(i + 1);
+  if (kind === 'member') return `member:${who(id)}`;
+  if (kind === 'secret') return t;
+  return /^[0-9a-f-]{36}$/.test(id) ? `${kind}:${id.slice(0, 8)}` : t;
+}
+
+interface Page {
+  entries: AuditEntry[];
+  next_cursor: string | null;
+}
+
+/** GET /api/audit (owner): newest first, paged by cursor; GET /api/audit/verify checks the hash chain. */
+export function AuditPage() {
+  const owner = useIsOwner();
+  const members = useResource(() => get<{ members: Member[] }>('/api/members').then((b) => new Map(b.members.map((m) => [m.user_id, m.email]))), []);
+  const [entries, setEntries] = useState<AuditEntry[] | undefined>();
+  const [cursor, setCursor] = useState<string | null>(null);
+  const load = useAction(async (after: string | null) => {
+    const page = await get<Page>(`/api/audit${q({ limit: 50, cursor: after })}`);
+    setEntries((prev) => (after ? [...(prev ?? []), ...page.entries] : page.entries));
+    setCursor(page.next_cursor);
+  });
+  const verify = useAction(() => get<{ ok: boolean; entries: number; broken?: { seq: number; id: string; reason: string } }>('/api/audit/verify'));
+  const [verdict, setVerdict] = useState<{ ok: boolean; entries: number; broken?: { seq: number; reason: string } }>();
+  useEffect(() => {
+    if (owner) void load.run(null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [owner]);
+  if (!owner) {
+    return (
+      <div className="page">
+        <PageHeader title="Audit log" />
+        <Card>
+          <Empty title="Owners read the audit log" />
+        </Card>
+      </div>
+    );
+  }
+  const who = (id: string) => members.data?.get(id) ?? id.slice(0, 8);
+  return (
+    <div className="page">
+      <PageHeader
+        title="Audit log"
+        subtitle="Every owner action, in the same transaction as the action; hash-chained per organization."
+        actions={
+          <button className="btn" disabled={verify.busy} onClick={() => void verify.run().then((v) => v && setVerdict(v))}>
+            {verify.busy ? 'Verifying…' : 'Verify the chain'}
+          </button>
+        }
+      />
+      {verdict ? (
+        <div className={`notice ${verdict.ok ? 'notice-ok' : 'notice-bad'}`} role="status">
+          {verdict.ok ? `The chain verifies: ${verdict.entries} entries, none changed, removed or reordered.` : `The chain is broken at entry ${verdict.broken?.seq} (${verdict.broken?.reason}).`}
+        </div>
+      ) : null}
+      {verify.error ? <ErrorBox error={verify.error} /> : null}
+      {load.error ? <ErrorBox error={load.error} onRetry={() => void load.run(entries ? cursor : null)} /> : null}
+      {entries === undefined ? (
+        load.error ? null : <Loading label="Loading the audit log" />
+      ) : entries.length === 0 ? (
+        <Card>
+          <Empty title="Nothing audited yet" />
+        </Card>
+      ) : (
+        <Card className="card-flush">
+          <table className="table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Action</th>
+                <th>Actor</th>
+                <th>Target</th>
+                <th>Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((e) => {
+                const { action, ...rest } = e.metadata;
+                return (
+                  <tr key={e.id}>
+                    <td title={absTime(e.at)}>
+                      <Time at={e.at} />
+                    </td>
+                    <td>
+                      <Badge tone="blue">{String(action ?? '')}</Badge>
+                    </td>
+                    <td className="small">{who(e.actor)}</td>
+                    <td>
+                      <code className="small" title={e.target}>
+                        {target(e.target, who)}
+                      </code>
+                    </td>
+                    <td className="small details">
+                      {Object.entries(rest).map(([k, v]) => (
+                        <span key={k} className="kv">
+                          <span className="muted">{k}</span> {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
+                        </span>
+                      ))}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {cursor ? (
+            <div className="card-foot">
+              <button className="btn" disabled={load.busy} onClick={() => void load.run(cursor)}>
+                {load.busy ? 'Loading…' : 'Older entries'}
+              </button>
+            </div>
+          ) : null}
+        </Card>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,103 @@
+import { useState, type FormEvent } from 'react';
+import { del, get, patch, post, type Member, type Role } from '../api';
+import { useSession } from '../session';
+import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource } from '../ui';
+
+/** Members of the active org; owners add, change roles and remove (an org always keeps an owner). */
+export function MembersPage() {
+  const session = useSession();
+  const owner = session.role === 'owner';
+  const members = useResource(() => get<{ members: Member[] }>('/api/members').then((b) => b.members), []);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  const add = useAction(async () => {
+    await post('/api/members', { email, role });
+    setEmail('');
+    await members.reload();
+  });
+  const change = useAction(async (userId: string, to: Role) => {
+    await patch(`/api/members/${userId}`, { role: to });
+    await members.reload();
+  });
+  const remove = useAction(async (userId: string) => {
+    await del(`/api/members/${userId}`);
+    await members.reload();
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void add.run();
+  };
+  return (
+    <div className="page">
+      <PageHeader title="Members" subtitle={`Who belongs to ${session.org.name}. Owners manage keys, secrets, schedules, members and publishing; members read and correct automations.`} />
+      <div className="stack">
+        {owner ? (
+          <Card title="Add a member" subtitle="They need an account first (they sign up, then you add their email).">
+            <form className="form form-inline-grid" onSubmit={submit}>
+              <Field label="Email" htmlFor="member-email">
+                <input id="member-email" type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+              </Field>
+              <Field label="Role" htmlFor="member-role">
+                <select id="member-role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+                  <option value="member">member</option>
+                  <option value="owner">owner</option>
+                </select>
+              </Field>
+              {add.error ? (
+                <div className="span-all">
+                  <ErrorBox error={add.error} />
+                </div>
+              ) : null}
+              <div className="form-actions span-all">
+                <button className="btn btn-primary" disabled={add.busy}>
+                  {add.busy ? 'Adding…' : 'Add member'}
+                </button>
+              </div>
+            </form>
+          </Card>
+        ) : null}
+        {change.error ? <ErrorBox error={change.error} /> : null}
+        {remove.error ? <ErrorBox error={remove.error} /> : null}
+        <Async r={members} label="Loading members" isEmpty={(m) => m.length === 0} empty={<Card><Empty title="No members" /></Card>}>
+          {(list) => (
+            <Card className="card-flush">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Email</th>
+                    <th>Role</th>
+                    <th>Joined</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((m) => (
+                    <tr key={m.user_id}>
+                      <td>
+                        <span className="strong">{m.email}</span> {m.user_id === session.user.id ? <Badge tone="blue">you</Badge> : null}
+                      </td>
+                      <td>
+                        {owner ? (
+                          <select aria-label={`Role of ${m.email}`} value={m.role} disabled={change.busy} onChange={(e) => void change.run(m.user_id, e.target.value as Role)}>
+                            <option value="member">member</option>
+                            <option value="owner">owner</option>
+                          </select>
+                        ) : (
+                          <Badge tone={m.role === 'owner' ? 'violet' : 'gray'}>{m.role}</Badge>
+                        )}
+                      </td>
+                      <td>
+                        <Time at={m.created_at} />
+                      </td>
+                      <td className="right">{owner ? <ConfirmButton label="Remove" confirm={`Remove ${m.email}?`} busy={remove.busy} onConfirm={() => void remove.run(m.user_id)} /> : null}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </Card>
+          )}
+        </Async>
+      </div>
+    </div>
+  );
+}
