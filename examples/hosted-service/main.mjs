@@ -119,7 +119,9 @@ async function main() {
   } catch {
     // An invalid SVC_PUBLIC_URL is refused with its own message by createHostedService below.
   }
-  const browser = createPlaywrightExecutor();
+  // SVC_BROWSER_CDP_URL: run browser steps on a Chromium reached over CDP (a browser fleet) instead of
+  // launching one here; still one fresh context per run.
+  const browser = createPlaywrightExecutor(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {});
   const tools = createToolRegistry(builtinTools(), browser.tools);
   // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
