@@ -91,8 +91,9 @@ async function main() {
     fail(`SVC_EGRESS_ALLOW: ${err.message}`);
   }
 
-  // The run queue (pg-boss in the same database): for queue dispatch, and in every worker.
-  const queue = settings.runDispatch === 'queue' || role === 'worker' ? createPgBossQueue({ storage: engineStorage, logger: consoleLogger() }) : undefined;
+  // The queue (pg-boss in the same database): queued runs (SVC_RUN_DISPATCH=queue) and webhook
+  // deliveries, taken by the workers (this process in SVC_ROLE=all).
+  const queue = createPgBossQueue({ storage: engineStorage, logger: consoleLogger() });
 
   // Bind first: a second instance on a busy port fails here, before it changes anything. A worker
   // answers only the probes (liveness; readiness: the database reachable and migrated).
@@ -127,12 +128,12 @@ async function main() {
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
   const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
-    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), ...(queue ? { queue } : {}) });
+    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), queue });
   } catch (err) {
     await server.close();
     fail(err.message);
   }
-  if (queue && role !== 'api') {
+  if (role !== 'api') {
     try {
       await service.startWorker();
     } catch (err) {
@@ -176,7 +177,7 @@ async function main() {
     await server.close();
     // Stops taking queued runs and waits (at most 30 s) for the ones in flight.
     await service.dispose();
-    await queue?.stop();
+    await queue.stop();
     await browser.dispose();
     await engineStorage.dispose();
     process.exit(0);

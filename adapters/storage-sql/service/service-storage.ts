@@ -22,6 +22,7 @@ import type { SqlStorage } from '../sql-storage.js';
 import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull, toBytes } from '../sql-values.js';
 import { migrateService, schemaOf, serviceSchemaCurrent } from './service-migrations.js';
 import { sqlRateLimitStore, sqlScheduleStore } from './sql-schedules.js';
+import { sqlWebhookStore } from './sql-webhooks.js';
 
 /**
  * The hosted service's storage on the engine's SQL storage (same connection, same schema, its own
@@ -797,6 +798,21 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           if (patch.error_code !== undefined) set.error_code = patch.error_code;
           if (Object.keys(set).length > 0) await db.updateTable('svc_executions').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
         }),
+      finish: (orgId, id, patch) =>
+        run('executions.finish', async () => {
+          const res = await db
+            .updateTable('svc_executions')
+            .set({
+              status: patch.status,
+              finished_at: patch.finished_at === undefined ? null : timestamptz('finished_at', patch.finished_at),
+              error_code: patch.error_code ?? null,
+            })
+            .where('org_id', '=', orgId)
+            .where('id', '=', id)
+            .where('status', 'not in', ['succeeded', 'failed', 'canceled'])
+            .executeTakeFirst();
+          return Number(res.numUpdatedRows) === 1;
+        }),
       get: (orgId, id) =>
         run('executions.get', async () => {
           const row = await executions().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
@@ -831,6 +847,7 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         }),
     },
     schedules: sqlScheduleStore(db, run),
+    webhooks: sqlWebhookStore(db, run),
   };
 }
 
