@@ -224,6 +224,8 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         await storage.apiKeys.create(k2);
         const other = await independent();
         expect(await other.apiKeys.getByHash(k1.hash)).toEqual(k1);
+        expect(await other.apiKeys.getWithOrgByHash(k1.hash)).toEqual({ key: k1, org });
+        expect(await other.apiKeys.getWithOrgByHash('c'.repeat(64))).toBeUndefined();
         expect((await other.apiKeys.list(org.id)).map((k) => k.id)).toEqual([k2.id, k1.id]);
         expect(await other.apiKeys.list(orgB.id)).toEqual([]);
         expect(await storage.apiKeys.revoke(orgB.id, k1.id, at(7))).toBe(false);

@@ -136,6 +136,8 @@ export interface ApiKeyStore {
   /** FlowError `conflict` (field `hash`) when the hash exists (a key minted twice). */
   create(key: ApiKeyRecord): Promise<void>;
   getByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** The key by hash with its org, in one read (the bearer check of every gateway and MCP request). */
+  getWithOrgByHash(hash: string): Promise<{ key: ApiKeyRecord; org: OrgRecord } | undefined>;
   /** Every key of the org, revoked ones included, newest first. */
   list(orgId: string): Promise<ApiKeyRecord[]>;
   /** True when a live key of the org was revoked now. */

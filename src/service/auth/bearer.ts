@@ -32,10 +32,10 @@ export function requireKey(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
     const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
     const key = m?.[1];
     if (!key || !parseApiKey(key)) throw invalidKey();
-    const record = await deps.storage.apiKeys.getByHash(hashApiKey(key));
-    if (!record || record.revoked_at !== undefined) throw invalidKey();
-    const org = await deps.storage.orgs.get(record.org_id);
-    if (!org) throw invalidKey();
+    // The key and its org in one read; a revoked key, or one whose org is gone, is the same 401.
+    const found = await deps.storage.apiKeys.getWithOrgByHash(hashApiKey(key));
+    if (!found || found.key.revoked_at !== undefined) throw invalidKey();
+    const { key: record, org } = found;
     await consume(deps.limiters.org, org.id, deps.settings.orgLimitPerMinute);
     c.set('key', { record, org });
     // last_used_at is kept to the minute (the store's own rule too): no write while the one read is recent.
