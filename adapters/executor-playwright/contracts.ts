@@ -12,10 +12,10 @@ const VERSION = '1.0.0';
 const target = TARGET_JSON_SCHEMA as unknown as JsonSchema;
 const matched = { type: 'string', description: 'the locator that matched, e.g. testid=login' };
 
-function contract(name: string, description: string, capabilities: Capability[], input: JsonSchema, output: JsonSchema): ToolContract {
+function contract(name: string, description: string, capabilities: Capability[], input: JsonSchema, output: JsonSchema, version = VERSION): ToolContract {
   return {
     ref: `browser/${name}`,
-    version: VERSION,
+    version,
     description,
     input_schema: { type: 'object', additionalProperties: false, ...input },
     output_schema: { type: 'object', additionalProperties: false, ...output },
@@ -122,4 +122,76 @@ export const BROWSER_CONTRACTS = {
   ),
 } as const satisfies Record<string, ToolContract>;
 
-export type BrowserToolName = keyof typeof BROWSER_CONTRACTS;
+/**
+ * Later versions and tools. The contracts above stay exactly as they are (FlowSpecs pin their
+ * digests); a new optional input is a new minor version beside them, so `@1` in a flow without a
+ * lock resolves to the newest and a lock (or a Recording's `@1.0`) keeps the old one.
+ */
+const count = { type: 'integer', minimum: 1, maximum: 3, description: 'clicks in a row: 2 is a double-click (default 1)' };
+const button = { type: 'string', enum: ['left', 'right', 'middle'], description: 'default left' };
+const key = { type: 'string', minLength: 1, description: 'a key or chord: Enter, Control+A, Shift+Tab (Playwright key names)' };
+
+export const BROWSER_CONTRACTS_1_1 = {
+  click: contract(
+    'click',
+    'Click the element a target names once it is visible, enabled and stable; count 2 double-clicks, button right or middle.',
+    ['browser'],
+    { properties: { target, count, button }, required: ['target'] },
+    { properties: { matched }, required: ['matched'] },
+    '1.1.0',
+  ),
+} as const satisfies Record<string, ToolContract>;
+
+export const BROWSER_CONTRACTS_NEW = {
+  press: contract(
+    'press',
+    'Press a key or chord on the element a target names (focusing it first), or on the focused element when there is no target.',
+    ['browser'],
+    { properties: { key, target }, required: ['key'] },
+    { properties: { matched: { type: ['string', 'null'], description: 'the locator that matched; null without a target' } }, required: ['matched'] },
+  ),
+  hover: contract(
+    'hover',
+    'Move the mouse over the element a target names once it is visible and stable.',
+    ['browser'],
+    { properties: { target }, required: ['target'] },
+    { properties: { matched }, required: ['matched'] },
+  ),
+  check: contract(
+    'check',
+    'Check the checkbox or radio button a target names; one already checked stays checked.',
+    ['browser'],
+    { properties: { target }, required: ['target'] },
+    { properties: { matched }, required: ['matched'] },
+  ),
+  uncheck: contract(
+    'uncheck',
+    'Uncheck the checkbox a target names; one already unchecked stays unchecked.',
+    ['browser'],
+    { properties: { target }, required: ['target'] },
+    { properties: { matched }, required: ['matched'] },
+  ),
+  wait: contract(
+    'wait',
+    'Wait, bounded, until the element a target names is visible (default), hidden or gone (state hidden), or a visible one contains a text.',
+    ['browser'],
+    {
+      properties: {
+        target,
+        state: { type: 'string', enum: ['visible', 'hidden'] },
+        text: { type: 'string', minLength: 1, description: 'a visible match must contain this text (case-sensitive); with state hidden, wait until none does' },
+        timeout_ms: { type: 'integer', minimum: 1, maximum: 600000, description: 'default: the rest of the step\'s budget' },
+      },
+      required: ['target'],
+    },
+    {
+      properties: {
+        state: { type: 'string', enum: ['visible', 'hidden'] },
+        matched: { type: 'string', description: 'state visible: the locator with a visible match' },
+      },
+      required: ['state'],
+    },
+  ),
+} as const satisfies Record<string, ToolContract>;
+
+export type BrowserToolName = keyof typeof BROWSER_CONTRACTS | keyof typeof BROWSER_CONTRACTS_NEW;

@@ -60,6 +60,12 @@ export function browserError(err: unknown, what: string): Error {
   if (/has been closed|Target closed|browser has disconnected/i.test(msg)) {
     return toolError('browser_closed', `[flowctl] [executor-playwright] ${what}: the page or browser closed (${msg})`, { retryable: true, cause: err });
   }
+  if (/Not a checkbox or radio button|Cannot uncheck radio button|did not change its state/i.test(msg)) {
+    return toolError('not_checkable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Unknown key/i.test(msg)) {
+    return toolError('invalid_tool_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
   if (/net::ERR_|NS_ERROR_|Navigation failed/i.test(msg)) {
     return toolError('browser_navigation', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: true, cause: err });
   }

@@ -3,15 +3,16 @@ import { extname, isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { Locator as PwLocator, Page, Response } from 'playwright-core';
 import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
-import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
-import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
+import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/tools/types.js';
+import { keyProblem } from '../../src/record/keys.js';
+import { describeStrategy, normalizeTarget, strategiesOf, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
-import { BROWSER_CONTRACTS } from './contracts.js';
+import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, type ActOptions } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
 
-/** The seven browser tools over one BrowserPool (see docs/browser.md). */
+/** The browser tools over one BrowserPool (see docs/browser.md). */
 
 export interface BrowserToolsConfig {
   pool: BrowserPool;
@@ -114,20 +115,29 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
   await ctx.artifacts!.put(new Uint8Array(png), 'image/png');
 }
 
+/**
+ * How a step relates to settling (docs/browser.md, "Waiting"): an `action` leaves work to settle later;
+ * a `read` settles the work of the actions before it first; a `wait` waits for its own condition and
+ * settles nothing (it is for what settling cannot know).
+ */
+type StepMode = 'action' | 'read' | 'wait';
+
 /** A browser step: open the run's page, report the browser effect, act, then screenshot if enabled. */
 function browserTool<I, O>(
-  name: keyof typeof BROWSER_CONTRACTS,
+  contract: ToolContract,
   cfg: BrowserToolsConfig,
   body: (input: I, s: RunSession, ctx: ToolContext, step: Step) => Promise<O>,
+  mode: StepMode = 'action',
 ): Tool {
-  return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
+  const name = contract.ref.slice('browser/'.length);
+  return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
     // Where a careful script waits (docs/browser.md, "Waiting"): a read first lets the work of the
     // actions before it settle, so it sees what they caused; an action acts on its target as soon as
     // that is unambiguous, and its own work is settled later: before the next read, drift decision,
     // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
-    if (name === 'extract' && s.pending) await settlePending(s, ctx, step.remaining());
+    if (mode === 'read' && s.pending) await settlePending(s, ctx, step.remaining());
     const startedBefore = s.pending?.startedBefore ?? s.net.started;
     const refusedBefore = new Set(s.egress?.proxy.refusals);
     if (s.egress) s.egress.deniedNavigation = undefined;
@@ -140,7 +150,7 @@ function browserTool<I, O>(
       // The step failed because the egress guard refused its navigation: say so.
       throw s.egress?.deniedNavigation?.error ?? err;
     }
-    if (name !== 'extract') s.pending = { action: s.pending?.action ?? name, startedBefore };
+    if (mode === 'action') s.pending = { action: s.pending?.action ?? name, startedBefore };
     if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
     if (s.egress) checkRefusals(s, ctx, refusedBefore);
     await screenshot(s, ctx, cfg);
@@ -241,7 +251,7 @@ async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: stri
 }
 
 export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
-  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>('navigate', cfg, async (input, s, ctx, step) => {
+  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>(BROWSER_CONTRACTS.navigate, cfg, async (input, s, ctx, step) => {
     let url: URL;
     try {
       url = new URL(input.url);
@@ -272,14 +282,108 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { url: s.page.url(), status: response?.status() ?? null };
   });
 
-  const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, step) => {
+  type ClickInput = { target: unknown; count?: number; button?: 'left' | 'right' | 'middle' };
+  const clickBody = async (input: ClickInput, s: RunSession, ctx: ToolContext, step: Step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what: 'click', act: clickOnce });
+    const options = { clickCount: input.count ?? 1, button: input.button ?? 'left' } as const;
+    const what = options.clickCount === 2 ? 'double-click' : options.button === 'left' ? 'click' : `${options.button} click`;
+    const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what, act: (loc, t) => clickOnce(loc, t, options) });
+    return { matched: r.matched };
+  };
+  const click = browserTool<ClickInput, { matched: string }>(BROWSER_CONTRACTS.click, cfg, clickBody);
+  const click11 = browserTool<ClickInput, { matched: string }>(BROWSER_CONTRACTS_1_1.click, cfg, clickBody);
+
+  /** hover, check and uncheck: one element, one Playwright call. */
+  const simple = (contract: ToolContract, what: string, act: (loc: PwLocator, timeout: number) => Promise<void>) =>
+    browserTool<{ target: unknown }, { matched: string }>(contract, cfg, async (input, s, ctx, step) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what, act });
+      return { matched: r.matched };
+    });
+  const hover = simple(BROWSER_CONTRACTS_NEW.hover, 'hover', (loc, t) => loc.hover({ timeout: t }));
+  // setChecked is idempotent: a box already in the wanted state is left alone, without an error.
+  const check = simple(BROWSER_CONTRACTS_NEW.check, 'check', (loc, t) => loc.setChecked(true, { timeout: t }));
+  const uncheck = simple(BROWSER_CONTRACTS_NEW.uncheck, 'uncheck', (loc, t) => loc.setChecked(false, { timeout: t }));
+
+  const press = browserTool<{ key: string; target?: unknown }, { matched: string | null }>(BROWSER_CONTRACTS_NEW.press, cfg, async (input, s, ctx, step) => {
+    const problem = keyProblem(input.key);
+    if (problem) throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] press: key ${problem}`, { retryable: false });
+    const target = input.target === undefined ? undefined : parseTarget(input.target, 'target');
+    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    if (!target) {
+      // The focused element, wherever it is (a field a previous step filled, a frame's element).
+      try {
+        await guard(s.page.keyboard.press(input.key), ctx.signal);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw browserError(err, `press ${input.key}`);
+      }
+      return { matched: null };
+    }
+    const r = await actOnTarget(s.page, target, ctx, {
+      ...step,
+      need: 'one',
+      what: `press ${input.key}`,
+      act: async (loc, t) => {
+        try {
+          await loc.press(input.key, { timeout: t });
+        } catch (err) {
+          // Like a click, a key (Enter on a form) may start a navigation Playwright waits for: the key was pressed.
+          if (!actionDone(err)) throw err;
+        }
+      },
+    });
     return { matched: r.matched };
   });
 
-  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>('fill', cfg, async (input, s, ctx, step) => {
+  const wait = browserTool<{ target: unknown; state?: 'visible' | 'hidden'; text?: string; timeout_ms?: number }, { state: 'visible' | 'hidden'; matched?: string }>(
+    BROWSER_CONTRACTS_NEW.wait,
+    cfg,
+    async (input, s, ctx, step) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const state = input.state ?? 'visible';
+      const bound = Math.min(input.timeout_ms ?? Number.POSITIVE_INFINITY, step.remaining());
+      const candidates = strategiesOf(target).map((st) => {
+        // Only visible elements count, and with a text only those that contain it (case-sensitive).
+        let loc = toPlaywright(s.page, st);
+        if (input.text !== undefined) loc = loc.filter({ hasText: new RegExp(escapeRegExp(input.text)) });
+        return { text: describeStrategy(st), loc: loc.filter({ visible: true }) };
+      });
+      const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
+      const what = `wait ${candidates[0]!.text}`;
+      try {
+        // Event-driven: Playwright re-checks on every DOM change, no polling interval of ours.
+        await guard(any.waitFor({ state: state === 'visible' ? 'attached' : 'detached', timeout: bound }), ctx.signal);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        if ((err as Error)?.name !== 'TimeoutError') throw browserError(err, what);
+        const ms = Math.round(bound);
+        const cond = state === 'hidden' ? (input.text === undefined ? 'to be hidden' : 'to stop showing its text') : input.text === undefined ? 'to be visible' : 'to show its text';
+        throw toolError('wait_timeout', `[flowctl] [${COMPONENT}] ${what}: waited ${ms} ms for the target ${cond}`, {
+          retryable: true,
+          data: { state, text: input.text !== undefined, timeout_ms: ms, page: pageOrigin(s.page) },
+        });
+      }
+      if (state === 'hidden') return { state };
+      // Which locator showed it: the first in order, as for any target; a fallback is drift.
+      const counts = await guard(Promise.all(candidates.map((c) => c.loc.count())), ctx.signal).catch(() => candidates.map(() => 0));
+      const chosen = Math.max(0, counts.findIndex((n) => n > 0));
+      if (chosen > 0) {
+        ctx.warn({
+          code: 'drift',
+          message: `wait: primary ${candidates[0]!.text} matched ${counts[0]}; fallback ${candidates[chosen]!.text} matched`,
+          data: { matched: candidates[chosen]!.text, tried: candidates.map((c, i) => ({ locator: c.text, count: counts[i]! })) },
+        });
+      }
+      return { state, matched: candidates[chosen]!.text };
+    },
+    'wait',
+  );
+
+  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>(BROWSER_CONTRACTS.fill, cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
     const r = await actOnTarget(s.page, target, ctx, {
@@ -297,7 +401,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   });
 
   const select = browserTool<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
-    'select',
+    BROWSER_CONTRACTS.select,
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -316,7 +420,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>('drag', cfg, async (input, s, ctx, step) => {
+  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>(BROWSER_CONTRACTS.drag, cfg, async (input, s, ctx, step) => {
     const source = parseTarget(input.source, 'source');
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
@@ -344,7 +448,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   });
 
   const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
-    'upload',
+    BROWSER_CONTRACTS.upload,
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -363,7 +467,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   );
 
   const extract = browserTool<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
-    'extract',
+    BROWSER_CONTRACTS.extract,
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -386,9 +490,14 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       });
       return { matched: r.matched, value: r.value };
     },
+    'read',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract];
+  return [navigate, click, fill, select, drag, upload, extract, click11, press, hover, check, uncheck, wait];
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**
@@ -397,9 +506,9 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
  * counts as done: the navigation is then awaited by settleAfterAction, and the click is never
  * repeated through a fallback on the next page.
  */
-async function clickOnce(loc: PwLocator, timeoutMs: number): Promise<void> {
+async function clickOnce(loc: PwLocator, timeoutMs: number, options: { clickCount: number; button: 'left' | 'right' | 'middle' }): Promise<void> {
   try {
-    await loc.click({ timeout: timeoutMs });
+    await loc.click({ timeout: timeoutMs, ...options });
   } catch (err) {
     if (!actionDone(err)) throw err;
   }

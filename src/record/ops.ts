@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FlowError } from '../errors.js';
+import { keyProblem } from './keys.js';
 import { targetSchema, type TargetInput } from './locator.js';
 
 /**
@@ -7,7 +8,7 @@ import { targetSchema, type TargetInput } from './locator.js';
  * Each op is an object with `kind` and the fields of its kind; see docs/recordings.md ("Ops file").
  */
 
-export const OP_KINDS = ['navigate', 'click', 'fill', 'select', 'drag', 'upload', 'extract'] as const;
+export const OP_KINDS = ['navigate', 'click', 'fill', 'select', 'drag', 'upload', 'extract', 'press', 'hover', 'check', 'uncheck', 'wait'] as const;
 export type OpKind = (typeof OP_KINDS)[number];
 
 /** Slot and extract names become input names and output fields: identifiers usable in `${inputs.<slot>}`. */
@@ -30,9 +31,26 @@ const httpUrl = str.refine((u) => {
   }
 }, 'must be an absolute http(s) URL');
 
+/** A key or chord Playwright can press (keys.ts). */
+const key = z.string(required('a key name such as Enter or Control+A')).superRefine((k, ctx) => {
+  const problem = keyProblem(k);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** The longest a `wait` op may wait: 10 minutes. */
+export const WAIT_MAX_MS = 600_000;
+
+export const CLICK_BUTTONS = ['left', 'right', 'middle'] as const;
+export const WAIT_STATES = ['visible', 'hidden'] as const;
+
 export const opSchemas = {
   navigate: z.strictObject({ kind: z.literal('navigate'), url: httpUrl }),
-  click: z.strictObject({ kind: z.literal('click'), target }),
+  click: z.strictObject({
+    kind: z.literal('click'),
+    target,
+    count: z.number({ error: 'must be 1, 2 (a double-click) or 3' }).int('must be 1, 2 (a double-click) or 3').min(1, 'must be 1, 2 (a double-click) or 3').max(3, 'must be 1, 2 (a double-click) or 3').optional(),
+    button: z.enum(CLICK_BUTTONS, { error: `must be one of ${CLICK_BUTTONS.join(', ')}` }).optional(),
+  }),
   fill: z.strictObject({
     kind: z.literal('fill'),
     target,
@@ -63,16 +81,37 @@ export const opSchemas = {
     attribute: str.optional(),
     all: z.boolean({ error: 'must be true or false' }).optional(),
   }),
+  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional() }),
+  hover: z.strictObject({ kind: z.literal('hover'), target }),
+  check: z.strictObject({ kind: z.literal('check'), target }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target }),
+  wait: z.strictObject({
+    kind: z.literal('wait'),
+    target,
+    state: z.enum(WAIT_STATES, { error: `must be one of ${WAIT_STATES.join(', ')}` }).optional(),
+    text: str.optional(),
+    timeout_ms: z
+      .number({ error: `must be a whole number of milliseconds from 1 to ${WAIT_MAX_MS}` })
+      .int(`must be a whole number of milliseconds from 1 to ${WAIT_MAX_MS}`)
+      .min(1, `must be a whole number of milliseconds from 1 to ${WAIT_MAX_MS}`)
+      .max(WAIT_MAX_MS, `must be a whole number of milliseconds from 1 to ${WAIT_MAX_MS}`)
+      .optional(),
+  }),
 } as const;
 
 export type OpInput =
   | { kind: 'navigate'; url: string }
-  | { kind: 'click'; target: TargetInput }
+  | { kind: 'click'; target: TargetInput; count?: number; button?: (typeof CLICK_BUTTONS)[number] }
   | { kind: 'fill'; target: TargetInput; value?: string; slot?: string }
   | { kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string }
   | { kind: 'drag'; source: TargetInput; target: TargetInput }
   | { kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string }
-  | { kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean };
+  | { kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean }
+  | { kind: 'press'; key: string; target?: TargetInput }
+  | { kind: 'hover'; target: TargetInput }
+  | { kind: 'check'; target: TargetInput }
+  | { kind: 'uncheck'; target: TargetInput }
+  | { kind: 'wait'; target: TargetInput; state?: (typeof WAIT_STATES)[number]; text?: string; timeout_ms?: number };
 
 export interface OpIssue {
   /** Dotted path, e.g. `ops[3].target`. */

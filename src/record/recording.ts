@@ -3,14 +3,23 @@ import { z } from 'zod';
 import { digestBytes, digestOf, DIGEST_PATTERN, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import { locatorSchema, normalizeTarget, type Locator } from './locator.js';
-import { IDENTIFIER, parseOps, type OpInput } from './ops.js';
+import { keyProblem } from './keys.js';
+import { CLICK_BUTTONS, IDENTIFIER, parseOps, WAIT_MAX_MS, WAIT_STATES, type OpInput } from './ops.js';
 
 /**
  * A Recording: the content-addressed record of a browser task (docs/recordings.md).
  * `source_digest` = digestOf(every other field). Secret slot values are never part of it.
  */
 
-export const RECORDING_FORMAT = 'flowctl-recording/1';
+/** The format `flowctl record` writes. */
+export const RECORDING_FORMAT = 'flowctl-recording/2';
+/**
+ * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
+ * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
+ * adds press, hover, check, uncheck, wait and click's count and button.
+ */
+export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
+export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
 
 /** An uploaded file, stored next to the recording at `<name>.files/<hex>/<name>`. */
@@ -22,12 +31,17 @@ export interface RecordedFile {
 
 export type RecordedOp =
   | { kind: 'navigate'; url: string }
-  | { kind: 'click'; target: Locator }
+  | { kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' }
   | { kind: 'fill'; target: Locator; value?: string; slot?: string }
   | { kind: 'select'; target: Locator; value?: string | string[]; slot?: string }
   | { kind: 'drag'; source: Locator; target: Locator }
   | { kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string }
-  | { kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true };
+  | { kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true }
+  | { kind: 'press'; key: string; target?: Locator }
+  | { kind: 'hover'; target: Locator }
+  | { kind: 'check'; target: Locator }
+  | { kind: 'uncheck'; target: Locator }
+  | { kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number };
 
 /** A slot made into a flow input by `--input` (recorded value as default) or `--secret` (name only). */
 export interface RecordingInput {
@@ -38,7 +52,7 @@ export interface RecordingInput {
 }
 
 export interface Recording {
-  format: typeof RECORDING_FORMAT;
+  format: RecordingFormat;
   name: string;
   task: string;
   ops: RecordedOp[];
@@ -165,8 +179,29 @@ async function recordOp(
   switch (op.kind) {
     case 'navigate':
       return { kind: 'navigate', url: op.url };
-    case 'click':
-      return { kind: 'click', target: normalizeTarget(op.target) };
+    case 'click': {
+      // The defaults (one click, the left button) are left out, so they never change a digest.
+      const out: RecordedOp = { kind: 'click', target: normalizeTarget(op.target) };
+      if (op.count !== undefined && op.count !== 1) out.count = op.count as 2 | 3;
+      if (op.button !== undefined && op.button !== 'left') out.button = op.button;
+      return out;
+    }
+    case 'press': {
+      const out: RecordedOp = { kind: 'press', key: op.key };
+      if (op.target !== undefined) out.target = normalizeTarget(op.target);
+      return out;
+    }
+    case 'hover':
+    case 'check':
+    case 'uncheck':
+      return { kind: op.kind, target: normalizeTarget(op.target) };
+    case 'wait': {
+      const out: RecordedOp = { kind: 'wait', target: normalizeTarget(op.target) };
+      if (op.state === 'hidden') out.state = 'hidden';
+      if (op.text !== undefined) out.text = op.text;
+      if (op.timeout_ms !== undefined) out.timeout_ms = op.timeout_ms;
+      return out;
+    }
     case 'drag':
       return { kind: 'drag', source: normalizeTarget(op.source), target: normalizeTarget(op.target) };
     case 'extract': {
@@ -210,41 +245,82 @@ async function recordOp(
 
 const digest = z.string().regex(DIGEST_PATTERN, 'must be a sha256:<hex> digest');
 const fileSchema = z.strictObject({ name: z.string().min(1).refine((n) => !n.includes('/') && n !== '..' && n !== '.', 'must be a base name'), digest });
-const recordedOpSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('navigate'), url: z.string().min(1) }),
-  z.strictObject({ kind: z.literal('click'), target: locatorSchema }),
-  z.strictObject({ kind: z.literal('fill'), target: locatorSchema, value: z.string().optional(), slot: z.string().regex(IDENTIFIER).optional() }),
-  z.strictObject({
+const slot = z.string().regex(IDENTIFIER).optional();
+/** The ops of format 1, exactly as they were: a format-1 Recording may hold nothing else. */
+const v1Ops = {
+  navigate: z.strictObject({ kind: z.literal('navigate'), url: z.string().min(1) }),
+  click: z.strictObject({ kind: z.literal('click'), target: locatorSchema }),
+  fill: z.strictObject({ kind: z.literal('fill'), target: locatorSchema, value: z.string().optional(), slot }),
+  select: z.strictObject({
     kind: z.literal('select'),
     target: locatorSchema,
     value: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
-    slot: z.string().regex(IDENTIFIER).optional(),
+    slot,
   }),
-  z.strictObject({ kind: z.literal('drag'), source: locatorSchema, target: locatorSchema }),
-  z.strictObject({ kind: z.literal('upload'), target: locatorSchema, files: z.array(fileSchema).min(1), slot: z.string().regex(IDENTIFIER).optional() }),
-  z.strictObject({
+  drag: z.strictObject({ kind: z.literal('drag'), source: locatorSchema, target: locatorSchema }),
+  upload: z.strictObject({ kind: z.literal('upload'), target: locatorSchema, files: z.array(fileSchema).min(1), slot }),
+  extract: z.strictObject({
     kind: z.literal('extract'),
     target: locatorSchema,
     name: z.string().regex(IDENTIFIER),
     attribute: z.string().min(1).optional(),
     all: z.literal(true).optional(),
   }),
-]);
-const recordingSchema = z.strictObject({
-  format: z.literal(RECORDING_FORMAT),
-  name: z.string().regex(NAME_PATTERN).max(64),
-  task: z.string().min(1),
-  ops: z.array(recordedOpSchema).min(1),
-  inputs: z.record(
-    z.string().regex(IDENTIFIER),
-    z.strictObject({ type: z.enum(['string', 'array']), secret: z.boolean(), default: z.union([z.string(), z.array(z.string())]).optional() }),
+};
+const keySchema = z.string().refine((k) => keyProblem(k) === undefined, 'must be a key name or chord (Enter, Control+A)');
+/** Format 2: new kinds, and click's count and button (their defaults are never stored). */
+const v2Ops = {
+  ...v1Ops,
+  click: z.strictObject({
+    kind: z.literal('click'),
+    target: locatorSchema,
+    count: z.union([z.literal(2), z.literal(3)]).optional(),
+    button: z.enum(CLICK_BUTTONS.filter((b) => b !== 'left') as ['right', 'middle']).optional(),
+  }),
+  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional() }),
+  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema }),
+  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema }),
+  wait: z.strictObject({
+    kind: z.literal('wait'),
+    target: locatorSchema,
+    state: z.literal(WAIT_STATES[1]).optional(),
+    text: z.string().min(1).optional(),
+    timeout_ms: z.number().int().min(1).max(WAIT_MAX_MS).optional(),
+  }),
+};
+const inputsSchema = z.record(
+  z.string().regex(IDENTIFIER),
+  z.strictObject({ type: z.enum(['string', 'array']), secret: z.boolean(), default: z.union([z.string(), z.array(z.string())]).optional() }),
+);
+function recordingSchemaOf(format: RecordingFormat, op: z.ZodType) {
+  return z.strictObject({
+    format: z.literal(format),
+    name: z.string().regex(NAME_PATTERN).max(64),
+    task: z.string().min(1),
+    ops: z.array(op).min(1),
+    inputs: inputsSchema,
+    source_digest: digest,
+  });
+}
+const recordingSchemas: Record<RecordingFormat, z.ZodType> = {
+  'flowctl-recording/1': recordingSchemaOf(
+    'flowctl-recording/1',
+    z.discriminatedUnion('kind', [v1Ops.navigate, v1Ops.click, v1Ops.fill, v1Ops.select, v1Ops.drag, v1Ops.upload, v1Ops.extract]),
   ),
-  source_digest: digest,
-});
+  'flowctl-recording/2': recordingSchemaOf(
+    'flowctl-recording/2',
+    z.discriminatedUnion('kind', [
+      v2Ops.navigate, v2Ops.click, v2Ops.fill, v2Ops.select, v2Ops.drag, v2Ops.upload, v2Ops.extract,
+      v2Ops.press, v2Ops.hover, v2Ops.check, v2Ops.uncheck, v2Ops.wait,
+    ]),
+  ),
+};
 
 /** Is this parsed JSON meant to be a Recording (so loaders can tell it from other JSON)? */
 export function looksLikeRecording(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && (value as { format?: unknown }).format === RECORDING_FORMAT;
+  const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
+  return (RECORDING_FORMATS as readonly unknown[]).includes(format);
 }
 
 /**
@@ -252,7 +328,14 @@ export function looksLikeRecording(value: unknown): boolean {
  * `source_digest` (`recording_digest_mismatch`), and that no secret slot carries a value.
  */
 export function parseRecording(value: unknown, file = 'recording'): Recording {
-  const parsed = recordingSchema.safeParse(value);
+  const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
+  if (!(RECORDING_FORMATS as readonly unknown[]).includes(format)) {
+    const shown = typeof format === 'string' ? `"${format.slice(0, 40)}"` : format === undefined ? 'no format' : typeof format;
+    throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: format is ${shown} (known: ${RECORDING_FORMATS.join(', ')}; a newer flowctl may have written it)`, {
+      data: { file, issues: [{ path: 'format', message: `must be one of ${RECORDING_FORMATS.join(', ')}` }] },
+    });
+  }
+  const parsed = recordingSchemas[format as RecordingFormat].safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`)).join('').replace(/^\./, ''), message: i.message }));
     throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: ${issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ')}`, {

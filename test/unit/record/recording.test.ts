@@ -45,7 +45,7 @@ describe('ops schema', () => {
   });
 
   it.each([
-    [[{ kind: 'hover', target: '#x' }], 'ops[0].kind', /unknown kind "hover"/],
+    [[{ kind: 'scroll', target: '#x' }], 'ops[0].kind', /unknown kind "scroll"/],
     [[{ target: '#x' }], 'ops[0].kind', /is required/],
     [[{ kind: 'click' }], 'ops[0].target', /is required/],
     [[{ kind: 'drag', source: '#a' }], 'ops[0].target', /is required/],
@@ -73,7 +73,7 @@ describe('buildRecording', () => {
   it('normalizes ops, drops secret values, digests files and content-addresses the recording', async () => {
     const { recording, files: stored } = await buildRecording(options());
     expect(JSON.stringify(recording)).not.toContain(CANARY);
-    expect(recording.format).toBe('flowctl-recording/1');
+    expect(recording.format).toBe('flowctl-recording/2');
     expect(recording.ops[1]).toEqual({ kind: 'fill', target: { css: '#user' }, value: 'alice', slot: 'user' });
     expect(recording.ops[2]).toEqual({ kind: 'fill', target: { css: '#pw', fallbacks: [{ label: 'Password' }] }, slot: 'password' });
     expect(recording.ops[5]).toEqual({ kind: 'drag', source: { text: 'Card' }, target: { testid: 'done' } });
@@ -107,7 +107,7 @@ describe('buildRecording', () => {
     ['an --input slot no op uses', { inputs: ['user', 'nothing'] }, 'unknown_slot'],
     ['a bad name', { name: 'Shop Now' }, 'invalid_name'],
     ['an empty task', { task: ' ' }, 'invalid_task'],
-    ['an unknown kind', { ops: [{ kind: 'hover', target: '#a' }] }, 'invalid_ops'],
+    ['an unknown kind', { ops: [{ kind: 'scroll', target: '#a' }] }, 'invalid_ops'],
     ['a missing target', { ops: [{ kind: 'click' }] }, 'invalid_ops'],
     ['a file outside the folder', { ops: [{ kind: 'upload', target: '#f', files: '../secret.txt' }], inputs: [], secrets: [] }, 'upload_outside_folder'],
     ['an absolute file path', { ops: [{ kind: 'upload', target: '#f', files: '/etc/passwd' }], inputs: [], secrets: [] }, 'upload_outside_folder'],
@@ -182,5 +182,104 @@ describe('locator objects with several strategies', () => {
 
   it('are accepted in ops files', () => {
     expect(checkOps([{ kind: 'click', target: { css: '#a', testid: 'b', fallbacks: [{ role: 'link', name: 'A', text: 'A' }] } }]).issues).toEqual([]);
+  });
+});
+
+describe('format 2: keys, hover, click count and button, check/uncheck, wait', () => {
+  const V2 = [
+    { kind: 'press', key: 'Enter', target: '#q' },
+    { kind: 'press', key: 'Control+Shift+ArrowLeft' },
+    { kind: 'press', key: 'Shift++' },
+    { kind: 'hover', target: { role: 'button', name: 'Menu' } },
+    { kind: 'click', target: '#a', count: 2 },
+    { kind: 'click', target: '#a', count: 1, button: 'left' },
+    { kind: 'click', target: '#a', button: 'right' },
+    { kind: 'check', target: { label: 'I agree' } },
+    { kind: 'uncheck', target: '#news' },
+    { kind: 'wait', target: '#r', text: 'ready', timeout_ms: 5000 },
+    { kind: 'wait', target: '.spinner', state: 'hidden' },
+    { kind: 'wait', target: '#x', state: 'visible' },
+  ];
+
+  it('records them, leaving the defaults out', async () => {
+    const { recording } = await buildRecording(options({ ops: V2, inputs: [], secrets: [] }));
+    expect(recording.format).toBe('flowctl-recording/2');
+    expect(recording.ops).toEqual([
+      { kind: 'press', key: 'Enter', target: { css: '#q' } },
+      { kind: 'press', key: 'Control+Shift+ArrowLeft' },
+      { kind: 'press', key: 'Shift++' },
+      { kind: 'hover', target: { role: 'button', name: 'Menu' } },
+      { kind: 'click', target: { css: '#a' }, count: 2 },
+      { kind: 'click', target: { css: '#a' } },
+      { kind: 'click', target: { css: '#a' }, button: 'right' },
+      { kind: 'check', target: { label: 'I agree' } },
+      { kind: 'uncheck', target: { css: '#news' } },
+      { kind: 'wait', target: { css: '#r' }, text: 'ready', timeout_ms: 5000 },
+      { kind: 'wait', target: { css: '.spinner' }, state: 'hidden' },
+      { kind: 'wait', target: { css: '#x' } },
+    ]);
+    // A click with its defaults written out is the same Recording as one without them.
+    const plain = await buildRecording(options({ ops: [{ kind: 'click', target: '#a' }], inputs: [], secrets: [] }));
+    const explicit = await buildRecording(options({ ops: [{ kind: 'click', target: '#a', count: 1, button: 'left' }], inputs: [], secrets: [] }));
+    expect(explicit.recording.source_digest).toBe(plain.recording.source_digest);
+    expect(parseRecording(JSON.parse(JSON.stringify(recording)))).toEqual(recording);
+  });
+
+  it.each([
+    [[{ kind: 'press', key: 'enter' }], 'ops[0].key', /is not a key name/],
+    [[{ kind: 'press', key: 'Control+Foo' }], 'ops[0].key', /unknown key name at part 2 of 2/],
+    [[{ kind: 'press', key: '' }], 'ops[0].key', /must not be empty/],
+    [[{ kind: 'press' }], 'ops[0].key', /is required/],
+    [[{ kind: 'press', key: 'Enter', target: 7 }], 'ops[0].target', /CSS selector string or a locator object/],
+    [[{ kind: 'click', target: '#a', count: 0 }], 'ops[0].count', /1, 2 \(a double-click\) or 3/],
+    [[{ kind: 'click', target: '#a', count: 1.5 }], 'ops[0].count', /1, 2 \(a double-click\) or 3/],
+    [[{ kind: 'click', target: '#a', button: 'back' }], 'ops[0].button', /one of left, right, middle/],
+    [[{ kind: 'hover', target: '#a', key: 'Enter' }], 'ops[0]', /unknown field key for a hover op/],
+    [[{ kind: 'check' }], 'ops[0].target', /is required/],
+    [[{ kind: 'wait', target: '#a', state: 'gone' }], 'ops[0].state', /one of visible, hidden/],
+    [[{ kind: 'wait', target: '#a', text: '' }], 'ops[0].text', /must not be empty/],
+    [[{ kind: 'wait', target: '#a', timeout_ms: 600_001 }], 'ops[0].timeout_ms', /from 1 to 600000/],
+  ])('rejects %j at %s', (ops, path, message) => {
+    const { issues } = checkOps(ops);
+    expect(issues.map((i) => i.path)).toContain(path);
+    expect(issues.find((i) => i.path === path)!.message).toMatch(message);
+  });
+
+  it('never echoes a bad key', () => {
+    const { issues } = checkOps([{ kind: 'press', key: CANARY }]);
+    expect(JSON.stringify(issues)).not.toContain(CANARY);
+  });
+
+  it('keeps format 1 to the seven first kinds and their fields, and names an unknown format', async () => {
+    const { recording } = await buildRecording(options({ ops: [{ kind: 'hover', target: '#a' }], inputs: [], secrets: [] }));
+    const asV1 = (r: object) => {
+      const { source_digest: _, ...body } = { ...r, format: 'flowctl-recording/1' } as Record<string, unknown>;
+      return { ...body, source_digest: digestOf(body) };
+    };
+    expect(() => parseRecording(asV1(recording))).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+    const dbl = await buildRecording(options({ ops: [{ kind: 'click', target: '#a', count: 2 }], inputs: [], secrets: [] }));
+    expect(() => parseRecording(asV1(dbl.recording))).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+    // The same click without count is a valid format-1 Recording.
+    const single = await buildRecording(options({ ops: [{ kind: 'click', target: '#a' }], inputs: [], secrets: [] }));
+    expect(parseRecording(asV1(single.recording)).format).toBe('flowctl-recording/1');
+    try {
+      parseRecording({ ...recording, format: 'flowctl-recording/9' });
+      throw new Error('accepted');
+    } catch (err) {
+      expect((err as FlowError).code).toBe('invalid_recording');
+      expect((err as FlowError).message).toContain('format is "flowctl-recording/9" (known: flowctl-recording/1, flowctl-recording/2');
+    }
+  });
+
+  it('refuses a stored press with a key Playwright does not have, and a stored default', async () => {
+    const { recording } = await buildRecording(options({ ops: [{ kind: 'press', key: 'Enter' }, { kind: 'click', target: '#a' }], inputs: [], secrets: [] }));
+    const tamper = (edit: (ops: Record<string, unknown>[]) => void) => {
+      const body = structuredClone({ ...recording, source_digest: undefined }) as Record<string, unknown>;
+      delete body.source_digest;
+      edit(body.ops as Record<string, unknown>[]);
+      return { ...body, source_digest: digestOf(body) };
+    };
+    expect(() => parseRecording(tamper((ops) => (ops[0]!.key = 'Return')))).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+    expect(() => parseRecording(tamper((ops) => (ops[1]!.count = 1)))).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
   });
 });

@@ -30,14 +30,14 @@ describe('recordingToFlow', () => {
     expect(flow.name).toBe('shop');
     expect(flow.inputs).toEqual({ user: { type: 'string', default: 'alice' }, pw: { type: 'string', secret: true } });
     expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
-      'navigate_1 browser/navigate@1',
-      'fill_2 browser/fill@1',
-      'fill_3 browser/fill@1',
-      'select_4 browser/select@1',
-      'drag_5 browser/drag@1',
-      'upload_6 browser/upload@1',
-      'extract_7 browser/extract@1',
-      'extract_8 browser/extract@1',
+      'navigate_1 browser/navigate@1.0',
+      'fill_2 browser/fill@1.0',
+      'fill_3 browser/fill@1.0',
+      'select_4 browser/select@1.0',
+      'drag_5 browser/drag@1.0',
+      'upload_6 browser/upload@1.0',
+      'extract_7 browser/extract@1.0',
+      'extract_8 browser/extract@1.0',
     ]);
     expect(flow.steps[1]!.args).toEqual({ target: { css: '#user' }, value: '${inputs.user}' });
     expect(flow.steps[2]!.args).toEqual({ target: { css: '#pw' }, value: '${inputs.pw}', mask: true });
@@ -69,5 +69,39 @@ describe('recordingToFlow', () => {
   it('keeps a list-valued select slot as an array input', async () => {
     const r = await recording([{ kind: 'select', target: '#m', value: ['a', 'b'], slot: 'tags' }], ['tags']);
     expect(recordingToFlow(r).inputs).toEqual({ tags: { type: 'array', items: { type: 'string' }, default: ['a', 'b'] } });
+  });
+});
+
+describe('recordingToFlow of format 2', () => {
+  it('pins each kind to the tool version of the format and gives a long wait a longer step', async () => {
+    const r = await recording([
+      { kind: 'navigate', url: 'http://127.0.0.1:9/' },
+      { kind: 'press', key: 'Enter', target: '#q' },
+      { kind: 'press', key: 'Tab' },
+      { kind: 'click', target: '#a', count: 2, button: 'right' },
+      { kind: 'hover', target: '#m' },
+      { kind: 'check', target: '#c' },
+      { kind: 'uncheck', target: '#c' },
+      { kind: 'wait', target: '#r', text: 'cost ${x}', timeout_ms: 45_000 },
+      { kind: 'wait', target: '#s', state: 'hidden', timeout_ms: 1000 },
+    ]);
+    const flow = recordingToFlow(r);
+    expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
+      'navigate_1 browser/navigate@1.0',
+      'press_2 browser/press@1.0',
+      'press_3 browser/press@1.0',
+      'click_4 browser/click@1.1',
+      'hover_5 browser/hover@1.0',
+      'check_6 browser/check@1.0',
+      'uncheck_7 browser/uncheck@1.0',
+      'wait_8 browser/wait@1.0',
+      'wait_9 browser/wait@1.0',
+    ]);
+    expect(flow.steps[1]!.args).toEqual({ key: 'Enter', target: { css: '#q' } });
+    expect(flow.steps[2]!.args).toEqual({ key: 'Tab' });
+    expect(flow.steps[3]!.args).toEqual({ target: { css: '#a' }, count: 2, button: 'right' });
+    expect(flow.steps[7]).toMatchObject({ args: { target: { css: '#r' }, text: 'cost $${x}', timeout_ms: 45_000 }, timeout_ms: 47_000 });
+    // A short wait fits in the default step timeout.
+    expect(flow.steps[8]).toEqual({ id: 'wait_9', tool: 'browser/wait@1.0', args: { target: { css: '#s' }, state: 'hidden', timeout_ms: 1000 } });
   });
 });
