@@ -1,5 +1,5 @@
 import type { Capability, JsonSchema, ToolContract } from '../../src/tools/types.js';
-import { TARGET_JSON_SCHEMA } from '../../src/record/locator.js';
+import { FRAME_JSON_SCHEMA, TARGET_JSON_SCHEMA } from '../../src/record/locator.js';
 
 /**
  * Contracts of the browser tools (docs/browser.md, "Tools"). Written by hand, not generated, so their
@@ -130,16 +130,33 @@ export const BROWSER_CONTRACTS = {
 const count = { type: 'integer', minimum: 1, maximum: 3, description: 'clicks in a row: 2 is a double-click (default 1)' };
 const button = { type: 'string', enum: ['left', 'right', 'middle'], description: 'default left' };
 const key = { type: 'string', minLength: 1, description: 'a key or chord: Enter, Control+A, Shift+Tab (Playwright key names)' };
+const frame = FRAME_JSON_SCHEMA as unknown as JsonSchema;
+
+/** A 1.0.0 contract with `frame` added to its input, as version 1.1.0. */
+function withFrame(base: ToolContract): ToolContract {
+  const input = base.input_schema as { properties: Record<string, unknown> };
+  return {
+    ...base,
+    version: '1.1.0',
+    description: `${base.description} frame: the iframe (or nested iframes) the target lives in.`,
+    input_schema: { ...base.input_schema, properties: { ...input.properties, frame } },
+  };
+}
 
 export const BROWSER_CONTRACTS_1_1 = {
   click: contract(
     'click',
     'Click the element a target names once it is visible, enabled and stable; count 2 double-clicks, button right or middle.',
     ['browser'],
-    { properties: { target, count, button }, required: ['target'] },
+    { properties: { target, count, button, frame }, required: ['target'] },
     { properties: { matched }, required: ['matched'] },
     '1.1.0',
   ),
+  fill: withFrame(BROWSER_CONTRACTS.fill),
+  select: withFrame(BROWSER_CONTRACTS.select),
+  drag: withFrame(BROWSER_CONTRACTS.drag),
+  upload: withFrame(BROWSER_CONTRACTS.upload),
+  extract: withFrame(BROWSER_CONTRACTS.extract),
 } as const satisfies Record<string, ToolContract>;
 
 export const BROWSER_CONTRACTS_NEW = {
@@ -147,28 +164,28 @@ export const BROWSER_CONTRACTS_NEW = {
     'press',
     'Press a key or chord on the element a target names (focusing it first), or on the focused element when there is no target.',
     ['browser'],
-    { properties: { key, target }, required: ['key'] },
+    { properties: { key, target, frame }, required: ['key'] },
     { properties: { matched: { type: ['string', 'null'], description: 'the locator that matched; null without a target' } }, required: ['matched'] },
   ),
   hover: contract(
     'hover',
     'Move the mouse over the element a target names once it is visible and stable.',
     ['browser'],
-    { properties: { target }, required: ['target'] },
+    { properties: { target, frame }, required: ['target'] },
     { properties: { matched }, required: ['matched'] },
   ),
   check: contract(
     'check',
     'Check the checkbox or radio button a target names; one already checked stays checked.',
     ['browser'],
-    { properties: { target }, required: ['target'] },
+    { properties: { target, frame }, required: ['target'] },
     { properties: { matched }, required: ['matched'] },
   ),
   uncheck: contract(
     'uncheck',
     'Uncheck the checkbox a target names; one already unchecked stays unchecked.',
     ['browser'],
-    { properties: { target }, required: ['target'] },
+    { properties: { target, frame }, required: ['target'] },
     { properties: { matched }, required: ['matched'] },
   ),
   wait: contract(
@@ -178,6 +195,7 @@ export const BROWSER_CONTRACTS_NEW = {
     {
       properties: {
         target,
+        frame,
         state: { type: 'string', enum: ['visible', 'hidden'] },
         text: { type: 'string', minLength: 1, description: 'a visible match must contain this text (case-sensitive); with state hidden, wait until none does' },
         timeout_ms: { type: 'integer', minimum: 1, maximum: 600000, description: 'default: the rest of the step\'s budget' },

@@ -5,12 +5,12 @@ import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
 import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/tools/types.js';
 import { keyProblem } from '../../src/record/keys.js';
-import { describeStrategy, normalizeTarget, strategiesOf, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
+import { describeStrategy, frameSchema, normalizeFrame, normalizeTarget, strategiesOf, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
 
 /** The browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -40,6 +40,15 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
   );
 }
 
+function parseFrame(value: unknown): Locator[] {
+  const parsed = frameSchema.safeParse(value);
+  if (!parsed.success) {
+    const msg = parsed.error.issues.map((i) => ['frame', ...i.path].join('.') + ` ${i.message}`).join('; ');
+    throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] ${msg}`, { retryable: false });
+  }
+  return normalizeFrame(parsed.data as FrameInput);
+}
+
 function parseTarget(value: unknown, field: string): Locator {
   const parsed = targetSchema.safeParse(value);
   if (!parsed.success) {
@@ -56,7 +65,7 @@ export function pageOrigin(page: Page): string {
 }
 
 /** What a step's body needs to locate targets: its deadline, the appear window, and how to settle the page. */
-type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle'> & {
+type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root'> & {
   /** Milliseconds left of the step's budget (at least 1). */
   remaining(): number;
 };
@@ -133,6 +142,9 @@ function browserTool<I, O>(
   return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
+    // `frame`: every target of the step is located in that iframe's content (nested: outermost first).
+    const frame = (input as { frame?: unknown }).frame;
+    if (frame !== undefined) step.root = await resolveFrame(s.page, parseFrame(frame), ctx, { ...step, what: name });
     // Where a careful script waits (docs/browser.md, "Waiting"): a read first lets the work of the
     // actions before it settle, so it sees what they caused; an action acts on its target as soon as
     // that is unambiguous, and its own work is settled later: before the next read, drift decision,
@@ -156,6 +168,16 @@ function browserTool<I, O>(
     await screenshot(s, ctx, cfg);
     return out;
   });
+}
+
+/** The same body under several contracts (the versions of one tool). */
+function browserTools<I, O>(
+  contracts: ToolContract[],
+  cfg: BrowserToolsConfig,
+  body: (input: I, s: RunSession, ctx: ToolContext, step: Step) => Promise<O>,
+  mode: StepMode = 'action',
+): Tool[] {
+  return contracts.map((c) => browserTool(c, cfg, body, mode));
 }
 
 /**
@@ -313,6 +335,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     const target = input.target === undefined ? undefined : parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
     if (!target) {
+      if (step.root) throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] press: frame needs a target`, { retryable: false });
       // The focused element, wherever it is (a field a previous step filled, a frame's element).
       try {
         await guard(s.page.keyboard.press(input.key), ctx.signal);
@@ -348,7 +371,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       const bound = Math.min(input.timeout_ms ?? Number.POSITIVE_INFINITY, step.remaining());
       const candidates = strategiesOf(target).map((st) => {
         // Only visible elements count, and with a text only those that contain it (case-sensitive).
-        let loc = toPlaywright(s.page, st);
+        let loc = toPlaywright(step.root ?? s.page, st);
         if (input.text !== undefined) loc = loc.filter({ hasText: new RegExp(escapeRegExp(input.text)) });
         return { text: describeStrategy(st), loc: loc.filter({ visible: true }) };
       });
@@ -383,7 +406,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'wait',
   );
 
-  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>(BROWSER_CONTRACTS.fill, cfg, async (input, s, ctx, step) => {
+  const [fill, fill11] = browserTools<{ target: unknown; value: string; mask?: boolean }, { matched: string }>([BROWSER_CONTRACTS.fill, BROWSER_CONTRACTS_1_1.fill], cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
     const r = await actOnTarget(s.page, target, ctx, {
@@ -400,8 +423,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { matched: r.matched };
   });
 
-  const select = browserTool<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
-    BROWSER_CONTRACTS.select,
+  const [select, select11] = browserTools<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
+    [BROWSER_CONTRACTS.select, BROWSER_CONTRACTS_1_1.select],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -420,7 +443,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>(BROWSER_CONTRACTS.drag, cfg, async (input, s, ctx, step) => {
+  const [drag, drag11] = browserTools<{ source: unknown; target: unknown }, { source: string; target: string }>([BROWSER_CONTRACTS.drag, BROWSER_CONTRACTS_1_1.drag], cfg, async (input, s, ctx, step) => {
     const source = parseTarget(input.source, 'source');
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
@@ -447,8 +470,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { source: from!.matched, target: to!.matched };
   });
 
-  const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
-    BROWSER_CONTRACTS.upload,
+  const [upload, upload11] = browserTools<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
+    [BROWSER_CONTRACTS.upload, BROWSER_CONTRACTS_1_1.upload],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -466,8 +489,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const extract = browserTool<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
-    BROWSER_CONTRACTS.extract,
+  const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
+    [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -493,7 +516,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'read',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract, click11, press, hover, check, uncheck, wait];
+  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait] as Tool[];
 }
 
 function escapeRegExp(text: string): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FlowError } from '../errors.js';
 import { keyProblem } from './keys.js';
-import { targetSchema, type TargetInput } from './locator.js';
+import { frameSchema, targetSchema, type FrameInput, type TargetInput } from './locator.js';
 
 /**
  * The ops file: a JSON or YAML list of resolved browser operations (spec/engine.md, `record`).
@@ -20,6 +20,7 @@ const required = (what: string) => ({
 
 const str = z.string(required('a string')).min(1, 'must not be empty');
 const target = targetSchema;
+const frame = frameSchema.optional();
 const identifier = str.regex(IDENTIFIER, 'must be an identifier (letters, digits, _; not starting with a digit)');
 
 const httpUrl = str.refine((u) => {
@@ -48,18 +49,21 @@ export const opSchemas = {
   click: z.strictObject({
     kind: z.literal('click'),
     target,
+    frame,
     count: z.number({ error: 'must be 1, 2 (a double-click) or 3' }).int('must be 1, 2 (a double-click) or 3').min(1, 'must be 1, 2 (a double-click) or 3').max(3, 'must be 1, 2 (a double-click) or 3').optional(),
     button: z.enum(CLICK_BUTTONS, { error: `must be one of ${CLICK_BUTTONS.join(', ')}` }).optional(),
   }),
   fill: z.strictObject({
     kind: z.literal('fill'),
     target,
+    frame,
     value: z.string({ error: 'must be a string (quote numbers in YAML)' }).optional(),
     slot: identifier.optional(),
   }),
   select: z.strictObject({
     kind: z.literal('select'),
     target,
+    frame,
     value: z
       .union([z.string(), z.array(z.string()).min(1, 'must list at least one option')], {
         error: 'must be an option value or label, or a list of them',
@@ -67,27 +71,34 @@ export const opSchemas = {
       .optional(),
     slot: identifier.optional(),
   }),
-  drag: z.strictObject({ kind: z.literal('drag'), source: target, target }),
+  drag: z.strictObject({ kind: z.literal('drag'), source: target, target, frame }),
   upload: z.strictObject({
     kind: z.literal('upload'),
     target,
+    frame,
     files: z.union([str, z.array(str).min(1, 'must list at least one file')], required('a path or a list of paths')),
     slot: identifier.optional(),
   }),
   extract: z.strictObject({
     kind: z.literal('extract'),
     target,
+    frame,
     name: identifier,
     attribute: str.optional(),
     all: z.boolean({ error: 'must be true or false' }).optional(),
   }),
-  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional() }),
-  hover: z.strictObject({ kind: z.literal('hover'), target }),
-  check: z.strictObject({ kind: z.literal('check'), target }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target }),
+  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame }).superRefine((op, ctx) => {
+    if (op.frame !== undefined && op.target === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['frame'], message: 'needs a target (a key without one goes to the focused element, in whatever frame it is)' });
+    }
+  }),
+  hover: z.strictObject({ kind: z.literal('hover'), target, frame }),
+  check: z.strictObject({ kind: z.literal('check'), target, frame }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target, frame }),
   wait: z.strictObject({
     kind: z.literal('wait'),
     target,
+    frame,
     state: z.enum(WAIT_STATES, { error: `must be one of ${WAIT_STATES.join(', ')}` }).optional(),
     text: str.optional(),
     timeout_ms: z
@@ -99,19 +110,22 @@ export const opSchemas = {
   }),
 } as const;
 
+/** Every op with a target may name the iframe it lives in (`frame`). */
+type InFrame = { frame?: FrameInput };
+
 export type OpInput =
   | { kind: 'navigate'; url: string }
-  | { kind: 'click'; target: TargetInput; count?: number; button?: (typeof CLICK_BUTTONS)[number] }
-  | { kind: 'fill'; target: TargetInput; value?: string; slot?: string }
-  | { kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string }
-  | { kind: 'drag'; source: TargetInput; target: TargetInput }
-  | { kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string }
-  | { kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean }
-  | { kind: 'press'; key: string; target?: TargetInput }
-  | { kind: 'hover'; target: TargetInput }
-  | { kind: 'check'; target: TargetInput }
-  | { kind: 'uncheck'; target: TargetInput }
-  | { kind: 'wait'; target: TargetInput; state?: (typeof WAIT_STATES)[number]; text?: string; timeout_ms?: number };
+  | ({ kind: 'click'; target: TargetInput; count?: number; button?: (typeof CLICK_BUTTONS)[number] } & InFrame)
+  | ({ kind: 'fill'; target: TargetInput; value?: string; slot?: string } & InFrame)
+  | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame)
+  | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame)
+  | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame)
+  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean } & InFrame)
+  | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame)
+  | ({ kind: 'hover'; target: TargetInput } & InFrame)
+  | ({ kind: 'check'; target: TargetInput } & InFrame)
+  | ({ kind: 'uncheck'; target: TargetInput } & InFrame)
+  | ({ kind: 'wait'; target: TargetInput; state?: (typeof WAIT_STATES)[number]; text?: string; timeout_ms?: number } & InFrame);
 
 export interface OpIssue {
   /** Dotted path, e.g. `ops[3].target`. */

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { z } from 'zod';
 import { digestBytes, digestOf, DIGEST_PATTERN, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
-import { locatorSchema, normalizeTarget, type Locator } from './locator.js';
+import { locatorSchema, normalizeFrame, normalizeTarget, type Locator } from './locator.js';
 import { keyProblem } from './keys.js';
 import { CLICK_BUTTONS, IDENTIFIER, parseOps, WAIT_MAX_MS, WAIT_STATES, type OpInput } from './ops.js';
 
@@ -16,7 +16,7 @@ export const RECORDING_FORMAT = 'flowctl-recording/2';
 /**
  * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
  * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
- * adds press, hover, check, uncheck, wait and click's count and button.
+ * adds press, hover, check, uncheck, wait, `frame` on targeted ops, and click's count and button.
  */
 export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
 export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
@@ -29,19 +29,22 @@ export interface RecordedFile {
   digest: Digest;
 }
 
+/** The iframe (a list for nested frames, outermost first) a targeted op's target lives in. Format 2. */
+type InFrame = { frame?: Locator[] };
+
 export type RecordedOp =
   | { kind: 'navigate'; url: string }
-  | { kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' }
-  | { kind: 'fill'; target: Locator; value?: string; slot?: string }
-  | { kind: 'select'; target: Locator; value?: string | string[]; slot?: string }
-  | { kind: 'drag'; source: Locator; target: Locator }
-  | { kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string }
-  | { kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true }
-  | { kind: 'press'; key: string; target?: Locator }
-  | { kind: 'hover'; target: Locator }
-  | { kind: 'check'; target: Locator }
-  | { kind: 'uncheck'; target: Locator }
-  | { kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number };
+  | ({ kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' } & InFrame)
+  | ({ kind: 'fill'; target: Locator; value?: string; slot?: string } & InFrame)
+  | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame)
+  | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame)
+  | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame)
+  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true } & InFrame)
+  | ({ kind: 'press'; key: string; target?: Locator } & InFrame)
+  | ({ kind: 'hover'; target: Locator } & InFrame)
+  | ({ kind: 'check'; target: Locator } & InFrame)
+  | ({ kind: 'uncheck'; target: Locator } & InFrame)
+  | ({ kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number } & InFrame);
 
 /** A slot made into a flow input by `--input` (recorded value as default) or `--secret` (name only). */
 export interface RecordingInput {
@@ -148,6 +151,7 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
       fail('invalid_ops', `${at}.value is required (or name its slot with --input or --secret)`, { path: `${at}.value` });
     }
     const recorded = await recordOp(op, at, { isSecret, readFile: options.readFile, files });
+    if ('frame' in op && op.frame !== undefined && recorded.kind !== 'navigate') recorded.frame = normalizeFrame(op.frame);
     if (recorded.kind === 'extract') {
       if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
       extractNames.add(recorded.name);
@@ -268,22 +272,33 @@ const v1Ops = {
   }),
 };
 const keySchema = z.string().refine((k) => keyProblem(k) === undefined, 'must be a key name or chord (Enter, Control+A)');
-/** Format 2: new kinds, and click's count and button (their defaults are never stored). */
+const frame = z.array(locatorSchema).min(1).optional();
+/** Format 2: new kinds, `frame` on every targeted op, click's count and button (defaults never stored). */
 const v2Ops = {
-  ...v1Ops,
+  navigate: v1Ops.navigate,
   click: z.strictObject({
     kind: z.literal('click'),
     target: locatorSchema,
+    frame,
     count: z.union([z.literal(2), z.literal(3)]).optional(),
     button: z.enum(CLICK_BUTTONS.filter((b) => b !== 'left') as ['right', 'middle']).optional(),
   }),
-  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional() }),
-  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema }),
-  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema }),
+  fill: v1Ops.fill.extend({ frame }),
+  select: v1Ops.select.extend({ frame }),
+  drag: v1Ops.drag.extend({ frame }),
+  upload: v1Ops.upload.extend({ frame }),
+  extract: v1Ops.extract.extend({ frame }),
+  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame }).refine((op) => op.frame === undefined || op.target !== undefined, {
+    message: 'frame needs a target',
+    path: ['frame'],
+  }),
+  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame }),
+  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame }),
   wait: z.strictObject({
     kind: z.literal('wait'),
     target: locatorSchema,
+    frame,
     state: z.literal(WAIT_STATES[1]).optional(),
     text: z.string().min(1).optional(),
     timeout_ms: z.number().int().min(1).max(WAIT_MAX_MS).optional(),

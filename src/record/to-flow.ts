@@ -40,11 +40,11 @@ export const RECORDING_TOOL_VERSIONS: Readonly<Record<RecordingFormat, Readonly<
   'flowctl-recording/2': {
     navigate: '1.0',
     click: '1.1',
-    fill: '1.0',
-    select: '1.0',
-    drag: '1.0',
-    upload: '1.0',
-    extract: '1.0',
+    fill: '1.1',
+    select: '1.1',
+    drag: '1.1',
+    upload: '1.1',
+    extract: '1.1',
     press: '1.0',
     hover: '1.0',
     check: '1.0',
@@ -136,6 +136,7 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
         break;
       }
     }
+    if (op.kind !== 'navigate' && op.frame !== undefined) args.frame = literal(op.frame);
     const step: FlowStep = { id, tool, args };
     if (timeoutMs !== undefined) step.timeout_ms = timeoutMs;
     steps.push(step);

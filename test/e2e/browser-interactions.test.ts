@@ -66,11 +66,11 @@ describe('format-2 ops through the CLI', () => {
     expect(compiled.code, compiled.stderr).toBe(0);
     const spec = JSON.parse(compiled.stdout);
     expect(spec.steps.map((s: { tool: { ref: string; version: string } }) => `${s.tool.ref}@${s.tool.version}`).slice(1, 13)).toEqual([
-      'browser/fill@1.0.0',
+      'browser/fill@1.1.0',
       'browser/press@1.0.0',
-      'browser/fill@1.0.0',
+      'browser/fill@1.1.0',
       'browser/press@1.0.0',
-      'browser/fill@1.0.0',
+      'browser/fill@1.1.0',
       'browser/press@1.0.0',
       'browser/press@1.0.0',
       'browser/click@1.1.0',
@@ -163,6 +163,11 @@ describe('the new browser tools one by one', () => {
   it('declares the new contracts beside the first seven', () => {
     expect(exec.tools.slice(7).map((t) => `${t.contract.ref}@${t.contract.version} ${t.contract.capabilities.join('+')}`)).toEqual([
       'browser/click@1.1.0 browser',
+      'browser/fill@1.1.0 browser+secrets',
+      'browser/select@1.1.0 browser+secrets',
+      'browser/drag@1.1.0 browser',
+      'browser/upload@1.1.0 browser+fs',
+      'browser/extract@1.1.0 browser',
       'browser/press@1.0.0 browser',
       'browser/hover@1.0.0 browser',
       'browser/check@1.0.0 browser',

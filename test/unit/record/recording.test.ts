@@ -283,3 +283,55 @@ describe('format 2: keys, hover, click count and button, check/uncheck, wait', (
     expect(() => parseRecording(tamper((ops) => (ops[1]!.count = 1)))).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
   });
 });
+
+describe('frame on targeted ops', () => {
+  it('records a frame as a list of normalized locators, outermost first, and keeps it out of format 1', async () => {
+    const { recording } = await buildRecording(
+      options({
+        ops: [
+          { kind: 'click', target: '#save', frame: '#profile' },
+          { kind: 'fill', target: '#n', value: 'x', frame: ['#outer', { title: undefined, css: 'iframe.inner', fallbacks: [] }] },
+          { kind: 'drag', source: '#a', target: '#b', frame: { testid: 'board', css: '#board' } },
+          { kind: 'press', key: 'Enter', target: '#q', frame: ['#f'] },
+          { kind: 'wait', target: '#r', frame: '#f' },
+        ].map((op) => JSON.parse(JSON.stringify(op))),
+        inputs: [],
+        secrets: [],
+      }),
+    );
+    expect(recording.ops.map((op) => ('frame' in op ? op.frame : undefined))).toEqual([
+      [{ css: '#profile' }],
+      [{ css: '#outer' }, { css: 'iframe.inner' }],
+      [{ css: '#board', fallbacks: [{ testid: 'board' }] }],
+      [{ css: '#f' }],
+      [{ css: '#f' }],
+    ]);
+    expect(parseRecording(JSON.parse(JSON.stringify(recording)))).toEqual(recording);
+    // One frame or a list of one: the same Recording.
+    const one = await buildRecording(options({ ops: [{ kind: 'click', target: '#save', frame: '#profile' }], inputs: [], secrets: [] }));
+    const list = await buildRecording(options({ ops: [{ kind: 'click', target: '#save', frame: ['#profile'] }], inputs: [], secrets: [] }));
+    expect(list.recording.source_digest).toBe(one.recording.source_digest);
+    const { source_digest: _, ...body } = { ...one.recording, format: 'flowctl-recording/1' } as Record<string, unknown>;
+    expect(() => parseRecording({ ...body, source_digest: digestOf(body) })).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+  });
+
+  it.each([
+    [[{ kind: 'click', target: '#a', frame: [] }], 'ops[0].frame', /must name at least one frame/],
+    [[{ kind: 'click', target: '#a', frame: 7 }], 'ops[0].frame', /a target naming an iframe, or a list of them/],
+    [[{ kind: 'click', target: '#a', frame: [{ name: 'x' }] }], 'ops[0].frame[0]', /needs one of css/],
+    [[{ kind: 'press', key: 'Enter', frame: '#f' }], 'ops[0].frame', /needs a target/],
+    [[{ kind: 'navigate', url: 'http://127.0.0.1:1/', frame: '#f' }], 'ops[0]', /unknown field frame/],
+  ])('rejects %j at %s', (ops, path, message) => {
+    const { issues } = checkOps(ops);
+    expect(issues.map((i) => i.path)).toContain(path);
+    expect(issues.find((i) => i.path === path)!.message).toMatch(message);
+  });
+
+  it('keeps unknown fields out of the format-2 ops that extend format 1', async () => {
+    const { recording } = await buildRecording(options({ ops: [{ kind: 'fill', target: '#a', value: 'x', frame: '#f' }], inputs: [], secrets: [] }));
+    const body = structuredClone({ ...recording }) as Record<string, unknown>;
+    delete body.source_digest;
+    (body.ops as Record<string, unknown>[])[0]!.extra = 1;
+    expect(() => parseRecording({ ...body, source_digest: digestOf(body) })).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+  });
+});

@@ -31,13 +31,13 @@ describe('recordingToFlow', () => {
     expect(flow.inputs).toEqual({ user: { type: 'string', default: 'alice' }, pw: { type: 'string', secret: true } });
     expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
       'navigate_1 browser/navigate@1.0',
-      'fill_2 browser/fill@1.0',
-      'fill_3 browser/fill@1.0',
-      'select_4 browser/select@1.0',
-      'drag_5 browser/drag@1.0',
-      'upload_6 browser/upload@1.0',
-      'extract_7 browser/extract@1.0',
-      'extract_8 browser/extract@1.0',
+      'fill_2 browser/fill@1.1',
+      'fill_3 browser/fill@1.1',
+      'select_4 browser/select@1.1',
+      'drag_5 browser/drag@1.1',
+      'upload_6 browser/upload@1.1',
+      'extract_7 browser/extract@1.1',
+      'extract_8 browser/extract@1.1',
     ]);
     expect(flow.steps[1]!.args).toEqual({ target: { css: '#user' }, value: '${inputs.user}' });
     expect(flow.steps[2]!.args).toEqual({ target: { css: '#pw' }, value: '${inputs.pw}', mask: true });
@@ -105,3 +105,16 @@ describe('recordingToFlow of format 2', () => {
     expect(flow.steps[8]).toEqual({ id: 'wait_9', tool: 'browser/wait@1.0', args: { target: { css: '#s' }, state: 'hidden', timeout_ms: 1000 } });
   });
 });
+
+describe('frame in the Flow', () => {
+  it('passes a frame to the step as a list and escapes its text', async () => {
+    const r = await recording([
+      { kind: 'extract', target: '#r', name: 'r', frame: ['#outer', 'iframe[name="${x}"]'] },
+      { kind: 'drag', source: '#a', target: '#b', frame: '#board' },
+    ]);
+    const flow = recordingToFlow(r);
+    expect(flow.steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: '#r' }, frame: [{ css: '#outer' }, { css: 'iframe[name="$${x}"]' }] } });
+    expect(flow.steps[1]!.args).toEqual({ source: { css: '#a' }, target: { css: '#b' }, frame: [{ css: '#board' }] });
+  });
+});
+
