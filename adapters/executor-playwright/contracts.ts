@@ -131,15 +131,25 @@ const count = { type: 'integer', minimum: 1, maximum: 3, description: 'clicks in
 const button = { type: 'string', enum: ['left', 'right', 'middle'], description: 'default left' };
 const key = { type: 'string', minLength: 1, description: 'a key or chord: Enter, Control+A, Shift+Tab (Playwright key names)' };
 const frame = FRAME_JSON_SCHEMA as unknown as JsonSchema;
+const opens_page = { type: 'boolean', description: 'the action opens a new tab or popup: the run goes on in it' };
+const opened = {
+  type: 'object',
+  description: 'the page the action opened (with opens_page): its index in opening order and its URL',
+  properties: { page: { type: 'integer', minimum: 1 }, url: { type: 'string' } },
+  required: ['page', 'url'],
+  additionalProperties: false,
+};
 
-/** A 1.0.0 contract with `frame` added to its input, as version 1.1.0. */
-function withFrame(base: ToolContract): ToolContract {
+/** A 1.0.0 contract as version 1.1.0 with `frame` (and for an action, `opens_page` in and `opened` out). */
+function withFrame(base: ToolContract, action: boolean): ToolContract {
   const input = base.input_schema as { properties: Record<string, unknown> };
+  const output = base.output_schema as { properties: Record<string, unknown> };
   return {
     ...base,
     version: '1.1.0',
-    description: `${base.description} frame: the iframe (or nested iframes) the target lives in.`,
-    input_schema: { ...base.input_schema, properties: { ...input.properties, frame } },
+    description: `${base.description} frame: the iframe (or nested iframes) the target lives in.${action ? ' opens_page: the action opens a new tab or popup, and the run goes on in it.' : ''}`,
+    input_schema: { ...base.input_schema, properties: { ...input.properties, frame, ...(action ? { opens_page } : {}) } },
+    output_schema: action ? { ...base.output_schema, properties: { ...output.properties, opened } } : base.output_schema,
   };
 }
 
@@ -148,15 +158,15 @@ export const BROWSER_CONTRACTS_1_1 = {
     'click',
     'Click the element a target names once it is visible, enabled and stable; count 2 double-clicks, button right or middle.',
     ['browser'],
-    { properties: { target, count, button, frame }, required: ['target'] },
-    { properties: { matched }, required: ['matched'] },
+    { properties: { target, count, button, frame, opens_page }, required: ['target'] },
+    { properties: { matched, opened }, required: ['matched'] },
     '1.1.0',
   ),
-  fill: withFrame(BROWSER_CONTRACTS.fill),
-  select: withFrame(BROWSER_CONTRACTS.select),
-  drag: withFrame(BROWSER_CONTRACTS.drag),
-  upload: withFrame(BROWSER_CONTRACTS.upload),
-  extract: withFrame(BROWSER_CONTRACTS.extract),
+  fill: withFrame(BROWSER_CONTRACTS.fill, true),
+  select: withFrame(BROWSER_CONTRACTS.select, true),
+  drag: withFrame(BROWSER_CONTRACTS.drag, true),
+  upload: withFrame(BROWSER_CONTRACTS.upload, true),
+  extract: withFrame(BROWSER_CONTRACTS.extract, false),
 } as const satisfies Record<string, ToolContract>;
 
 export const BROWSER_CONTRACTS_NEW = {
@@ -164,29 +174,29 @@ export const BROWSER_CONTRACTS_NEW = {
     'press',
     'Press a key or chord on the element a target names (focusing it first), or on the focused element when there is no target.',
     ['browser'],
-    { properties: { key, target, frame }, required: ['key'] },
-    { properties: { matched: { type: ['string', 'null'], description: 'the locator that matched; null without a target' } }, required: ['matched'] },
+    { properties: { key, target, frame, opens_page }, required: ['key'] },
+    { properties: { matched: { type: ['string', 'null'], description: 'the locator that matched; null without a target' }, opened }, required: ['matched'] },
   ),
   hover: contract(
     'hover',
     'Move the mouse over the element a target names once it is visible and stable.',
     ['browser'],
-    { properties: { target, frame }, required: ['target'] },
-    { properties: { matched }, required: ['matched'] },
+    { properties: { target, frame, opens_page }, required: ['target'] },
+    { properties: { matched, opened }, required: ['matched'] },
   ),
   check: contract(
     'check',
     'Check the checkbox or radio button a target names; one already checked stays checked.',
     ['browser'],
-    { properties: { target, frame }, required: ['target'] },
-    { properties: { matched }, required: ['matched'] },
+    { properties: { target, frame, opens_page }, required: ['target'] },
+    { properties: { matched, opened }, required: ['matched'] },
   ),
   uncheck: contract(
     'uncheck',
     'Uncheck the checkbox a target names; one already unchecked stays unchecked.',
     ['browser'],
-    { properties: { target, frame }, required: ['target'] },
-    { properties: { matched }, required: ['matched'] },
+    { properties: { target, frame, opens_page }, required: ['target'] },
+    { properties: { matched, opened }, required: ['matched'] },
   ),
   wait: contract(
     'wait',
@@ -209,6 +219,13 @@ export const BROWSER_CONTRACTS_NEW = {
       },
       required: ['state'],
     },
+  ),
+  switch: contract(
+    'switch',
+    'Go on in an earlier page of the run, by its index in opening order (0 = the first).',
+    ['browser'],
+    { properties: { page: { type: 'integer', minimum: 0 } }, required: ['page'] },
+    { properties: { page: { type: 'integer' }, url: { type: 'string' } }, required: ['page', 'url'] },
   ),
 } as const satisfies Record<string, ToolContract>;
 

@@ -112,7 +112,7 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
 async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
   // Password inputs are always blacked out; so is every field a masked (secret) value went into.
-  const mask = [s.page.locator('input[type=password]'), ...s.masks];
+  const mask = [s.page.locator('input[type=password]'), ...s.masks.filter((m) => m.page() === s.page)];
   let png: Buffer;
   try {
     png = await guard(s.page.screenshot({ type: 'png', mask, maskColor: '#000000', animations: 'disabled', caret: 'hide' }), ctx.signal);
@@ -129,7 +129,7 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
  * a `read` settles the work of the actions before it first; a `wait` waits for its own condition and
  * settles nothing (it is for what settling cannot know).
  */
-type StepMode = 'action' | 'read' | 'wait';
+type StepMode = 'action' | 'read' | 'wait' | 'switch';
 
 /** A browser step: open the run's page, report the browser effect, act, then screenshot if enabled. */
 function browserTool<I, O>(
@@ -142,6 +142,16 @@ function browserTool<I, O>(
   return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
+    if (mode !== 'switch' && s.page.isClosed()) {
+      const index = s.pages.findIndex((p) => p.page === s.page);
+      throw toolError('page_closed', `[flowctl] [${COMPONENT}] ${name}: the run's current page (page ${index}) has closed (a popup that closed itself?); a switch step goes on in another page`, {
+        retryable: false,
+        data: { page: index },
+      });
+    }
+    // `opens_page`: the action opens a new tab or popup; listen before acting, so none is missed.
+    const popup = (input as { opens_page?: unknown }).opens_page === true ? s.context.waitForEvent('page', { timeout: step.remaining() }) : undefined;
+    popup?.catch(() => {});
     // `frame`: every target of the step is located in that iframe's content (nested: outermost first).
     const frame = (input as { frame?: unknown }).frame;
     if (frame !== undefined) step.root = await resolveFrame(s.page, parseFrame(frame), ctx, { ...step, what: name });
@@ -163,11 +173,58 @@ function browserTool<I, O>(
       throw s.egress?.deniedNavigation?.error ?? err;
     }
     if (mode === 'action') s.pending = { action: s.pending?.action ?? name, startedBefore };
+    if (popup) {
+      out = { ...out, opened: await followOpenedPage(s, ctx, cfg, step, popup, name) };
+    } else if (s.page.isClosed()) {
+      // The action closed its own page (a popup's "Done"): nothing is left to settle or to picture.
+      s.pending = undefined;
+      return out;
+    }
     if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
     if (s.egress) checkRefusals(s, ctx, refusedBefore);
     await screenshot(s, ctx, cfg);
     return out;
   });
+}
+
+/**
+ * After an action with `opens_page`: the page it opened (a new tab or popup of the run's context)
+ * becomes the current page, the next in opening order. The work the action left on the page it came
+ * from is settled first (bounded), then the new page is awaited to its load event and settled, as
+ * after navigate. No page within the step's budget: `no_page_opened` (the action itself happened).
+ */
+async function followOpenedPage(
+  s: RunSession,
+  ctx: ToolContext,
+  cfg: BrowserToolsConfig,
+  step: Step,
+  popup: Promise<Page>,
+  name: string,
+): Promise<{ page: number; url: string }> {
+  let page: Page;
+  try {
+    page = await guard(popup, ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    s.pending = undefined;
+    throw toolError('no_page_opened', `[flowctl] [${COMPONENT}] ${name}: the action opened no new page within the step's budget (opens_page: true)`, {
+      retryable: false,
+    });
+  }
+  if (!s.page.isClosed() && s.pending) await settlePending(s, ctx, Math.min(CLOSE_SETTLE_MS, step.remaining()));
+  s.pending = undefined;
+  const index = cfg.pool.followPage(s, page);
+  await cfg.pool.setCurrentPage(s, index);
+  try {
+    await guard(page.waitForLoadState('load', { timeout: step.remaining() }), ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    throw browserError(err, `${name}: the page it opened`);
+  }
+  if (pageOrigin(page) !== 'about:blank') ctx.effect({ kind: 'browser', target: pageOrigin(page) });
+  s.pending = { action: name, startedBefore: 0 };
+  await settlePending(s, ctx, step.remaining());
+  return { page: index, url: page.url() };
 }
 
 /** The same body under several contracts (the versions of one tool). */
@@ -353,8 +410,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         try {
           await loc.press(input.key, { timeout: t });
         } catch (err) {
-          // Like a click, a key (Enter on a form) may start a navigation Playwright waits for: the key was pressed.
-          if (!actionDone(err)) throw err;
+          // Like a click, a key (Enter on a form) may start a navigation Playwright waits for, or close its page: the key was pressed.
+          if (!actionDone(err) && !loc.page().isClosed()) throw err;
         }
       },
     });
@@ -516,7 +573,31 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'read',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait] as Tool[];
+  const switchPage = browserTool<{ page: number }, { page: number; url: string }>(
+    BROWSER_CONTRACTS_NEW.switch,
+    cfg,
+    async (input, s, ctx, step) => {
+      const target = s.pages[input.page];
+      if (!target) {
+        throw toolError('page_not_found', `[flowctl] [${COMPONENT}] switch: page ${input.page} was never opened (the run has pages 0 to ${s.pages.length - 1})`, {
+          retryable: false,
+          data: { page: input.page, pages: s.pages.length },
+        });
+      }
+      if (target.page.isClosed()) {
+        throw toolError('page_closed', `[flowctl] [${COMPONENT}] switch: page ${input.page} has closed`, { retryable: false, data: { page: input.page } });
+      }
+      // The work the last action left on the page being left is settled first (bounded): it is not followed later.
+      if (!s.page.isClosed() && s.pending) await settlePending(s, ctx, Math.min(CLOSE_SETTLE_MS, step.remaining()));
+      s.pending = undefined;
+      await cfg.pool.setCurrentPage(s, input.page);
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      return { page: input.page, url: s.page.url() };
+    },
+    'switch',
+  );
+
+  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage] as Tool[];
 }
 
 function escapeRegExp(text: string): string {
@@ -533,6 +614,8 @@ async function clickOnce(loc: PwLocator, timeoutMs: number, options: { clickCoun
   try {
     await loc.click({ timeout: timeoutMs, ...options });
   } catch (err) {
+    // The click closed its own page (a popup's "Done" button): it was performed.
+    if (loc.page().isClosed()) return;
     if (!actionDone(err)) throw err;
   }
 }

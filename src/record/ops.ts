@@ -8,7 +8,7 @@ import { frameSchema, targetSchema, type FrameInput, type TargetInput } from './
  * Each op is an object with `kind` and the fields of its kind; see docs/recordings.md ("Ops file").
  */
 
-export const OP_KINDS = ['navigate', 'click', 'fill', 'select', 'drag', 'upload', 'extract', 'press', 'hover', 'check', 'uncheck', 'wait'] as const;
+export const OP_KINDS = ['navigate', 'click', 'fill', 'select', 'drag', 'upload', 'extract', 'press', 'hover', 'check', 'uncheck', 'wait', 'switch'] as const;
 export type OpKind = (typeof OP_KINDS)[number];
 
 /** Slot and extract names become input names and output fields: identifiers usable in `${inputs.<slot>}`. */
@@ -21,6 +21,8 @@ const required = (what: string) => ({
 const str = z.string(required('a string')).min(1, 'must not be empty');
 const target = targetSchema;
 const frame = frameSchema.optional();
+/** On an action: it opens a new tab or popup, and the run goes on in it. */
+const opens_page = z.boolean({ error: 'must be true or false' }).optional();
 const identifier = str.regex(IDENTIFIER, 'must be an identifier (letters, digits, _; not starting with a digit)');
 
 const httpUrl = str.refine((u) => {
@@ -50,6 +52,7 @@ export const opSchemas = {
     kind: z.literal('click'),
     target,
     frame,
+    opens_page,
     count: z.number({ error: 'must be 1, 2 (a double-click) or 3' }).int('must be 1, 2 (a double-click) or 3').min(1, 'must be 1, 2 (a double-click) or 3').max(3, 'must be 1, 2 (a double-click) or 3').optional(),
     button: z.enum(CLICK_BUTTONS, { error: `must be one of ${CLICK_BUTTONS.join(', ')}` }).optional(),
   }),
@@ -57,6 +60,7 @@ export const opSchemas = {
     kind: z.literal('fill'),
     target,
     frame,
+    opens_page,
     value: z.string({ error: 'must be a string (quote numbers in YAML)' }).optional(),
     slot: identifier.optional(),
   }),
@@ -64,6 +68,7 @@ export const opSchemas = {
     kind: z.literal('select'),
     target,
     frame,
+    opens_page,
     value: z
       .union([z.string(), z.array(z.string()).min(1, 'must list at least one option')], {
         error: 'must be an option value or label, or a list of them',
@@ -71,11 +76,12 @@ export const opSchemas = {
       .optional(),
     slot: identifier.optional(),
   }),
-  drag: z.strictObject({ kind: z.literal('drag'), source: target, target, frame }),
+  drag: z.strictObject({ kind: z.literal('drag'), source: target, target, frame, opens_page }),
   upload: z.strictObject({
     kind: z.literal('upload'),
     target,
     frame,
+    opens_page,
     files: z.union([str, z.array(str).min(1, 'must list at least one file')], required('a path or a list of paths')),
     slot: identifier.optional(),
   }),
@@ -87,14 +93,14 @@ export const opSchemas = {
     attribute: str.optional(),
     all: z.boolean({ error: 'must be true or false' }).optional(),
   }),
-  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame }).superRefine((op, ctx) => {
+  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page }).superRefine((op, ctx) => {
     if (op.frame !== undefined && op.target === undefined) {
       ctx.addIssue({ code: 'custom', path: ['frame'], message: 'needs a target (a key without one goes to the focused element, in whatever frame it is)' });
     }
   }),
-  hover: z.strictObject({ kind: z.literal('hover'), target, frame }),
-  check: z.strictObject({ kind: z.literal('check'), target, frame }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target, frame }),
+  hover: z.strictObject({ kind: z.literal('hover'), target, frame, opens_page }),
+  check: z.strictObject({ kind: z.literal('check'), target, frame, opens_page }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target, frame, opens_page }),
   wait: z.strictObject({
     kind: z.literal('wait'),
     target,
@@ -108,24 +114,33 @@ export const opSchemas = {
       .max(WAIT_MAX_MS, `must be a whole number of milliseconds from 1 to ${WAIT_MAX_MS}`)
       .optional(),
   }),
+  switch: z.strictObject({
+    kind: z.literal('switch'),
+    page: z
+      .number({ error: 'must be the index of an open page (0 = the first)' })
+      .int('must be the index of an open page (0 = the first)')
+      .min(0, 'must be the index of an open page (0 = the first)'),
+  }),
 } as const;
 
-/** Every op with a target may name the iframe it lives in (`frame`). */
+/** Every op with a target may name the iframe it lives in (`frame`); an action may open a page. */
 type InFrame = { frame?: FrameInput };
+type Opens = { opens_page?: boolean };
 
 export type OpInput =
   | { kind: 'navigate'; url: string }
-  | ({ kind: 'click'; target: TargetInput; count?: number; button?: (typeof CLICK_BUTTONS)[number] } & InFrame)
-  | ({ kind: 'fill'; target: TargetInput; value?: string; slot?: string } & InFrame)
-  | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame)
-  | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame)
-  | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame)
+  | ({ kind: 'click'; target: TargetInput; count?: number; button?: (typeof CLICK_BUTTONS)[number] } & InFrame & Opens)
+  | ({ kind: 'fill'; target: TargetInput; value?: string; slot?: string } & InFrame & Opens)
+  | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame & Opens)
+  | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame & Opens)
+  | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean } & InFrame)
-  | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame)
-  | ({ kind: 'hover'; target: TargetInput } & InFrame)
-  | ({ kind: 'check'; target: TargetInput } & InFrame)
-  | ({ kind: 'uncheck'; target: TargetInput } & InFrame)
-  | ({ kind: 'wait'; target: TargetInput; state?: (typeof WAIT_STATES)[number]; text?: string; timeout_ms?: number } & InFrame);
+  | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame & Opens)
+  | ({ kind: 'hover'; target: TargetInput } & InFrame & Opens)
+  | ({ kind: 'check'; target: TargetInput } & InFrame & Opens)
+  | ({ kind: 'uncheck'; target: TargetInput } & InFrame & Opens)
+  | ({ kind: 'wait'; target: TargetInput; state?: (typeof WAIT_STATES)[number]; text?: string; timeout_ms?: number } & InFrame)
+  | { kind: 'switch'; page: number };
 
 export interface OpIssue {
   /** Dotted path, e.g. `ops[3].target`. */

@@ -16,7 +16,8 @@ export const RECORDING_FORMAT = 'flowctl-recording/2';
 /**
  * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
  * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
- * adds press, hover, check, uncheck, wait, `frame` on targeted ops, and click's count and button.
+ * adds press, hover, check, uncheck, wait, switch, `frame` on targeted ops, `opens_page` on actions,
+ * and click's count and button.
  */
 export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
 export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
@@ -31,20 +32,23 @@ export interface RecordedFile {
 
 /** The iframe (a list for nested frames, outermost first) a targeted op's target lives in. Format 2. */
 type InFrame = { frame?: Locator[] };
+/** The action opens a new tab or popup and the run goes on in it (stored only when true). Format 2. */
+type Opens = { opens_page?: true };
 
 export type RecordedOp =
   | { kind: 'navigate'; url: string }
-  | ({ kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' } & InFrame)
-  | ({ kind: 'fill'; target: Locator; value?: string; slot?: string } & InFrame)
-  | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame)
-  | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame)
-  | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame)
+  | ({ kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' } & InFrame & Opens)
+  | ({ kind: 'fill'; target: Locator; value?: string; slot?: string } & InFrame & Opens)
+  | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame & Opens)
+  | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame & Opens)
+  | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true } & InFrame)
-  | ({ kind: 'press'; key: string; target?: Locator } & InFrame)
-  | ({ kind: 'hover'; target: Locator } & InFrame)
-  | ({ kind: 'check'; target: Locator } & InFrame)
-  | ({ kind: 'uncheck'; target: Locator } & InFrame)
-  | ({ kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number } & InFrame);
+  | ({ kind: 'press'; key: string; target?: Locator } & InFrame & Opens)
+  | ({ kind: 'hover'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'check'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'uncheck'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number } & InFrame)
+  | { kind: 'switch'; page: number };
 
 /** A slot made into a flow input by `--input` (recorded value as default) or `--secret` (name only). */
 export interface RecordingInput {
@@ -128,6 +132,7 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
   const files = new Map<Digest, { name: string; bytes: Uint8Array }>();
   const extractNames = new Set<string>();
   const out: RecordedOp[] = [];
+  let pagesOpen = 1;
 
   for (const [i, op] of ops.entries()) {
     const at = `ops[${i}]`;
@@ -151,7 +156,18 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
       fail('invalid_ops', `${at}.value is required (or name its slot with --input or --secret)`, { path: `${at}.value` });
     }
     const recorded = await recordOp(op, at, { isSecret, readFile: options.readFile, files });
-    if ('frame' in op && op.frame !== undefined && recorded.kind !== 'navigate') recorded.frame = normalizeFrame(op.frame);
+    if ('frame' in op && op.frame !== undefined && 'target' in recorded) recorded.frame = normalizeFrame(op.frame);
+    // Pages are known statically: the first, then one per op that opens one, so a switch to a page
+    // that no earlier op opened is refused here, not at run time.
+    if (recorded.kind === 'switch' && recorded.page >= pagesOpen) {
+      fail('invalid_ops', `${at}.page ${recorded.page} is not open there: ${pagesOpen === 1 ? 'only page 0 is' : `pages 0 to ${pagesOpen - 1} are`} (each earlier op with opens_page: true opens the next)`, {
+        path: `${at}.page`,
+      });
+    }
+    if ('opens_page' in op && op.opens_page === true) {
+      (recorded as Opens).opens_page = true;
+      pagesOpen++;
+    }
     if (recorded.kind === 'extract') {
       if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
       extractNames.add(recorded.name);
@@ -183,6 +199,8 @@ async function recordOp(
   switch (op.kind) {
     case 'navigate':
       return { kind: 'navigate', url: op.url };
+    case 'switch':
+      return { kind: 'switch', page: op.page };
     case 'click': {
       // The defaults (one click, the left button) are left out, so they never change a digest.
       const out: RecordedOp = { kind: 'click', target: normalizeTarget(op.target) };
@@ -273,6 +291,7 @@ const v1Ops = {
 };
 const keySchema = z.string().refine((k) => keyProblem(k) === undefined, 'must be a key name or chord (Enter, Control+A)');
 const frame = z.array(locatorSchema).min(1).optional();
+const opens_page = z.literal(true).optional();
 /** Format 2: new kinds, `frame` on every targeted op, click's count and button (defaults never stored). */
 const v2Ops = {
   navigate: v1Ops.navigate,
@@ -280,21 +299,23 @@ const v2Ops = {
     kind: z.literal('click'),
     target: locatorSchema,
     frame,
+    opens_page,
     count: z.union([z.literal(2), z.literal(3)]).optional(),
     button: z.enum(CLICK_BUTTONS.filter((b) => b !== 'left') as ['right', 'middle']).optional(),
   }),
-  fill: v1Ops.fill.extend({ frame }),
-  select: v1Ops.select.extend({ frame }),
-  drag: v1Ops.drag.extend({ frame }),
-  upload: v1Ops.upload.extend({ frame }),
+  fill: v1Ops.fill.extend({ frame, opens_page }),
+  select: v1Ops.select.extend({ frame, opens_page }),
+  drag: v1Ops.drag.extend({ frame, opens_page }),
+  upload: v1Ops.upload.extend({ frame, opens_page }),
   extract: v1Ops.extract.extend({ frame }),
-  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame }).refine((op) => op.frame === undefined || op.target !== undefined, {
+  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page }).refine((op) => op.frame === undefined || op.target !== undefined, {
     message: 'frame needs a target',
     path: ['frame'],
   }),
-  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame }),
-  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame }),
+  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame, opens_page }),
+  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame, opens_page }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame, opens_page }),
+  switch: z.strictObject({ kind: z.literal('switch'), page: z.number().int().min(0) }),
   wait: z.strictObject({
     kind: z.literal('wait'),
     target: locatorSchema,
@@ -327,7 +348,7 @@ const recordingSchemas: Record<RecordingFormat, z.ZodType> = {
     'flowctl-recording/2',
     z.discriminatedUnion('kind', [
       v2Ops.navigate, v2Ops.click, v2Ops.fill, v2Ops.select, v2Ops.drag, v2Ops.upload, v2Ops.extract,
-      v2Ops.press, v2Ops.hover, v2Ops.check, v2Ops.uncheck, v2Ops.wait,
+      v2Ops.press, v2Ops.hover, v2Ops.check, v2Ops.uncheck, v2Ops.wait, v2Ops.switch,
     ]),
   ),
 };

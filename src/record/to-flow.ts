@@ -50,6 +50,7 @@ export const RECORDING_TOOL_VERSIONS: Readonly<Record<RecordingFormat, Readonly<
     check: '1.0',
     uncheck: '1.0',
     wait: '1.0',
+    switch: '1.0',
   },
 };
 
@@ -83,6 +84,9 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
     switch (op.kind) {
       case 'navigate':
         args = { url: literal(op.url) };
+        break;
+      case 'switch':
+        args = { page: op.page };
         break;
       case 'click':
         args = { target: literal(op.target) };
@@ -136,7 +140,8 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
         break;
       }
     }
-    if (op.kind !== 'navigate' && op.frame !== undefined) args.frame = literal(op.frame);
+    if ('frame' in op && op.frame !== undefined) args.frame = literal(op.frame);
+    if ('opens_page' in op && op.opens_page) args.opens_page = true;
     const step: FlowStep = { id, tool, args };
     if (timeoutMs !== undefined) step.timeout_ms = timeoutMs;
     steps.push(step);

@@ -173,6 +173,7 @@ describe('the new browser tools one by one', () => {
       'browser/check@1.0.0 browser',
       'browser/uncheck@1.0.0 browser',
       'browser/wait@1.0.0 browser',
+      'browser/switch@1.0.0 browser',
     ]);
   });
 

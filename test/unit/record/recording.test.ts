@@ -335,3 +335,42 @@ describe('frame on targeted ops', () => {
     expect(() => parseRecording({ ...body, source_digest: digestOf(body) })).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
   });
 });
+
+describe('new pages: opens_page and switch', () => {
+  it('stores opens_page only when true and checks switch against the pages opened before it', async () => {
+    const ops = [
+      { kind: 'navigate', url: 'http://127.0.0.1:1/' },
+      { kind: 'click', target: '#tab', opens_page: true },
+      { kind: 'press', key: 'Enter', target: '#link', opens_page: true },
+      { kind: 'check', target: '#c', opens_page: false },
+      { kind: 'switch', page: 2 },
+      { kind: 'switch', page: 0 },
+    ];
+    const { recording } = await buildRecording(options({ ops, inputs: [], secrets: [] }));
+    expect(recording.ops.slice(1)).toEqual([
+      { kind: 'click', target: { css: '#tab' }, opens_page: true },
+      { kind: 'press', key: 'Enter', target: { css: '#link' }, opens_page: true },
+      { kind: 'check', target: { css: '#c' } },
+      { kind: 'switch', page: 2 },
+      { kind: 'switch', page: 0 },
+    ]);
+    expect(parseRecording(JSON.parse(JSON.stringify(recording)))).toEqual(recording);
+    const early = await codeOf(buildRecording(options({ ops: [ops[4]!, ops[1]!], inputs: [], secrets: [] })));
+    expect(early).toMatchObject({ code: 'invalid_ops', data: { path: 'ops[0].page' } });
+    expect(early.message).toContain('ops[0].page 2 is not open there: only page 0 is');
+  });
+
+  it.each([
+    [[{ kind: 'switch' }], 'ops[0].page', /is required|index of an open page/],
+    [[{ kind: 'switch', page: -1 }], 'ops[0].page', /index of an open page/],
+    [[{ kind: 'switch', page: 1.5 }], 'ops[0].page', /index of an open page/],
+    [[{ kind: 'switch', page: 0, target: '#a' }], 'ops[0]', /unknown field target for a switch op/],
+    [[{ kind: 'extract', target: '#a', name: 'a', opens_page: true }], 'ops[0]', /unknown field opens_page for a extract op/],
+    [[{ kind: 'wait', target: '#a', opens_page: true }], 'ops[0]', /unknown field opens_page/],
+    [[{ kind: 'click', target: '#a', opens_page: 'yes' }], 'ops[0].opens_page', /true or false/],
+  ])('rejects %j at %s', (ops, path, message) => {
+    const { issues } = checkOps(ops);
+    expect(issues.map((i) => i.path)).toContain(path);
+    expect(issues.find((i) => i.path === path)!.message).toMatch(message);
+  });
+});

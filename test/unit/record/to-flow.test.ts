@@ -118,3 +118,16 @@ describe('frame in the Flow', () => {
   });
 });
 
+describe('new pages in the Flow', () => {
+  it('passes opens_page to the action and makes switch a step of its own', async () => {
+    const r = await recording([
+      { kind: 'click', target: '#tab', opens_page: true },
+      { kind: 'switch', page: 1 },
+    ]);
+    expect(recordingToFlow(r).steps).toEqual([
+      { id: 'click_1', tool: 'browser/click@1.1', args: { target: { css: '#tab' }, opens_page: true } },
+      { id: 'switch_2', tool: 'browser/switch@1.0', args: { page: 1 } },
+    ]);
+  });
+});
+
