@@ -153,6 +153,19 @@ function withFrame(base: ToolContract, action: boolean): ToolContract {
   };
 }
 
+/** extract 1.1.0 also reads text as rendered (innerText) with `text: rendered`. */
+function withText(base: ToolContract): ToolContract {
+  const input = base.input_schema as { properties: Record<string, unknown> };
+  return {
+    ...base,
+    description: `${base.description} text rendered: the text as rendered (innerText: line breaks of <br>, blocks and preformatted text kept, hidden text left out).`,
+    input_schema: {
+      ...base.input_schema,
+      properties: { ...input.properties, text: { type: 'string', enum: ['content', 'rendered'], description: 'content (default): text content, whitespace collapsed; rendered: innerText' } },
+    },
+  };
+}
+
 export const BROWSER_CONTRACTS_1_1 = {
   click: contract(
     'click',
@@ -166,7 +179,7 @@ export const BROWSER_CONTRACTS_1_1 = {
   select: withFrame(BROWSER_CONTRACTS.select, true),
   drag: withFrame(BROWSER_CONTRACTS.drag, true),
   upload: withFrame(BROWSER_CONTRACTS.upload, true),
-  extract: withFrame(BROWSER_CONTRACTS.extract, false),
+  extract: withText(withFrame(BROWSER_CONTRACTS.extract, false)),
 } as const satisfies Record<string, ToolContract>;
 
 export const BROWSER_CONTRACTS_NEW = {

@@ -258,17 +258,22 @@ function checkRefusals(s: RunSession, ctx: ToolContext, before: Set<unknown>): v
   });
 }
 
-/** Text (whitespace collapsed, trimmed) or an attribute of every element a locator matches, in one round trip. */
-function readValues(loc: PwLocator, attribute: string | undefined): Promise<(string | null)[]> {
+/**
+ * Text (whitespace collapsed, trimmed; or as rendered: innerText) or an attribute of every element a
+ * locator matches, in one round trip.
+ */
+function readValues(loc: PwLocator, attribute: string | undefined, rendered = false): Promise<(string | null)[]> {
   return loc.evaluateAll(
-    (els, attr) =>
+    (els, [attr, asRendered]) =>
       els.map((el) => {
+        // innerText keeps the line breaks of <br>, blocks and preformatted text, and leaves hidden text out.
+        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).innerText : (el.textContent ?? '');
         if (attr === undefined) return (el.textContent ?? '').replace(/\s+/g, ' ').trim();
         // `value` reads the live value of form fields, not the attribute the page was served with.
         if (attr === 'value' && 'value' in el) return String((el as HTMLInputElement).value);
         return el.getAttribute(attr);
       }),
-    attribute,
+    [attribute, rendered] as const,
   );
 }
 
@@ -546,11 +551,14 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
+  const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered' }, { matched: string; value: unknown }>(
     [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
+      if (input.attribute !== undefined && input.text !== undefined) {
+        throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] extract: text goes without attribute (it says how to read the text)`, { retryable: false });
+      }
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
       const r = await actOnTarget(s.page, target, ctx, {
         ...step,
@@ -559,12 +567,12 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         act: async (loc, t) => {
           // Single: waitFor is strict, so it also proves there is exactly one match.
           await (input.all ? loc.first() : loc).waitFor({ state: 'attached', timeout: t });
-          const values = await readValues(loc, input.attribute);
+          const values = await readValues(loc, input.attribute, input.text === 'rendered');
           return input.all ? values : (values[0] ?? null);
         },
         // The settled page read as it is, in one round trip, when the primary matches as needed.
         read: async (loc) => {
-          const values = await readValues(loc, input.attribute);
+          const values = await readValues(loc, input.attribute, input.text === 'rendered');
           return { count: values.length, value: input.all ? values : (values[0] ?? null) };
         },
       });

@@ -45,6 +45,8 @@ export const WAIT_MAX_MS = 600_000;
 
 export const CLICK_BUTTONS = ['left', 'right', 'middle'] as const;
 export const WAIT_STATES = ['visible', 'hidden'] as const;
+/** How `extract` reads text: `content` (default: textContent, whitespace collapsed) or `rendered` (innerText, line breaks kept). */
+export const EXTRACT_TEXTS = ['content', 'rendered'] as const;
 
 export const opSchemas = {
   navigate: z.strictObject({ kind: z.literal('navigate'), url: httpUrl }),
@@ -92,7 +94,8 @@ export const opSchemas = {
     name: identifier,
     attribute: str.optional(),
     all: z.boolean({ error: 'must be true or false' }).optional(),
-  }),
+    text: z.enum(EXTRACT_TEXTS, { error: `must be one of ${EXTRACT_TEXTS.join(', ')}` }).optional(),
+  }).refine((op) => op.attribute === undefined || op.text === undefined, { path: ['text'], message: 'goes without attribute (it says how to read the text)' }),
   press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page }).superRefine((op, ctx) => {
     if (op.frame !== undefined && op.target === undefined) {
       ctx.addIssue({ code: 'custom', path: ['frame'], message: 'needs a target (a key without one goes to the focused element, in whatever frame it is)' });
@@ -134,7 +137,7 @@ export type OpInput =
   | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame & Opens)
-  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean } & InFrame)
+  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean; text?: (typeof EXTRACT_TEXTS)[number] } & InFrame)
   | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame & Opens)
   | ({ kind: 'hover'; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'check'; target: TargetInput } & InFrame & Opens)

@@ -17,7 +17,7 @@ export const RECORDING_FORMAT = 'flowctl-recording/2';
  * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
  * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
  * adds press, hover, check, uncheck, wait, switch, `frame` on targeted ops, `opens_page` on actions,
- * and click's count and button.
+ * click's count and button, and extract's `text: rendered`.
  */
 export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
 export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
@@ -42,7 +42,7 @@ export type RecordedOp =
   | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame & Opens)
   | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame & Opens)
-  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true } & InFrame)
+  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true; text?: 'rendered' } & InFrame)
   | ({ kind: 'press'; key: string; target?: Locator } & InFrame & Opens)
   | ({ kind: 'hover'; target: Locator } & InFrame & Opens)
   | ({ kind: 'check'; target: Locator } & InFrame & Opens)
@@ -230,6 +230,8 @@ async function recordOp(
       const out: RecordedOp = { kind: 'extract', target: normalizeTarget(op.target), name: op.name };
       if (op.attribute !== undefined) out.attribute = op.attribute;
       if (op.all === true) out.all = true;
+      // The default (text content) is left out, so writing it never changes a digest.
+      if (op.text === 'rendered') out.text = 'rendered';
       return out;
     }
     case 'fill':
@@ -307,7 +309,10 @@ const v2Ops = {
   select: v1Ops.select.extend({ frame, opens_page }),
   drag: v1Ops.drag.extend({ frame, opens_page }),
   upload: v1Ops.upload.extend({ frame, opens_page }),
-  extract: v1Ops.extract.extend({ frame }),
+  extract: v1Ops.extract.extend({ frame, text: z.literal('rendered').optional() }).refine((op) => op.attribute === undefined || op.text === undefined, {
+    message: 'text goes without attribute',
+    path: ['text'],
+  }),
   press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page }).refine((op) => op.frame === undefined || op.target !== undefined, {
     message: 'frame needs a target',
     path: ['frame'],

@@ -136,6 +136,7 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
         args = { target: literal(op.target) };
         if (op.attribute !== undefined) args.attribute = literal(op.attribute);
         if (op.all) args.all = true;
+        if (op.text !== undefined) args.text = op.text;
         output[op.name] = `\${steps.${id}.output.value}`;
         break;
       }

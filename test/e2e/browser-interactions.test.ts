@@ -30,6 +30,9 @@ const expected = (first: string, second: string) => ({
   pad: 'double right middle',
   choices: 'agree=yes news=no plan=pro',
   report: 'Report ready: 42 rows',
+  table: 'name  qty\nbolts  12',
+  table_flat: 'name qty bolts 12',
+  address: '1 Main St\nSpringfield',
 });
 
 beforeAll(async () => {
@@ -59,6 +62,12 @@ describe('format-2 ops through the CLI', () => {
     expect(stored.ops[14]).toEqual({ kind: 'click', target: { css: '#pad' }, button: 'middle' });
     expect(stored.ops[21]).toEqual({ kind: 'wait', target: { css: '#report' }, text: 'Report ready', timeout_ms: 10000 });
     expect(stored.ops[22]).toEqual({ kind: 'wait', target: { text: 'Loading...' }, state: 'hidden' });
+    // text: content is the default: not stored.
+    expect(stored.ops.slice(-3)).toEqual([
+      { kind: 'extract', target: { css: '#table' }, text: 'rendered', name: 'table' },
+      { kind: 'extract', target: { css: '#table' }, name: 'table_flat' },
+      { kind: 'extract', target: { css: '#address' }, text: 'rendered', name: 'address' },
+    ]);
   });
 
   it('compiles, emits YAML that compiles to the same digest, and lints clean', async () => {
@@ -210,6 +219,20 @@ describe('the new browser tools one by one', () => {
       expect(await tool('wait').run({ target: { css: '#nope', fallbacks: [{ testid: 'report' }] }, text: '42 rows' }, ctx)).toEqual({ state: 'visible', matched: 'testid=report' });
       expect(ctx.warnings.at(-1)).toMatchObject({ code: 'drift', data: { matched: 'testid=report' } });
       expect(await tool('wait').run({ target: '#spinner', state: 'hidden' }, ctx)).toEqual({ state: 'hidden' });
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('reads text as rendered only when asked, and only from extract 1.1.0', async () => {
+    const ctx = newRun();
+    try {
+      await open(ctx);
+      const extract11 = tool('extract', '1.1.0');
+      expect(await extract11.run({ target: 'pre, #address', all: true, text: 'rendered' }, ctx)).toEqual({ matched: 'css=pre, #address', value: ['name  qty\nbolts  12', '1 Main St\nSpringfield'] });
+      expect(await extract11.run({ target: '#address' }, ctx)).toMatchObject({ value: '1 Main StSpringfield (old)' });
+      expect((await failure(extract11.run({ target: '#address', attribute: 'id', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
+      expect((await failure(tool('extract').run({ target: '#address', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
     } finally {
       await ctx.close();
     }

@@ -374,3 +374,27 @@ describe('new pages: opens_page and switch', () => {
     expect(issues.find((i) => i.path === path)!.message).toMatch(message);
   });
 });
+
+describe('extract text as rendered', () => {
+  it('stores text: rendered, leaves the default out, and keeps it out of format 1', async () => {
+    const { recording } = await buildRecording(
+      options({ ops: [{ kind: 'extract', target: 'pre', name: 'a', text: 'rendered' }, { kind: 'extract', target: 'pre', name: 'b', text: 'content' }], inputs: [], secrets: [] }),
+    );
+    expect(recording.ops).toEqual([
+      { kind: 'extract', target: { css: 'pre' }, name: 'a', text: 'rendered' },
+      { kind: 'extract', target: { css: 'pre' }, name: 'b' },
+    ]);
+    expect(parseRecording(JSON.parse(JSON.stringify(recording)))).toEqual(recording);
+    const { source_digest: _, ...body } = { ...recording, format: 'flowctl-recording/1' } as Record<string, unknown>;
+    expect(() => parseRecording({ ...body, source_digest: digestOf(body) })).toThrow(expect.objectContaining({ code: 'invalid_recording' }));
+  });
+
+  it.each([
+    [[{ kind: 'extract', target: '#a', name: 'a', text: 'inner' }], 'ops[0].text', /one of content, rendered/],
+    [[{ kind: 'extract', target: '#a', name: 'a', text: 'rendered', attribute: 'href' }], 'ops[0].text', /goes without attribute/],
+  ])('rejects %j at %s', (ops, path, message) => {
+    const { issues } = checkOps(ops);
+    expect(issues.map((i) => i.path)).toContain(path);
+    expect(issues.find((i) => i.path === path)!.message).toMatch(message);
+  });
+});

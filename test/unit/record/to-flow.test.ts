@@ -131,3 +131,9 @@ describe('new pages in the Flow', () => {
   });
 });
 
+describe('extract text in the Flow', () => {
+  it('passes text: rendered to extract@1.1', async () => {
+    const r = await recording([{ kind: 'extract', target: 'pre', name: 'p', text: 'rendered', all: true }]);
+    expect(recordingToFlow(r).steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: 'pre' }, all: true, text: 'rendered' } });
+  });
+});
