@@ -6,6 +6,8 @@
 // matches fails within 3 s of the page settling), and a real single-page app not written here
 // (Swagger UI, React, from the swagger-ui-dist package, on loopback): `flowctl run` as a whole process
 // versus a handwritten playwright-core script as a whole process, one cold launch each. Target <= 1.10.
+// Issue 20: real apps, the TodoMVC implementations of the todomvc npm package, the same way, per app
+// (bench/browser-todomvc.mjs, its own section of RESULTS.md; BENCH_BROWSER=todomvc runs only that part).
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -24,6 +26,10 @@ const RUNS = QUICK ? 3 : 15;
 const WARMUP = QUICK ? 1 : 2;
 const START_RUNS = QUICK ? 2 : 10;
 const TARGET = 1.1;
+if (process.env.BENCH_BROWSER === 'todomvc') {
+  await (await import('./browser-todomvc.mjs')).run({ quick: QUICK });
+  process.exit(0);
+}
 const SITE = new URL('../test/fixtures/site/base/', import.meta.url).pathname;
 const UPLOAD = 'test/fixtures/site/ops/files/report.csv';
 
@@ -401,4 +407,5 @@ the rest of \`flowctl run\` is the CLI's own start (loading, compiling the flow,
 
 writeSection('browser', 'Browser: engine vs handwritten Playwright', body);
 process.stderr.write(`${body}\n`);
+await (await import('./browser-todomvc.mjs')).run({ quick: QUICK });
 process.exit(0);

@@ -20,15 +20,24 @@ export const LAUNCH_FLAGS: readonly string[] = [
   '--no-first-run',
 ];
 
+/** A page the run follows, with its requests (for settling). */
+export interface RunPage {
+  page: Page;
+  net: NetworkTracker;
+}
+
 /** The browser state of one run. */
 export interface RunSession {
   runId: string;
   context: BrowserContext;
+  /** The page the run acts on now: the first, or one an `opens_page` step opened, or one `switch` chose. */
   page: Page;
   /** Fields filled with masked (secret) values: blacked out in every later screenshot of the run. */
   masks: PwLocator[];
-  /** The page's document/fetch/XHR requests, for settling after actions (settle.ts). */
+  /** The current page's document/fetch/XHR requests, for settling after actions (settle.ts). */
   net: NetworkTracker;
+  /** Every page the run followed, in opening order (0 = the first); `switch` chooses by this index. */
+  pages: RunPage[];
   /** An action whose work has not been settled yet (settled before a read, a drift decision, a screenshot or the close). */
   pending?: { action: string; startedBefore: number };
   /**
@@ -63,6 +72,8 @@ export class BrowserPool {
   /** Called after a run's session opens and before it closes (the screencast hooks in here). */
   onOpen: (session: RunSession) => Promise<void> | void = () => {};
   onClose: (session: RunSession) => Promise<void> | void = () => {};
+  /** Called after a run's current page changed (a new page followed, or `switch`). */
+  onPageChange: (session: RunSession, previous: Page) => Promise<void> | void = () => {};
 
   constructor(private readonly options: BrowserPoolOptions) {}
 
@@ -151,8 +162,9 @@ export class BrowserPool {
       await proxy?.close();
       throw err;
     }
-    const session: RunSession = { runId, context, page, masks: [], net: trackNetwork(page), ...(proxy ? { egress: { proxy } } : {}) };
-    if (proxy) watchRefusedNavigations(session, proxy);
+    const net = trackNetwork(page);
+    const session: RunSession = { runId, context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: { proxy } } : {}) };
+    if (proxy) watchRefusedNavigations(session, proxy, page);
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);
@@ -162,6 +174,33 @@ export class BrowserPool {
       // A failing live view must never fail the run.
     }
     return session;
+  }
+
+  /**
+   * Follow a page the run's context opened (a new tab or popup): track its requests (and, under an
+   * egress guard, its refused navigations). Returns its index in opening order; it is not current yet.
+   */
+  followPage(session: RunSession, page: Page): number {
+    const known = session.pages.findIndex((p) => p.page === page);
+    if (known >= 0) return known;
+    session.pages.push({ page, net: trackNetwork(page) });
+    if (session.egress) watchRefusedNavigations(session, session.egress.proxy, page);
+    return session.pages.length - 1;
+  }
+
+  /** Make a followed page the current one (bring it to the front); the screencast follows it. */
+  async setCurrentPage(session: RunSession, index: number): Promise<void> {
+    const next = session.pages[index]!;
+    const previous = session.page;
+    session.page = next.page;
+    session.net = next.net;
+    if (previous === next.page) return;
+    await next.page.bringToFront().catch(() => {});
+    try {
+      await this.onPageChange(session, previous);
+    } catch {
+      // A failing live view must never fail the run.
+    }
   }
 
   async closeSession(session: RunSession): Promise<void> {
@@ -191,8 +230,7 @@ export class BrowserPool {
  * Note a main-frame navigation the proxy refused, however it started (navigate, a click, a script, a
  * redirect): as the proxy's 403 answer to a plain request, or as the failed request of a refused tunnel.
  */
-function watchRefusedNavigations(session: RunSession, proxy: EgressProxy): void {
-  const { page } = session;
+function watchRefusedNavigations(session: RunSession, proxy: EgressProxy, page: Page): void {
   page.on('response', (response) => {
     const request = response.request();
     if (!request.isNavigationRequest() || request.frame() !== page.mainFrame() || response.headers()[DENIED_HEADER] !== 'denied') return;

@@ -31,7 +31,7 @@ export interface PlaywrightExecutorOptions {
 }
 
 export interface PlaywrightExecutor {
-  /** browser/navigate, click, fill, select, drag, upload, extract, all @1.0.0. Register them in the engine's tool registry. */
+  /** The browser tools (docs/browser.md, "Tools"): the first seven at 1.0.0, later versions and tools beside them. Register them in the engine's tool registry. */
   tools: Tool[];
   /** Live frames of a run's page, captured only while someone subscribes. */
   screencast: Screencast;

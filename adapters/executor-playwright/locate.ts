@@ -1,4 +1,5 @@
-import type { Locator as PwLocator, Page } from 'playwright-core';
+import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
+import { isFlowError } from '../../src/errors.js';
 import { toolError } from '../../src/tools/contract.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { describeStrategy, strategiesOf, type Locator, type LocatorStrategy } from '../../src/record/locator.js';
@@ -30,15 +31,18 @@ export function stepBudgetMs(timeoutMs: number): number {
   return Math.max(1, timeoutMs - reserve);
 }
 
-export function toPlaywright(page: Page, s: LocatorStrategy): PwLocator {
-  if (s.css !== undefined) return page.locator(s.css);
-  if (s.testid !== undefined) return page.getByTestId(s.testid);
+/** Where locators are resolved: the page, or an iframe's content (docs/recordings.md, `frame`). */
+export type LocatorRoot = Page | FrameLocator;
+
+export function toPlaywright(root: LocatorRoot, s: LocatorStrategy): PwLocator {
+  if (s.css !== undefined) return root.locator(s.css);
+  if (s.testid !== undefined) return root.getByTestId(s.testid);
   if (s.role !== undefined) {
-    return page.getByRole(s.role as Parameters<Page['getByRole']>[0], s.name === undefined ? {} : { name: s.name, exact: true });
+    return root.getByRole(s.role as Parameters<Page['getByRole']>[0], s.name === undefined ? {} : { name: s.name, exact: true });
   }
-  if (s.text !== undefined) return page.getByText(s.text, { exact: true });
-  if (s.label !== undefined) return page.getByLabel(s.label, { exact: true });
-  return page.locator(`xpath=${s.xpath!}`);
+  if (s.text !== undefined) return root.getByText(s.text, { exact: true });
+  if (s.label !== undefined) return root.getByLabel(s.label, { exact: true });
+  return root.locator(`xpath=${s.xpath!}`);
 }
 
 /** Whether a Playwright error's call log shows the action itself was performed or under way. */
@@ -59,6 +63,12 @@ export function browserError(err: unknown, what: string): Error {
   }
   if (/has been closed|Target closed|browser has disconnected/i.test(msg)) {
     return toolError('browser_closed', `[flowctl] [executor-playwright] ${what}: the page or browser closed (${msg})`, { retryable: true, cause: err });
+  }
+  if (/Not a checkbox or radio button|Cannot uncheck radio button|did not change its state/i.test(msg)) {
+    return toolError('not_checkable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Unknown key/i.test(msg)) {
+    return toolError('invalid_tool_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
   if (/net::ERR_|NS_ERROR_|Navigation failed/i.test(msg)) {
     return toolError('browser_navigation', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: true, cause: err });
@@ -88,6 +98,8 @@ export interface ActOptions<T> {
   read?(locator: PwLocator): Promise<{ count: number; value: T }>;
   /** For messages: `click`, `drag source`, ... */
   what: string;
+  /** Resolve the target in this iframe's content instead of the page (resolveFrame). */
+  root?: LocatorRoot;
 }
 
 export interface ActResult<T> {
@@ -118,25 +130,23 @@ export function guard<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Resolves on the first DOM change of the page (any node, attribute or text), or false after `ms`. */
-async function nextMutation(page: Page, ms: number): Promise<boolean> {
+/** Resolves on the first DOM change of the page or frame (any node, attribute or text), or false after `ms`. */
+async function nextMutation(root: LocatorRoot, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const bound = new Promise<false>((r) => {
     timer = setTimeout(() => r(false), ms);
   });
   // The observer disconnects itself on the first change; a navigation drops it with its document.
-  const changed = page
-    .evaluate(
-      () =>
-        new Promise<true>((resolve) => {
-          const observer = new MutationObserver(() => {
-            observer.disconnect();
-            resolve(true);
-          });
-          observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-        }),
-    )
-    .catch(() => true as const);
+  const firstChange = () =>
+    new Promise<true>((resolve) => {
+      const observer = new MutationObserver(() => {
+        observer.disconnect();
+        resolve(true);
+      });
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    });
+  // In a frame, its document: through its root element.
+  const changed = ('mainFrame' in root ? root.evaluate(firstChange) : root.locator(':root').evaluate(firstChange)).catch(() => true as const);
   const out = await Promise.race([changed, bound]);
   clearTimeout(timer);
   return out;
@@ -147,8 +157,8 @@ async function nextMutation(page: Page, ms: number): Promise<boolean> {
  * for any candidate to be attached (Playwright's waitFor on the candidates `or`-ed together); when
  * something matched but not as needed, for the next DOM mutation. False when the time ran out.
  */
-async function pageChange(page: Page, candidates: { loc: PwLocator }[], counts: number[], ms: number): Promise<boolean> {
-  if (counts.some((n) => n > 0)) return nextMutation(page, ms);
+async function pageChange(root: LocatorRoot, candidates: { loc: PwLocator }[], counts: number[], ms: number): Promise<boolean> {
+  if (counts.some((n) => n > 0)) return nextMutation(root, ms);
   const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
   return any.waitFor({ state: 'attached', timeout: ms }).then(
     () => true,
@@ -163,7 +173,8 @@ function isStrictViolation(err: unknown): boolean {
 
 /** Run an op on a target through its primary locator or a fallback (see the module comment). */
 export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolContext, options: ActOptions<T>): Promise<ActResult<T>> {
-  const candidates = strategiesOf(target).map((s) => ({ text: describeStrategy(s), loc: toPlaywright(page, s) }));
+  const root = options.root ?? page;
+  const candidates = strategiesOf(target).map((s) => ({ text: describeStrategy(s), loc: toPlaywright(root, s) }));
   const primary = candidates[0]!;
   const matches = (n: number) => (options.need === 'one' ? n === 1 : n >= 1);
   const remaining = () => Math.max(1, options.deadline - Date.now());
@@ -180,7 +191,7 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
     try {
       return { value: await guard(options.act(c.loc, remaining()), ctx.signal) };
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
+      if (ctx.signal.aborted || isFlowError(err)) throw err;
       if (isStrictViolation(err)) return undefined;
       throw browserError(err, `${options.what} ${c.text}`);
     }
@@ -227,7 +238,7 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
     }
     const left = appearBy - Date.now();
     if (last || left <= 0) break;
-    if (await guard(pageChange(page, candidates, counts, left), ctx.signal)) await guard(options.settle(true), ctx.signal);
+    if (await guard(pageChange(root, candidates, counts, left), ctx.signal)) await guard(options.settle(true), ctx.signal);
     else last = true;
   }
   const tried = candidates.map((c, i) => ({ locator: c.text, count: counts[i]! }));
@@ -240,4 +251,39 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
       .join(', ')})`,
     { retryable: false, data: { tried, need: options.need, page: `${url.origin}${url.pathname}` } },
   );
+}
+
+/**
+ * The content of the iframe a target lives in: each level (outermost first) is a target naming an
+ * `<iframe>` in the level above, located by the drift rules (a fallback warns, none fails
+ * `locator_drift` naming the frame). A target that names something else fails `not_a_frame`.
+ */
+export async function resolveFrame(
+  page: Page,
+  frames: readonly Locator[],
+  ctx: ToolContext,
+  options: Omit<ActOptions<PwLocator>, 'act' | 'read' | 'need' | 'root'>,
+): Promise<LocatorRoot> {
+  let root: LocatorRoot = page;
+  for (const [i, frame] of frames.entries()) {
+    const level = frames.length > 1 ? ` ${i + 1} of ${frames.length}` : '';
+    const r: ActResult<PwLocator> = await actOnTarget(page, frame, ctx, {
+      ...options,
+      root,
+      need: 'one',
+      what: `${options.what} frame${level}`,
+      act: async (loc, t) => {
+        const tag = await loc.evaluate((el) => el.tagName, undefined, { timeout: t });
+        if (tag !== 'IFRAME' && tag !== 'FRAME') {
+          throw toolError('not_a_frame', `[flowctl] [executor-playwright] ${options.what}: frame${level} names a <${tag.toLowerCase()}>, not an <iframe>`, {
+            retryable: false,
+            data: { level: i, tag: tag.toLowerCase() },
+          });
+        }
+        return loc;
+      },
+    });
+    root = r.value.contentFrame();
+  }
+  return root;
 }

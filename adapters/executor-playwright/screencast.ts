@@ -73,6 +73,12 @@ export function createScreencast(pool: BrowserPool, options: ScreencastOptions =
         if (listeners.get(session.runId)?.size) start(session);
       };
       pool.onClose = (session) => stop(session);
+      // The live view shows the page the run acts on: a new tab or popup it followed, or one it switched to.
+      pool.onPageChange = async (session) => {
+        if (!capturing.has(session)) return;
+        await stop(session);
+        if (listeners.get(session.runId)?.size) start(session);
+      };
     },
     subscribe(runId, onFrame) {
       let set = listeners.get(runId);

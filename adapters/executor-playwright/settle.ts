@@ -113,6 +113,36 @@ export async function installTimerCounter(context: BrowserContext): Promise<void
   await context.addInitScript(TIMER_SCRIPT);
 }
 
+/**
+ * Runs in one frame: awaits a document still loading to its load event, then its short timers
+ * (TIMER_SCRIPT), then one animation frame and one task when anything happened or `land` says so.
+ */
+async function settleFrame({ fn, ms, land }: { fn: string; ms: number; land: boolean }): Promise<string> {
+  const settle = (globalThis as Record<string, unknown>)[fn] as ((ms: number) => Promise<string>) | undefined;
+  // A document without the counter (about:blank, a strict CSP) still lets responses render.
+  // A document the action is still loading (a navigation it started) is awaited to its load event.
+  const loading = document.readyState !== 'complete';
+  if (loading) {
+    await new Promise<void>((r) => {
+      const bound = setTimeout(r, ms);
+      addEventListener('load', () => (clearTimeout(bound), r()), { once: true });
+    });
+  }
+  const counted = typeof settle === 'function' ? await settle(ms) : 'none';
+  const outcome = loading && counted === 'none' ? 'settled' : counted;
+  // One animation frame and one task (a message, not a timer) for the DOM updates to land.
+  if (outcome !== 'none' || land) {
+    await new Promise<void>((r) =>
+      requestAnimationFrame(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => r();
+        channel.port2.postMessage(0);
+      }),
+    );
+  }
+  return outcome;
+}
+
 /** What held an action's settling up when its bound ran out. */
 export type SettleResult = { settled: true; quiet: boolean } | { settled: false; waitingFor: 'requests' | 'timers' };
 
@@ -139,37 +169,17 @@ export async function settleAfterAction(page: Page, net: NetworkTracker, started
       if (!(await within(net.idle(), deadline - Date.now()))) return { settled: false, waitingFor: 'requests' };
     }
     const seen = net.started;
-    const outcome = await page
-      .evaluate(
-        async ({ fn, ms, land }) => {
-          const settle = (globalThis as Record<string, unknown>)[fn] as ((ms: number) => Promise<string>) | undefined;
-          // A document without the counter (about:blank, a strict CSP) still lets responses render.
-          // A document the action is still loading (a navigation it started) is awaited to its load event.
-          const loading = document.readyState !== 'complete';
-          if (loading) {
-            await new Promise<void>((r) => {
-              const bound = setTimeout(r, ms);
-              addEventListener('load', () => (clearTimeout(bound), r()), { once: true });
-            });
-          }
-          const counted = typeof settle === 'function' ? await settle(ms) : 'none';
-          const outcome = loading && counted === 'none' ? 'settled' : counted;
-          // One animation frame and one task (a message, not a timer) for the DOM updates to land.
-          if (outcome !== 'none' || land) {
-            await new Promise<void>((r) =>
-              requestAnimationFrame(() => {
-                const channel = new MessageChannel();
-                channel.port1.onmessage = () => r();
-                channel.port2.postMessage(0);
-              }),
-            );
-          }
-          return outcome;
-        },
-        { fn: SETTLE_FN, ms: Math.max(1, timerDeadline - Date.now()), land: waitedForRequests || net.started !== startedBefore },
-      )
-      // The action navigated and the old document is gone: the new one's request settles above.
-      .catch(() => 'none');
+    const args = { fn: SETTLE_FN, ms: Math.max(1, timerDeadline - Date.now()), land: waitedForRequests || net.started !== startedBefore };
+    // Every frame of the page (iframes have timers and loads of their own), in parallel.
+    const outcomes = await Promise.all(
+      page.frames().map((frame) =>
+        frame
+          .evaluate(settleFrame, args)
+          // The action navigated and the old document is gone: the new one's request settles above.
+          .catch(() => 'none'),
+      ),
+    );
+    const outcome = outcomes.includes('timeout') ? 'timeout' : outcomes.includes('settled') ? 'settled' : 'none';
     waitedForRequests = false;
     if (net.inflight > 0 || net.started !== seen) continue;
     if (outcome === 'timeout') return { settled: false, waitingFor: 'timers' };

@@ -3,15 +3,16 @@ import { extname, isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { Locator as PwLocator, Page, Response } from 'playwright-core';
 import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
-import type { StepWarning, Tool, ToolContext } from '../../src/tools/types.js';
-import { normalizeTarget, targetSchema, type Locator, type TargetInput } from '../../src/record/locator.js';
+import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/tools/types.js';
+import { keyProblem } from '../../src/record/keys.js';
+import { describeStrategy, frameSchema, normalizeFrame, normalizeTarget, strategiesOf, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../src/record/locator.js';
 import type { BrowserPool, RunSession } from './browser-pool.js';
-import { BROWSER_CONTRACTS } from './contracts.js';
+import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, stepBudgetMs, type ActOptions } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
 
-/** The seven browser tools over one BrowserPool (see docs/browser.md). */
+/** The browser tools over one BrowserPool (see docs/browser.md). */
 
 export interface BrowserToolsConfig {
   pool: BrowserPool;
@@ -39,6 +40,15 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
   );
 }
 
+function parseFrame(value: unknown): Locator[] {
+  const parsed = frameSchema.safeParse(value);
+  if (!parsed.success) {
+    const msg = parsed.error.issues.map((i) => ['frame', ...i.path].join('.') + ` ${i.message}`).join('; ');
+    throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] ${msg}`, { retryable: false });
+  }
+  return normalizeFrame(parsed.data as FrameInput);
+}
+
 function parseTarget(value: unknown, field: string): Locator {
   const parsed = targetSchema.safeParse(value);
   if (!parsed.success) {
@@ -55,7 +65,7 @@ export function pageOrigin(page: Page): string {
 }
 
 /** What a step's body needs to locate targets: its deadline, the appear window, and how to settle the page. */
-type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle'> & {
+type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root'> & {
   /** Milliseconds left of the step's budget (at least 1). */
   remaining(): number;
 };
@@ -102,7 +112,7 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
 async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
   // Password inputs are always blacked out; so is every field a masked (secret) value went into.
-  const mask = [s.page.locator('input[type=password]'), ...s.masks];
+  const mask = [s.page.locator('input[type=password]'), ...s.masks.filter((m) => m.page() === s.page)];
   let png: Buffer;
   try {
     png = await guard(s.page.screenshot({ type: 'png', mask, maskColor: '#000000', animations: 'disabled', caret: 'hide' }), ctx.signal);
@@ -114,20 +124,42 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
   await ctx.artifacts!.put(new Uint8Array(png), 'image/png');
 }
 
+/**
+ * How a step relates to settling (docs/browser.md, "Waiting"): an `action` leaves work to settle later;
+ * a `read` settles the work of the actions before it first; a `wait` waits for its own condition and
+ * settles nothing (it is for what settling cannot know).
+ */
+type StepMode = 'action' | 'read' | 'wait' | 'switch';
+
 /** A browser step: open the run's page, report the browser effect, act, then screenshot if enabled. */
 function browserTool<I, O>(
-  name: keyof typeof BROWSER_CONTRACTS,
+  contract: ToolContract,
   cfg: BrowserToolsConfig,
   body: (input: I, s: RunSession, ctx: ToolContext, step: Step) => Promise<O>,
+  mode: StepMode = 'action',
 ): Tool {
-  return defineTool<I, O>(BROWSER_CONTRACTS[name], async (input, ctx) => {
+  const name = contract.ref.slice('browser/'.length);
+  return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
+    if (mode !== 'switch' && s.page.isClosed()) {
+      const index = s.pages.findIndex((p) => p.page === s.page);
+      throw toolError('page_closed', `[flowctl] [${COMPONENT}] ${name}: the run's current page (page ${index}) has closed (a popup that closed itself?); a switch step goes on in another page`, {
+        retryable: false,
+        data: { page: index },
+      });
+    }
+    // `opens_page`: the action opens a new tab or popup; listen before acting, so none is missed.
+    const popup = (input as { opens_page?: unknown }).opens_page === true ? s.context.waitForEvent('page', { timeout: step.remaining() }) : undefined;
+    popup?.catch(() => {});
+    // `frame`: every target of the step is located in that iframe's content (nested: outermost first).
+    const frame = (input as { frame?: unknown }).frame;
+    if (frame !== undefined) step.root = await resolveFrame(s.page, parseFrame(frame), ctx, { ...step, what: name });
     // Where a careful script waits (docs/browser.md, "Waiting"): a read first lets the work of the
     // actions before it settle, so it sees what they caused; an action acts on its target as soon as
     // that is unambiguous, and its own work is settled later: before the next read, drift decision,
     // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
-    if (name === 'extract' && s.pending) await settlePending(s, ctx, step.remaining());
+    if (mode === 'read' && s.pending) await settlePending(s, ctx, step.remaining());
     const startedBefore = s.pending?.startedBefore ?? s.net.started;
     const refusedBefore = new Set(s.egress?.proxy.refusals);
     if (s.egress) s.egress.deniedNavigation = undefined;
@@ -140,12 +172,69 @@ function browserTool<I, O>(
       // The step failed because the egress guard refused its navigation: say so.
       throw s.egress?.deniedNavigation?.error ?? err;
     }
-    if (name !== 'extract') s.pending = { action: s.pending?.action ?? name, startedBefore };
+    if (mode === 'action') s.pending = { action: s.pending?.action ?? name, startedBefore };
+    if (popup) {
+      out = { ...out, opened: await followOpenedPage(s, ctx, cfg, step, popup, name) };
+    } else if (s.page.isClosed()) {
+      // The action closed its own page (a popup's "Done"): nothing is left to settle or to picture.
+      s.pending = undefined;
+      return out;
+    }
     if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
     if (s.egress) checkRefusals(s, ctx, refusedBefore);
     await screenshot(s, ctx, cfg);
     return out;
   });
+}
+
+/**
+ * After an action with `opens_page`: the page it opened (a new tab or popup of the run's context)
+ * becomes the current page, the next in opening order. The work the action left on the page it came
+ * from is settled first (bounded), then the new page is awaited to its load event and settled, as
+ * after navigate. No page within the step's budget: `no_page_opened` (the action itself happened).
+ */
+async function followOpenedPage(
+  s: RunSession,
+  ctx: ToolContext,
+  cfg: BrowserToolsConfig,
+  step: Step,
+  popup: Promise<Page>,
+  name: string,
+): Promise<{ page: number; url: string }> {
+  let page: Page;
+  try {
+    page = await guard(popup, ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    s.pending = undefined;
+    throw toolError('no_page_opened', `[flowctl] [${COMPONENT}] ${name}: the action opened no new page within the step's budget (opens_page: true)`, {
+      retryable: false,
+    });
+  }
+  if (!s.page.isClosed() && s.pending) await settlePending(s, ctx, Math.min(CLOSE_SETTLE_MS, step.remaining()));
+  s.pending = undefined;
+  const index = cfg.pool.followPage(s, page);
+  await cfg.pool.setCurrentPage(s, index);
+  try {
+    await guard(page.waitForLoadState('load', { timeout: step.remaining() }), ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    throw browserError(err, `${name}: the page it opened`);
+  }
+  if (pageOrigin(page) !== 'about:blank') ctx.effect({ kind: 'browser', target: pageOrigin(page) });
+  s.pending = { action: name, startedBefore: 0 };
+  await settlePending(s, ctx, step.remaining());
+  return { page: index, url: page.url() };
+}
+
+/** The same body under several contracts (the versions of one tool). */
+function browserTools<I, O>(
+  contracts: ToolContract[],
+  cfg: BrowserToolsConfig,
+  body: (input: I, s: RunSession, ctx: ToolContext, step: Step) => Promise<O>,
+  mode: StepMode = 'action',
+): Tool[] {
+  return contracts.map((c) => browserTool(c, cfg, body, mode));
 }
 
 /**
@@ -169,17 +258,22 @@ function checkRefusals(s: RunSession, ctx: ToolContext, before: Set<unknown>): v
   });
 }
 
-/** Text (whitespace collapsed, trimmed) or an attribute of every element a locator matches, in one round trip. */
-function readValues(loc: PwLocator, attribute: string | undefined): Promise<(string | null)[]> {
+/**
+ * Text (whitespace collapsed, trimmed; or as rendered: innerText) or an attribute of every element a
+ * locator matches, in one round trip.
+ */
+function readValues(loc: PwLocator, attribute: string | undefined, rendered = false): Promise<(string | null)[]> {
   return loc.evaluateAll(
-    (els, attr) =>
+    (els, [attr, asRendered]) =>
       els.map((el) => {
+        // innerText keeps the line breaks of <br>, blocks and preformatted text, and leaves hidden text out.
+        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).innerText : (el.textContent ?? '');
         if (attr === undefined) return (el.textContent ?? '').replace(/\s+/g, ' ').trim();
         // `value` reads the live value of form fields, not the attribute the page was served with.
         if (attr === 'value' && 'value' in el) return String((el as HTMLInputElement).value);
         return el.getAttribute(attr);
       }),
-    attribute,
+    [attribute, rendered] as const,
   );
 }
 
@@ -241,7 +335,7 @@ async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: stri
 }
 
 export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
-  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>('navigate', cfg, async (input, s, ctx, step) => {
+  const navigate = browserTool<{ url: string }, { url: string; status: number | null }>(BROWSER_CONTRACTS.navigate, cfg, async (input, s, ctx, step) => {
     let url: URL;
     try {
       url = new URL(input.url);
@@ -272,14 +366,109 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { url: s.page.url(), status: response?.status() ?? null };
   });
 
-  const click = browserTool<{ target: unknown }, { matched: string }>('click', cfg, async (input, s, ctx, step) => {
+  type ClickInput = { target: unknown; count?: number; button?: 'left' | 'right' | 'middle' };
+  const clickBody = async (input: ClickInput, s: RunSession, ctx: ToolContext, step: Step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what: 'click', act: clickOnce });
+    const options = { clickCount: input.count ?? 1, button: input.button ?? 'left' } as const;
+    const what = options.clickCount === 2 ? 'double-click' : options.button === 'left' ? 'click' : `${options.button} click`;
+    const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what, act: (loc, t) => clickOnce(loc, t, options) });
+    return { matched: r.matched };
+  };
+  const click = browserTool<ClickInput, { matched: string }>(BROWSER_CONTRACTS.click, cfg, clickBody);
+  const click11 = browserTool<ClickInput, { matched: string }>(BROWSER_CONTRACTS_1_1.click, cfg, clickBody);
+
+  /** hover, check and uncheck: one element, one Playwright call. */
+  const simple = (contract: ToolContract, what: string, act: (loc: PwLocator, timeout: number) => Promise<void>) =>
+    browserTool<{ target: unknown }, { matched: string }>(contract, cfg, async (input, s, ctx, step) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const r = await actOnTarget(s.page, target, ctx, { ...step, need: 'one', what, act });
+      return { matched: r.matched };
+    });
+  const hover = simple(BROWSER_CONTRACTS_NEW.hover, 'hover', (loc, t) => loc.hover({ timeout: t }));
+  // setChecked is idempotent: a box already in the wanted state is left alone, without an error.
+  const check = simple(BROWSER_CONTRACTS_NEW.check, 'check', (loc, t) => loc.setChecked(true, { timeout: t }));
+  const uncheck = simple(BROWSER_CONTRACTS_NEW.uncheck, 'uncheck', (loc, t) => loc.setChecked(false, { timeout: t }));
+
+  const press = browserTool<{ key: string; target?: unknown }, { matched: string | null }>(BROWSER_CONTRACTS_NEW.press, cfg, async (input, s, ctx, step) => {
+    const problem = keyProblem(input.key);
+    if (problem) throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] press: key ${problem}`, { retryable: false });
+    const target = input.target === undefined ? undefined : parseTarget(input.target, 'target');
+    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    if (!target) {
+      if (step.root) throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] press: frame needs a target`, { retryable: false });
+      // The focused element, wherever it is (a field a previous step filled, a frame's element).
+      try {
+        await guard(s.page.keyboard.press(input.key), ctx.signal);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw browserError(err, `press ${input.key}`);
+      }
+      return { matched: null };
+    }
+    const r = await actOnTarget(s.page, target, ctx, {
+      ...step,
+      need: 'one',
+      what: `press ${input.key}`,
+      act: async (loc, t) => {
+        try {
+          await loc.press(input.key, { timeout: t });
+        } catch (err) {
+          // Like a click, a key (Enter on a form) may start a navigation Playwright waits for, or close its page: the key was pressed.
+          if (!actionDone(err) && !loc.page().isClosed()) throw err;
+        }
+      },
+    });
     return { matched: r.matched };
   });
 
-  const fill = browserTool<{ target: unknown; value: string; mask?: boolean }, { matched: string }>('fill', cfg, async (input, s, ctx, step) => {
+  const wait = browserTool<{ target: unknown; state?: 'visible' | 'hidden'; text?: string; timeout_ms?: number }, { state: 'visible' | 'hidden'; matched?: string }>(
+    BROWSER_CONTRACTS_NEW.wait,
+    cfg,
+    async (input, s, ctx, step) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const state = input.state ?? 'visible';
+      const bound = Math.min(input.timeout_ms ?? Number.POSITIVE_INFINITY, step.remaining());
+      const candidates = strategiesOf(target).map((st) => {
+        // Only visible elements count, and with a text only those that contain it (case-sensitive).
+        let loc = toPlaywright(step.root ?? s.page, st);
+        if (input.text !== undefined) loc = loc.filter({ hasText: new RegExp(escapeRegExp(input.text)) });
+        return { text: describeStrategy(st), loc: loc.filter({ visible: true }) };
+      });
+      const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
+      const what = `wait ${candidates[0]!.text}`;
+      try {
+        // Event-driven: Playwright re-checks on every DOM change, no polling interval of ours.
+        await guard(any.waitFor({ state: state === 'visible' ? 'attached' : 'detached', timeout: bound }), ctx.signal);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        if ((err as Error)?.name !== 'TimeoutError') throw browserError(err, what);
+        const ms = Math.round(bound);
+        const cond = state === 'hidden' ? (input.text === undefined ? 'to be hidden' : 'to stop showing its text') : input.text === undefined ? 'to be visible' : 'to show its text';
+        throw toolError('wait_timeout', `[flowctl] [${COMPONENT}] ${what}: waited ${ms} ms for the target ${cond}`, {
+          retryable: true,
+          data: { state, text: input.text !== undefined, timeout_ms: ms, page: pageOrigin(s.page) },
+        });
+      }
+      if (state === 'hidden') return { state };
+      // Which locator showed it: the first in order, as for any target; a fallback is drift.
+      const counts = await guard(Promise.all(candidates.map((c) => c.loc.count())), ctx.signal).catch(() => candidates.map(() => 0));
+      const chosen = Math.max(0, counts.findIndex((n) => n > 0));
+      if (chosen > 0) {
+        ctx.warn({
+          code: 'drift',
+          message: `wait: primary ${candidates[0]!.text} matched ${counts[0]}; fallback ${candidates[chosen]!.text} matched`,
+          data: { matched: candidates[chosen]!.text, tried: candidates.map((c, i) => ({ locator: c.text, count: counts[i]! })) },
+        });
+      }
+      return { state, matched: candidates[chosen]!.text };
+    },
+    'wait',
+  );
+
+  const [fill, fill11] = browserTools<{ target: unknown; value: string; mask?: boolean }, { matched: string }>([BROWSER_CONTRACTS.fill, BROWSER_CONTRACTS_1_1.fill], cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
     const r = await actOnTarget(s.page, target, ctx, {
@@ -296,8 +485,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { matched: r.matched };
   });
 
-  const select = browserTool<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
-    'select',
+  const [select, select11] = browserTools<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
+    [BROWSER_CONTRACTS.select, BROWSER_CONTRACTS_1_1.select],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -316,7 +505,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const drag = browserTool<{ source: unknown; target: unknown }, { source: string; target: string }>('drag', cfg, async (input, s, ctx, step) => {
+  const [drag, drag11] = browserTools<{ source: unknown; target: unknown }, { source: string; target: string }>([BROWSER_CONTRACTS.drag, BROWSER_CONTRACTS_1_1.drag], cfg, async (input, s, ctx, step) => {
     const source = parseTarget(input.source, 'source');
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
@@ -343,8 +532,8 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { source: from!.matched, target: to!.matched };
   });
 
-  const upload = browserTool<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
-    'upload',
+  const [upload, upload11] = browserTools<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
+    [BROWSER_CONTRACTS.upload, BROWSER_CONTRACTS_1_1.upload],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
@@ -362,11 +551,14 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const extract = browserTool<{ target: unknown; attribute?: string; all?: boolean }, { matched: string; value: unknown }>(
-    'extract',
+  const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered' }, { matched: string; value: unknown }>(
+    [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
+      if (input.attribute !== undefined && input.text !== undefined) {
+        throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] extract: text goes without attribute (it says how to read the text)`, { retryable: false });
+      }
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
       const r = await actOnTarget(s.page, target, ctx, {
         ...step,
@@ -375,20 +567,49 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         act: async (loc, t) => {
           // Single: waitFor is strict, so it also proves there is exactly one match.
           await (input.all ? loc.first() : loc).waitFor({ state: 'attached', timeout: t });
-          const values = await readValues(loc, input.attribute);
+          const values = await readValues(loc, input.attribute, input.text === 'rendered');
           return input.all ? values : (values[0] ?? null);
         },
         // The settled page read as it is, in one round trip, when the primary matches as needed.
         read: async (loc) => {
-          const values = await readValues(loc, input.attribute);
+          const values = await readValues(loc, input.attribute, input.text === 'rendered');
           return { count: values.length, value: input.all ? values : (values[0] ?? null) };
         },
       });
       return { matched: r.matched, value: r.value };
     },
+    'read',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract];
+  const switchPage = browserTool<{ page: number }, { page: number; url: string }>(
+    BROWSER_CONTRACTS_NEW.switch,
+    cfg,
+    async (input, s, ctx, step) => {
+      const target = s.pages[input.page];
+      if (!target) {
+        throw toolError('page_not_found', `[flowctl] [${COMPONENT}] switch: page ${input.page} was never opened (the run has pages 0 to ${s.pages.length - 1})`, {
+          retryable: false,
+          data: { page: input.page, pages: s.pages.length },
+        });
+      }
+      if (target.page.isClosed()) {
+        throw toolError('page_closed', `[flowctl] [${COMPONENT}] switch: page ${input.page} has closed`, { retryable: false, data: { page: input.page } });
+      }
+      // The work the last action left on the page being left is settled first (bounded): it is not followed later.
+      if (!s.page.isClosed() && s.pending) await settlePending(s, ctx, Math.min(CLOSE_SETTLE_MS, step.remaining()));
+      s.pending = undefined;
+      await cfg.pool.setCurrentPage(s, input.page);
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      return { page: input.page, url: s.page.url() };
+    },
+    'switch',
+  );
+
+  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage] as Tool[];
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**
@@ -397,10 +618,12 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
  * counts as done: the navigation is then awaited by settleAfterAction, and the click is never
  * repeated through a fallback on the next page.
  */
-async function clickOnce(loc: PwLocator, timeoutMs: number): Promise<void> {
+async function clickOnce(loc: PwLocator, timeoutMs: number, options: { clickCount: number; button: 'left' | 'right' | 'middle' }): Promise<void> {
   try {
-    await loc.click({ timeout: timeoutMs });
+    await loc.click({ timeout: timeoutMs, ...options });
   } catch (err) {
+    // The click closed its own page (a popup's "Done" button): it was performed.
+    if (loc.page().isClosed()) return;
     if (!actionDone(err)) throw err;
   }
 }

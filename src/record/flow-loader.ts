@@ -20,7 +20,7 @@ export interface RecordingSource {
   diagnostics?: Diagnostic[];
 }
 
-const OP_FIELDS = new Set(['url', 'target', 'source', 'value', 'files', 'attribute', 'all']);
+const OP_FIELDS = new Set(['url', 'target', 'source', 'frame', 'value', 'files', 'attribute', 'all', 'key', 'count', 'button', 'state', 'text', 'timeout_ms', 'opens_page', 'page']);
 
 function toRecordingPath(path: readonly PathSegment[], recording: Recording | undefined): PathSegment[] {
   const [head, a, b, c, ...rest] = path;

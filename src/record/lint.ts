@@ -100,13 +100,19 @@ export const brittleLocatorRule: LintRule = {
     const fromRecording = ctx.source?.kind === 'recording';
     ctx.flow.steps.forEach((step, i) => {
       if (!step.tool.startsWith('browser/')) return;
-      for (const key of ['source', 'target'] as const) {
-        const target = step.args?.[key];
+      // Every locator of the step: its target (and a drag's source), and the iframes it lives in.
+      const places: { path: (string | number)[]; value: unknown }[] = [];
+      for (const key of ['source', 'target'] as const) places.push({ path: [key], value: step.args?.[key] });
+      const frame = step.args?.frame;
+      if (Array.isArray(frame)) frame.forEach((f, j) => places.push({ path: ['frame', j], value: f }));
+      else places.push({ path: ['frame'], value: frame });
+      for (const { path, value } of places) {
         // A target computed by an expression is only known at run time.
-        if (typeof target === 'string' ? hasExpression(target) : target === null || typeof target !== 'object') continue;
-        for (const f of brittleLocatorFindings(target as Locator | string)) {
-          const { line, column } = ctx.locate(['steps', i, 'args', key]);
-          const field = fromRecording ? `ops[${i}].${key}` : `steps[${i}].args.${key}`;
+        if (typeof value === 'string' ? hasExpression(value) : value === null || typeof value !== 'object' || Array.isArray(value)) continue;
+        for (const f of brittleLocatorFindings(value as Locator | string)) {
+          const { line, column } = ctx.locate(['steps', i, 'args', ...path]);
+          const suffix = path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
+          const field = fromRecording ? `ops[${i}]${suffix}` : `steps[${i}].args${suffix}`;
           out.push({ severity: 'warning', code: f.code, message: f.message, file: ctx.file, line, column, field });
         }
       }

@@ -63,6 +63,21 @@ export const targetSchema = z.union([nonEmpty, locatorSchema], {
   error: (iss) => (iss.input === undefined ? 'is required' : 'must be a CSS selector string or a locator object'),
 });
 
+/**
+ * The iframe a target lives in: a target naming the `<iframe>` element, or a list of them for nested
+ * frames, outermost first. Normalized to a list of Locators.
+ */
+export type FrameInput = TargetInput | TargetInput[];
+
+export const frameSchema = z.union([nonEmpty, locatorSchema, z.array(z.union([nonEmpty, locatorSchema])).min(1, 'must name at least one frame')], {
+  error: (iss) => (iss.input === undefined ? 'is required' : 'must be a target naming an iframe, or a list of them (outermost first)'),
+});
+
+/** A frame (one target or a list of them) as a list of normalized Locators, outermost first. */
+export function normalizeFrame(frame: FrameInput): Locator[] {
+  return (Array.isArray(frame) ? frame : [frame]).map(normalizeTarget);
+}
+
 /** A CSS string becomes `{css}`; empty fallback lists are dropped. The result is canonical input for digests. */
 export function normalizeTarget(target: TargetInput): Locator {
   if (typeof target === 'string') return { css: target.trim() };
@@ -130,4 +145,9 @@ export const TARGET_JSON_SCHEMA = {
       minProperties: 1,
     },
   ],
+} as const;
+
+export const FRAME_JSON_SCHEMA = {
+  description: 'the iframe the target lives in: a target naming the iframe element, or a list of them for nested frames (outermost first)',
+  oneOf: [...TARGET_JSON_SCHEMA.oneOf, { type: 'array', items: TARGET_JSON_SCHEMA, minItems: 1 }],
 } as const;

@@ -2,15 +2,25 @@ import { posix } from 'node:path';
 import { z } from 'zod';
 import { digestBytes, digestOf, DIGEST_PATTERN, type Digest } from '../canonical.js';
 import { FlowError } from '../errors.js';
-import { locatorSchema, normalizeTarget, type Locator } from './locator.js';
-import { IDENTIFIER, parseOps, type OpInput } from './ops.js';
+import { locatorSchema, normalizeFrame, normalizeTarget, type Locator } from './locator.js';
+import { keyProblem } from './keys.js';
+import { CLICK_BUTTONS, IDENTIFIER, parseOps, WAIT_MAX_MS, WAIT_STATES, type OpInput } from './ops.js';
 
 /**
  * A Recording: the content-addressed record of a browser task (docs/recordings.md).
  * `source_digest` = digestOf(every other field). Secret slot values are never part of it.
  */
 
-export const RECORDING_FORMAT = 'flowctl-recording/1';
+/** The format `flowctl record` writes. */
+export const RECORDING_FORMAT = 'flowctl-recording/2';
+/**
+ * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
+ * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
+ * adds press, hover, check, uncheck, wait, switch, `frame` on targeted ops, `opens_page` on actions,
+ * click's count and button, and extract's `text: rendered`.
+ */
+export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
+export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
 
 /** An uploaded file, stored next to the recording at `<name>.files/<hex>/<name>`. */
@@ -20,14 +30,25 @@ export interface RecordedFile {
   digest: Digest;
 }
 
+/** The iframe (a list for nested frames, outermost first) a targeted op's target lives in. Format 2. */
+type InFrame = { frame?: Locator[] };
+/** The action opens a new tab or popup and the run goes on in it (stored only when true). Format 2. */
+type Opens = { opens_page?: true };
+
 export type RecordedOp =
   | { kind: 'navigate'; url: string }
-  | { kind: 'click'; target: Locator }
-  | { kind: 'fill'; target: Locator; value?: string; slot?: string }
-  | { kind: 'select'; target: Locator; value?: string | string[]; slot?: string }
-  | { kind: 'drag'; source: Locator; target: Locator }
-  | { kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string }
-  | { kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true };
+  | ({ kind: 'click'; target: Locator; count?: 2 | 3; button?: 'right' | 'middle' } & InFrame & Opens)
+  | ({ kind: 'fill'; target: Locator; value?: string; slot?: string } & InFrame & Opens)
+  | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame & Opens)
+  | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame & Opens)
+  | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame & Opens)
+  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true; text?: 'rendered' } & InFrame)
+  | ({ kind: 'press'; key: string; target?: Locator } & InFrame & Opens)
+  | ({ kind: 'hover'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'check'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'uncheck'; target: Locator } & InFrame & Opens)
+  | ({ kind: 'wait'; target: Locator; state?: 'hidden'; text?: string; timeout_ms?: number } & InFrame)
+  | { kind: 'switch'; page: number };
 
 /** A slot made into a flow input by `--input` (recorded value as default) or `--secret` (name only). */
 export interface RecordingInput {
@@ -38,7 +59,7 @@ export interface RecordingInput {
 }
 
 export interface Recording {
-  format: typeof RECORDING_FORMAT;
+  format: RecordingFormat;
   name: string;
   task: string;
   ops: RecordedOp[];
@@ -111,6 +132,7 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
   const files = new Map<Digest, { name: string; bytes: Uint8Array }>();
   const extractNames = new Set<string>();
   const out: RecordedOp[] = [];
+  let pagesOpen = 1;
 
   for (const [i, op] of ops.entries()) {
     const at = `ops[${i}]`;
@@ -134,6 +156,18 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
       fail('invalid_ops', `${at}.value is required (or name its slot with --input or --secret)`, { path: `${at}.value` });
     }
     const recorded = await recordOp(op, at, { isSecret, readFile: options.readFile, files });
+    if ('frame' in op && op.frame !== undefined && 'target' in recorded) recorded.frame = normalizeFrame(op.frame);
+    // Pages are known statically: the first, then one per op that opens one, so a switch to a page
+    // that no earlier op opened is refused here, not at run time.
+    if (recorded.kind === 'switch' && recorded.page >= pagesOpen) {
+      fail('invalid_ops', `${at}.page ${recorded.page} is not open there: ${pagesOpen === 1 ? 'only page 0 is' : `pages 0 to ${pagesOpen - 1} are`} (each earlier op with opens_page: true opens the next)`, {
+        path: `${at}.page`,
+      });
+    }
+    if ('opens_page' in op && op.opens_page === true) {
+      (recorded as Opens).opens_page = true;
+      pagesOpen++;
+    }
     if (recorded.kind === 'extract') {
       if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
       extractNames.add(recorded.name);
@@ -165,14 +199,39 @@ async function recordOp(
   switch (op.kind) {
     case 'navigate':
       return { kind: 'navigate', url: op.url };
-    case 'click':
-      return { kind: 'click', target: normalizeTarget(op.target) };
+    case 'switch':
+      return { kind: 'switch', page: op.page };
+    case 'click': {
+      // The defaults (one click, the left button) are left out, so they never change a digest.
+      const out: RecordedOp = { kind: 'click', target: normalizeTarget(op.target) };
+      if (op.count !== undefined && op.count !== 1) out.count = op.count as 2 | 3;
+      if (op.button !== undefined && op.button !== 'left') out.button = op.button;
+      return out;
+    }
+    case 'press': {
+      const out: RecordedOp = { kind: 'press', key: op.key };
+      if (op.target !== undefined) out.target = normalizeTarget(op.target);
+      return out;
+    }
+    case 'hover':
+    case 'check':
+    case 'uncheck':
+      return { kind: op.kind, target: normalizeTarget(op.target) };
+    case 'wait': {
+      const out: RecordedOp = { kind: 'wait', target: normalizeTarget(op.target) };
+      if (op.state === 'hidden') out.state = 'hidden';
+      if (op.text !== undefined) out.text = op.text;
+      if (op.timeout_ms !== undefined) out.timeout_ms = op.timeout_ms;
+      return out;
+    }
     case 'drag':
       return { kind: 'drag', source: normalizeTarget(op.source), target: normalizeTarget(op.target) };
     case 'extract': {
       const out: RecordedOp = { kind: 'extract', target: normalizeTarget(op.target), name: op.name };
       if (op.attribute !== undefined) out.attribute = op.attribute;
       if (op.all === true) out.all = true;
+      // The default (text content) is left out, so writing it never changes a digest.
+      if (op.text === 'rendered') out.text = 'rendered';
       return out;
     }
     case 'fill':
@@ -210,41 +269,99 @@ async function recordOp(
 
 const digest = z.string().regex(DIGEST_PATTERN, 'must be a sha256:<hex> digest');
 const fileSchema = z.strictObject({ name: z.string().min(1).refine((n) => !n.includes('/') && n !== '..' && n !== '.', 'must be a base name'), digest });
-const recordedOpSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('navigate'), url: z.string().min(1) }),
-  z.strictObject({ kind: z.literal('click'), target: locatorSchema }),
-  z.strictObject({ kind: z.literal('fill'), target: locatorSchema, value: z.string().optional(), slot: z.string().regex(IDENTIFIER).optional() }),
-  z.strictObject({
+const slot = z.string().regex(IDENTIFIER).optional();
+/** The ops of format 1, exactly as they were: a format-1 Recording may hold nothing else. */
+const v1Ops = {
+  navigate: z.strictObject({ kind: z.literal('navigate'), url: z.string().min(1) }),
+  click: z.strictObject({ kind: z.literal('click'), target: locatorSchema }),
+  fill: z.strictObject({ kind: z.literal('fill'), target: locatorSchema, value: z.string().optional(), slot }),
+  select: z.strictObject({
     kind: z.literal('select'),
     target: locatorSchema,
     value: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
-    slot: z.string().regex(IDENTIFIER).optional(),
+    slot,
   }),
-  z.strictObject({ kind: z.literal('drag'), source: locatorSchema, target: locatorSchema }),
-  z.strictObject({ kind: z.literal('upload'), target: locatorSchema, files: z.array(fileSchema).min(1), slot: z.string().regex(IDENTIFIER).optional() }),
-  z.strictObject({
+  drag: z.strictObject({ kind: z.literal('drag'), source: locatorSchema, target: locatorSchema }),
+  upload: z.strictObject({ kind: z.literal('upload'), target: locatorSchema, files: z.array(fileSchema).min(1), slot }),
+  extract: z.strictObject({
     kind: z.literal('extract'),
     target: locatorSchema,
     name: z.string().regex(IDENTIFIER),
     attribute: z.string().min(1).optional(),
     all: z.literal(true).optional(),
   }),
-]);
-const recordingSchema = z.strictObject({
-  format: z.literal(RECORDING_FORMAT),
-  name: z.string().regex(NAME_PATTERN).max(64),
-  task: z.string().min(1),
-  ops: z.array(recordedOpSchema).min(1),
-  inputs: z.record(
-    z.string().regex(IDENTIFIER),
-    z.strictObject({ type: z.enum(['string', 'array']), secret: z.boolean(), default: z.union([z.string(), z.array(z.string())]).optional() }),
+};
+const keySchema = z.string().refine((k) => keyProblem(k) === undefined, 'must be a key name or chord (Enter, Control+A)');
+const frame = z.array(locatorSchema).min(1).optional();
+const opens_page = z.literal(true).optional();
+/** Format 2: new kinds, `frame` on every targeted op, click's count and button (defaults never stored). */
+const v2Ops = {
+  navigate: v1Ops.navigate,
+  click: z.strictObject({
+    kind: z.literal('click'),
+    target: locatorSchema,
+    frame,
+    opens_page,
+    count: z.union([z.literal(2), z.literal(3)]).optional(),
+    button: z.enum(CLICK_BUTTONS.filter((b) => b !== 'left') as ['right', 'middle']).optional(),
+  }),
+  fill: v1Ops.fill.extend({ frame, opens_page }),
+  select: v1Ops.select.extend({ frame, opens_page }),
+  drag: v1Ops.drag.extend({ frame, opens_page }),
+  upload: v1Ops.upload.extend({ frame, opens_page }),
+  extract: v1Ops.extract.extend({ frame, text: z.literal('rendered').optional() }).refine((op) => op.attribute === undefined || op.text === undefined, {
+    message: 'text goes without attribute',
+    path: ['text'],
+  }),
+  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page }).refine((op) => op.frame === undefined || op.target !== undefined, {
+    message: 'frame needs a target',
+    path: ['frame'],
+  }),
+  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame, opens_page }),
+  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame, opens_page }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame, opens_page }),
+  switch: z.strictObject({ kind: z.literal('switch'), page: z.number().int().min(0) }),
+  wait: z.strictObject({
+    kind: z.literal('wait'),
+    target: locatorSchema,
+    frame,
+    state: z.literal(WAIT_STATES[1]).optional(),
+    text: z.string().min(1).optional(),
+    timeout_ms: z.number().int().min(1).max(WAIT_MAX_MS).optional(),
+  }),
+};
+const inputsSchema = z.record(
+  z.string().regex(IDENTIFIER),
+  z.strictObject({ type: z.enum(['string', 'array']), secret: z.boolean(), default: z.union([z.string(), z.array(z.string())]).optional() }),
+);
+function recordingSchemaOf(format: RecordingFormat, op: z.ZodType) {
+  return z.strictObject({
+    format: z.literal(format),
+    name: z.string().regex(NAME_PATTERN).max(64),
+    task: z.string().min(1),
+    ops: z.array(op).min(1),
+    inputs: inputsSchema,
+    source_digest: digest,
+  });
+}
+const recordingSchemas: Record<RecordingFormat, z.ZodType> = {
+  'flowctl-recording/1': recordingSchemaOf(
+    'flowctl-recording/1',
+    z.discriminatedUnion('kind', [v1Ops.navigate, v1Ops.click, v1Ops.fill, v1Ops.select, v1Ops.drag, v1Ops.upload, v1Ops.extract]),
   ),
-  source_digest: digest,
-});
+  'flowctl-recording/2': recordingSchemaOf(
+    'flowctl-recording/2',
+    z.discriminatedUnion('kind', [
+      v2Ops.navigate, v2Ops.click, v2Ops.fill, v2Ops.select, v2Ops.drag, v2Ops.upload, v2Ops.extract,
+      v2Ops.press, v2Ops.hover, v2Ops.check, v2Ops.uncheck, v2Ops.wait, v2Ops.switch,
+    ]),
+  ),
+};
 
 /** Is this parsed JSON meant to be a Recording (so loaders can tell it from other JSON)? */
 export function looksLikeRecording(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && (value as { format?: unknown }).format === RECORDING_FORMAT;
+  const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
+  return (RECORDING_FORMATS as readonly unknown[]).includes(format);
 }
 
 /**
@@ -252,7 +369,14 @@ export function looksLikeRecording(value: unknown): boolean {
  * `source_digest` (`recording_digest_mismatch`), and that no secret slot carries a value.
  */
 export function parseRecording(value: unknown, file = 'recording'): Recording {
-  const parsed = recordingSchema.safeParse(value);
+  const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
+  if (!(RECORDING_FORMATS as readonly unknown[]).includes(format)) {
+    const shown = typeof format === 'string' ? `"${format.slice(0, 40)}"` : format === undefined ? 'no format' : typeof format;
+    throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: format is ${shown} (known: ${RECORDING_FORMATS.join(', ')}; a newer flowctl may have written it)`, {
+      data: { file, issues: [{ path: 'format', message: `must be one of ${RECORDING_FORMATS.join(', ')}` }] },
+    });
+  }
+  const parsed = recordingSchemas[format as RecordingFormat].safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`)).join('').replace(/^\./, ''), message: i.message }));
     throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: ${issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ')}`, {

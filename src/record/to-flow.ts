@@ -1,5 +1,6 @@
 import type { Flow, FlowInput, FlowStep } from '../flow/types.js';
-import type { Recording, RecordedOp } from './recording.js';
+import { DEFAULT_TIMEOUT_MS } from '../flow/compile.js';
+import type { Recording, RecordedOp, RecordingFormat } from './recording.js';
 
 /**
  * Recording -> Flow. Each op becomes one browser step `browser/<kind>@1` (id `<kind>_<n>`, n = the op's
@@ -29,6 +30,33 @@ function literal<T>(value: T): T {
   return value;
 }
 
+/**
+ * The tool version (`MAJOR.MINOR`) each op kind's step uses, per Recording format. A format never
+ * moves to a newer tool version: its Recordings compile to the same FlowSpec (and digest) forever,
+ * with or without a lock file. Format 1 keeps the first version of the seven tools.
+ */
+export const RECORDING_TOOL_VERSIONS: Readonly<Record<RecordingFormat, Readonly<Partial<Record<RecordedOp['kind'], string>>>>> = {
+  'flowctl-recording/1': { navigate: '1.0', click: '1.0', fill: '1.0', select: '1.0', drag: '1.0', upload: '1.0', extract: '1.0' },
+  'flowctl-recording/2': {
+    navigate: '1.0',
+    click: '1.1',
+    fill: '1.1',
+    select: '1.1',
+    drag: '1.1',
+    upload: '1.1',
+    extract: '1.1',
+    press: '1.0',
+    hover: '1.0',
+    check: '1.0',
+    uncheck: '1.0',
+    wait: '1.0',
+    switch: '1.0',
+  },
+};
+
+/** A wait op's step gets this much beyond its wait, so the wait's own bound, not the step's, ends it. */
+export const WAIT_STEP_MARGIN_MS = 2000;
+
 export function stepIdOf(op: RecordedOp, index: number): string {
   return `${op.kind}_${index + 1}`;
 }
@@ -50,14 +78,39 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
   const output: Record<string, string> = {};
   for (const [i, op] of recording.ops.entries()) {
     const id = stepIdOf(op, i);
-    const tool = `browser/${op.kind}@1`;
+    const tool = `browser/${op.kind}@${RECORDING_TOOL_VERSIONS[recording.format][op.kind]!}`;
     let args: Record<string, unknown>;
+    let timeoutMs: number | undefined;
     switch (op.kind) {
       case 'navigate':
         args = { url: literal(op.url) };
         break;
+      case 'switch':
+        args = { page: op.page };
+        break;
       case 'click':
         args = { target: literal(op.target) };
+        if (op.count !== undefined) args.count = op.count;
+        if (op.button !== undefined) args.button = op.button;
+        break;
+      case 'hover':
+      case 'check':
+      case 'uncheck':
+        args = { target: literal(op.target) };
+        break;
+      case 'press':
+        args = { key: literal(op.key) };
+        if (op.target !== undefined) args.target = literal(op.target);
+        break;
+      case 'wait':
+        args = { target: literal(op.target) };
+        if (op.state !== undefined) args.state = op.state;
+        if (op.text !== undefined) args.text = literal(op.text);
+        if (op.timeout_ms !== undefined) {
+          args.timeout_ms = op.timeout_ms;
+          // The step outlives its wait (the tool keeps a reserve of its budget for the diagnosis).
+          if (op.timeout_ms + WAIT_STEP_MARGIN_MS > DEFAULT_TIMEOUT_MS) timeoutMs = op.timeout_ms + WAIT_STEP_MARGIN_MS;
+        }
         break;
       case 'drag':
         args = { source: literal(op.source), target: literal(op.target) };
@@ -83,11 +136,16 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
         args = { target: literal(op.target) };
         if (op.attribute !== undefined) args.attribute = literal(op.attribute);
         if (op.all) args.all = true;
+        if (op.text !== undefined) args.text = op.text;
         output[op.name] = `\${steps.${id}.output.value}`;
         break;
       }
     }
-    steps.push({ id, tool, args });
+    if ('frame' in op && op.frame !== undefined) args.frame = literal(op.frame);
+    if ('opens_page' in op && op.opens_page) args.opens_page = true;
+    const step: FlowStep = { id, tool, args };
+    if (timeoutMs !== undefined) step.timeout_ms = timeoutMs;
+    steps.push(step);
   }
 
   const flow: Flow = { name: recording.name, description: recording.task, steps };

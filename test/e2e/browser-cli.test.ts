@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('flowctl record refuses bad ops and writes nothing', () => {
   const cases: [string, string, string[], string][] = [
-    ['an unknown kind', '[{"kind": "hover", "target": "#a"}]', [], 'unknown kind "hover"'],
+    ['an unknown kind', '[{"kind": "scroll", "target": "#a"}]', [], 'unknown kind "scroll"'],
     ['a missing target', '- kind: click\n', [], 'ops[0].target is required'],
     ['a slot named by both --input and --secret', `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`, ['--input', 'pw', '--secret', 'pw'], 'both --input and --secret'],
     ['a --secret slot no op uses', `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`, ['--secret', 'pw', '--secret', 'pin'], '--secret pin: no op uses'],

@@ -74,7 +74,8 @@ afterAll(async () => {
 
 describe('browser tools on the fixture site', () => {
   it('declares the contracts of the issue', () => {
-    expect(exec.tools.map((t) => `${t.contract.ref}@${t.contract.version} ${t.contract.capabilities.join('+')}`)).toEqual([
+    // The first seven, unchanged (later versions and tools follow them: test/e2e/browser-interactions).
+    expect(exec.tools.slice(0, 7).map((t) => `${t.contract.ref}@${t.contract.version} ${t.contract.capabilities.join('+')}`)).toEqual([
       'browser/navigate@1.0.0 browser',
       'browser/click@1.0.0 browser',
       'browser/fill@1.0.0 browser+secrets',

@@ -70,4 +70,33 @@ describe('a Recording file as a flow source', () => {
     const found = brittleLocatorRule.check({ spec: result.spec, flow: result.flow, file: 'flows/x.yaml', locate: () => ({ line: 1, column: 1 }) });
     expect(found.map((f) => f.field)).toEqual(['steps[0].args.target']);
   });
+
+  it('compiles the format-2 kinds and lints their targets, pointing into the JSON', async () => {
+    const text = await recordingText([
+      { kind: 'navigate', url: 'http://127.0.0.1:1/' },
+      { kind: 'press', key: 'Enter', target: '#ember12' },
+      { kind: 'hover', target: { xpath: '/html/body/nav' } },
+      { kind: 'check', target: { label: 'Agree' } },
+      { kind: 'wait', target: '#mui-12345', state: 'hidden', timeout_ms: 40_000 },
+    ]);
+    const source = loadRecordingSource(text, 'recordings/shop.json');
+    const result = compileFlow(source.flow, { file: 'recordings/shop.json', tools, locate: source.locate });
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.spec.steps.map((s) => `${s.tool.ref}@${s.tool.version} ${s.timeout_ms}`)).toEqual([
+      'browser/navigate@1.0.0 30000',
+      'browser/press@1.0.0 30000',
+      'browser/hover@1.0.0 30000',
+      'browser/check@1.0.0 30000',
+      'browser/wait@1.0.0 42000',
+    ]);
+    const findings = lintCompiled({ spec: result.spec, flow: result.flow, file: 'recordings/shop.json', source: { text, kind: 'recording' }, locate: source.locate });
+    const brittle = findings.filter((f) => f.code === 'brittle-locator');
+    expect(brittle.map((f) => f.field)).toEqual(['ops[1].target', 'ops[2].target', 'ops[4].target']);
+    // A bad literal arg in a YAML flow is a compile error against the contract.
+    const bad = compileFlow(
+      { name: 'x', steps: [{ id: 'a', tool: 'browser/click@1', args: { target: '#a', count: 5 } }] },
+      { file: 'flows/x.yaml', tools },
+    );
+    expect(bad.ok).toBe(false);
+  });
 });

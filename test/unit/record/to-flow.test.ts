@@ -30,14 +30,14 @@ describe('recordingToFlow', () => {
     expect(flow.name).toBe('shop');
     expect(flow.inputs).toEqual({ user: { type: 'string', default: 'alice' }, pw: { type: 'string', secret: true } });
     expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
-      'navigate_1 browser/navigate@1',
-      'fill_2 browser/fill@1',
-      'fill_3 browser/fill@1',
-      'select_4 browser/select@1',
-      'drag_5 browser/drag@1',
-      'upload_6 browser/upload@1',
-      'extract_7 browser/extract@1',
-      'extract_8 browser/extract@1',
+      'navigate_1 browser/navigate@1.0',
+      'fill_2 browser/fill@1.1',
+      'fill_3 browser/fill@1.1',
+      'select_4 browser/select@1.1',
+      'drag_5 browser/drag@1.1',
+      'upload_6 browser/upload@1.1',
+      'extract_7 browser/extract@1.1',
+      'extract_8 browser/extract@1.1',
     ]);
     expect(flow.steps[1]!.args).toEqual({ target: { css: '#user' }, value: '${inputs.user}' });
     expect(flow.steps[2]!.args).toEqual({ target: { css: '#pw' }, value: '${inputs.pw}', mask: true });
@@ -69,5 +69,71 @@ describe('recordingToFlow', () => {
   it('keeps a list-valued select slot as an array input', async () => {
     const r = await recording([{ kind: 'select', target: '#m', value: ['a', 'b'], slot: 'tags' }], ['tags']);
     expect(recordingToFlow(r).inputs).toEqual({ tags: { type: 'array', items: { type: 'string' }, default: ['a', 'b'] } });
+  });
+});
+
+describe('recordingToFlow of format 2', () => {
+  it('pins each kind to the tool version of the format and gives a long wait a longer step', async () => {
+    const r = await recording([
+      { kind: 'navigate', url: 'http://127.0.0.1:9/' },
+      { kind: 'press', key: 'Enter', target: '#q' },
+      { kind: 'press', key: 'Tab' },
+      { kind: 'click', target: '#a', count: 2, button: 'right' },
+      { kind: 'hover', target: '#m' },
+      { kind: 'check', target: '#c' },
+      { kind: 'uncheck', target: '#c' },
+      { kind: 'wait', target: '#r', text: 'cost ${x}', timeout_ms: 45_000 },
+      { kind: 'wait', target: '#s', state: 'hidden', timeout_ms: 1000 },
+    ]);
+    const flow = recordingToFlow(r);
+    expect(flow.steps.map((s) => `${s.id} ${s.tool}`)).toEqual([
+      'navigate_1 browser/navigate@1.0',
+      'press_2 browser/press@1.0',
+      'press_3 browser/press@1.0',
+      'click_4 browser/click@1.1',
+      'hover_5 browser/hover@1.0',
+      'check_6 browser/check@1.0',
+      'uncheck_7 browser/uncheck@1.0',
+      'wait_8 browser/wait@1.0',
+      'wait_9 browser/wait@1.0',
+    ]);
+    expect(flow.steps[1]!.args).toEqual({ key: 'Enter', target: { css: '#q' } });
+    expect(flow.steps[2]!.args).toEqual({ key: 'Tab' });
+    expect(flow.steps[3]!.args).toEqual({ target: { css: '#a' }, count: 2, button: 'right' });
+    expect(flow.steps[7]).toMatchObject({ args: { target: { css: '#r' }, text: 'cost $${x}', timeout_ms: 45_000 }, timeout_ms: 47_000 });
+    // A short wait fits in the default step timeout.
+    expect(flow.steps[8]).toEqual({ id: 'wait_9', tool: 'browser/wait@1.0', args: { target: { css: '#s' }, state: 'hidden', timeout_ms: 1000 } });
+  });
+});
+
+describe('frame in the Flow', () => {
+  it('passes a frame to the step as a list and escapes its text', async () => {
+    const r = await recording([
+      { kind: 'extract', target: '#r', name: 'r', frame: ['#outer', 'iframe[name="${x}"]'] },
+      { kind: 'drag', source: '#a', target: '#b', frame: '#board' },
+    ]);
+    const flow = recordingToFlow(r);
+    expect(flow.steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: '#r' }, frame: [{ css: '#outer' }, { css: 'iframe[name="$${x}"]' }] } });
+    expect(flow.steps[1]!.args).toEqual({ source: { css: '#a' }, target: { css: '#b' }, frame: [{ css: '#board' }] });
+  });
+});
+
+describe('new pages in the Flow', () => {
+  it('passes opens_page to the action and makes switch a step of its own', async () => {
+    const r = await recording([
+      { kind: 'click', target: '#tab', opens_page: true },
+      { kind: 'switch', page: 1 },
+    ]);
+    expect(recordingToFlow(r).steps).toEqual([
+      { id: 'click_1', tool: 'browser/click@1.1', args: { target: { css: '#tab' }, opens_page: true } },
+      { id: 'switch_2', tool: 'browser/switch@1.0', args: { page: 1 } },
+    ]);
+  });
+});
+
+describe('extract text in the Flow', () => {
+  it('passes text: rendered to extract@1.1', async () => {
+    const r = await recording([{ kind: 'extract', target: 'pre', name: 'p', text: 'rendered', all: true }]);
+    expect(recordingToFlow(r).steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: 'pre' }, all: true, text: 'rendered' } });
   });
 });
