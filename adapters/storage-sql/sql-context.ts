@@ -6,6 +6,8 @@ import type { SqlDatabase } from './schema.js';
 export interface SqlContext {
   /** Queries through this are schema-qualified when a schema is configured. */
   readonly db: Kysely<SqlDatabase>;
+  /** The configured Postgres schema, for raw SQL (sql-values.ts `table`). */
+  readonly schema: string | undefined;
   /** The NOTIFY channel appends signal on. */
   readonly channel: string;
   readonly notifier: JournalNotifier;

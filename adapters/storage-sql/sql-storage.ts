@@ -12,8 +12,9 @@ import type { SqlDatabase } from './schema.js';
 import type { SqlContext } from './sql-context.js';
 import { sqlArtifactStore } from './sql-artifacts.js';
 import { scrub, toFlowError, unreachable, type SqlTarget } from './sql-errors.js';
-import { sqlJournalStore } from './sql-journal.js';
-import { sqlRunStore } from './sql-runs.js';
+import { GroupCommit } from './group-commit.js';
+import { appendOne, appendStatement, sqlJournalStore, type AppendItem } from './sql-journal.js';
+import { createOne, createStatement, sqlRunStore, type CreateItem } from './sql-runs.js';
 import { sqlDeployStore, sqlSpecStore } from './sql-specs.js';
 
 export interface SqlStorageOptions {
@@ -38,6 +39,12 @@ export interface SqlStorageOptions {
   connectTimeoutMs?: number;
   /** Safety-net re-read interval of a waiting journal watcher; notifications are the fast path. Default 1000 ms. */
   watchPollMs?: number;
+  /**
+   * Group commit (docs/storage-sql.md): journal appends and run creates of concurrent runs that wait
+   * at the same time go to the database together, one statement and one commit for all. Each caller
+   * still resumes only after its own write committed. Default true; false sends each write alone.
+   */
+  groupCommit?: boolean;
 }
 
 export interface SqlStorage extends Storage {
@@ -69,6 +76,12 @@ export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'trans
   dispose(): Promise<void>;
   transaction(): Promise<never>;
 };
+
+/** Group commit: batches in flight at once on Postgres (each on its own pool connection; PGlite has one). */
+const GROUP_COMMIT_IN_FLIGHT = 2;
+/** At most this many writes, and about this many bytes of JSON, in one statement. */
+const GROUP_COMMIT_MAX_ITEMS = 128;
+const GROUP_COMMIT_MAX_BYTES = 1 << 20;
 
 interface Driver {
   kysely: Kysely<SqlDatabase>;
@@ -148,6 +161,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   const inTransaction = new AsyncLocalStorage<true>();
   const ctx: SqlContext = {
     db,
+    schema,
     channel,
     notifier: driver.notifier,
     watchPollMs: options.watchPollMs ?? 1000,
@@ -167,7 +181,32 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     },
   };
 
-  const journal = sqlJournalStore(ctx);
+  // Group commit of the two writes every run makes: its record, and each journal entry.
+  const grouped = options.groupCommit !== false;
+  const maxInFlight = driver.target.driver === 'postgres' ? GROUP_COMMIT_IN_FLIGHT : 1;
+  const appends = grouped
+    ? new GroupCommit<AppendItem, void>({
+        key: (it) => it.runId,
+        size: (it) => it.entry.length + (it.patch?.length ?? 0),
+        maxItems: GROUP_COMMIT_MAX_ITEMS,
+        maxBytes: GROUP_COMMIT_MAX_BYTES,
+        maxInFlight,
+        runBatch: (items) => appendStatement(ctx, items),
+        runOne: (item) => appendOne(ctx, item),
+      })
+    : undefined;
+  const creates = grouped
+    ? new GroupCommit<CreateItem, void>({
+        key: (it) => it.id,
+        size: (it) => it.row.length,
+        maxItems: GROUP_COMMIT_MAX_ITEMS,
+        maxBytes: GROUP_COMMIT_MAX_BYTES,
+        maxInFlight,
+        runBatch: (items) => createStatement(ctx, items),
+        runOne: (item) => createOne(ctx, item),
+      })
+    : undefined;
+  const journal = sqlJournalStore(ctx, appends);
 
   const transaction = async <T>(fn: (tx: SqlStorageTransaction) => Promise<T>): Promise<T> => {
     if (inTransaction.getStore()) {
@@ -181,6 +220,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
         let open = true;
         const tctx: SqlContext = {
           db: trx,
+          schema,
           channel,
           notifier: driver.notifier,
           watchPollMs: ctx.watchPollMs,
@@ -231,7 +271,11 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     }
   };
 
-  const flags = { crossProcessWatch: driver.target.driver === 'postgres', durable: driver.target.driver === 'postgres' || driver.target.dataDir !== undefined };
+  const flags = {
+    crossProcessWatch: driver.target.driver === 'postgres',
+    durable: driver.target.driver === 'postgres' || driver.target.dataDir !== undefined,
+    appendUpdatesRun: true,
+  };
 
   return {
     name: `sql-${driver.target.driver}`,
@@ -239,9 +283,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     schema,
     flags,
     db,
-    specs: sqlSpecStore(ctx),
+    specs: sqlSpecStore(ctx, new Set()),
     deploys: sqlDeployStore(ctx),
-    runs: sqlRunStore(ctx),
+    runs: sqlRunStore(ctx, creates),
     journal,
     artifacts: sqlArtifactStore(ctx),
     transaction,
@@ -249,6 +293,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     dispose() {
       disposed ??= (async () => {
         await initPromise?.catch(() => {});
+        await Promise.all([appends?.idle(), creates?.idle()]);
         await driver.notifier.close();
         try {
           await driver.kysely.destroy();
