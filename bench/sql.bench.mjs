@@ -67,7 +67,11 @@ let storages = [
   { key: 'memory', name: 'memory', make: () => createMemoryStorage() },
   { key: 'pglite', name: 'PGlite (data folder)', make: () => createSqlStorage({ pglite: { dataDir: join(dir, 'pglite') } }) },
 ];
-if (url) storages.push({ key: 'postgres', name: 'Postgres (local, default pool)', make: () => createSqlStorage({ databaseUrl: url, schema }) });
+if (url) {
+  storages.push({ key: 'postgres', name: 'Postgres (local, default pool)', make: () => createSqlStorage({ databaseUrl: url, schema }) });
+  // The same without group commit: every append and create is its own statement (docs/storage-sql.md).
+  storages.push({ key: 'postgres-single', name: 'Postgres, `groupCommit: false`', make: () => createSqlStorage({ databaseUrl: url, schema: `${schema}_single`, groupCommit: false }) });
+}
 else process.stderr.write('[bench:sql] no TEST_DATABASE_URL or DATABASE_URL: Postgres rows skipped\n');
 if (ONLY) storages = storages.filter((s) => ONLY.includes(s.key));
 
@@ -81,7 +85,7 @@ try {
     const engine = createEngine({ storage, tools });
     engineStorage.set(engine, storage);
     await timed(engine, 10, 1); // warm-up: opens the database, applies migrations, JITs the path
-    if (s.key === 'postgres') {
+    if (s.key.startsWith('postgres')) {
       const { rows } = await sql`select current_setting('synchronous_commit') as sc, current_setting('fsync') as fs`.execute(engineStorage.get(engine).db);
       pgSettings = `synchronous_commit ${rows[0].sc}, fsync ${rows[0].fs}`;
     }
@@ -94,7 +98,11 @@ try {
     }
   }
 } finally {
-  for (const s of results) await s.engine.dispose();
+  for (const s of results) {
+    const storage = engineStorage.get(s.engine);
+    if (s.key.startsWith('postgres')) await storage.db.schema.dropSchema(storage.schema).ifExists().cascade().execute();
+    await s.engine.dispose();
+  }
 }
 
 let watchLine = 'Cross-process watch latency on Postgres: not measured (no TEST_DATABASE_URL or DATABASE_URL).';

@@ -108,7 +108,10 @@ export interface StorageFlags {
   crossProcessWatch?: boolean;
   /** Data survives a process restart. */
   durable?: boolean;
-  /** `journal.append` applies its `run` patch to the run record in the same transaction. */
+  /**
+   * `journal.append` applies its `run` patch to the run record in the same transaction. A wrapper
+   * that passes an adapter's flags on must pass that fourth argument on too.
+   */
   appendUpdatesRun?: boolean;
 }
 
