@@ -5,7 +5,7 @@ import type { JournalEntry } from '../../src/run/types.js';
 import type { GroupCommit, ItemResult } from './group-commit.js';
 import type { SqlContext } from './sql-context.js';
 import { errorCode } from './sql-errors.js';
-import { parseStoredJson, runPatchText, storedJsonText, table } from './sql-values.js';
+import { parseStoredJson, runPatchText, runRows, storedJsonText, table } from './sql-values.js';
 
 function conflict(runId: string, seq: number, length: number | undefined): FlowError {
   const where = length === undefined ? 'another writer appended it first' : `the journal has ${length} entries`;
@@ -45,7 +45,7 @@ function appendParam(items: AppendItem[]): string {
 export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Promise<ItemResult<void>[]> {
   const journal = table(ctx, 'journal');
   const runs = table(ctx, 'runs');
-  const { rows } = await sql<{ i: string | number; length: number; known: boolean; inserted: boolean }>`
+  const rows = await runRows(ctx, sql<{ i: string | number; length: number; known: boolean; inserted: boolean }>`
     with input as (
       select (x.n - 1)::integer as i, x.v->>'r' as run_id, (x.v->>'s')::integer as seq, x.v->'e' as entry, x.v->'p' as patch
       from jsonb_array_elements(${appendParam(items)}::text::jsonb) with ordinality as x(v, n)
@@ -78,7 +78,7 @@ export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Pro
     select c.i, c.length, c.known, ins.seq is not null as inserted,
       case when ins.seq is not null then pg_notify(${ctx.channel}, c.run_id || ':' || c.seq) end as notified
     from checked as c left join ins on ins.run_id = c.run_id and ins.seq = c.seq
-    order by c.i`.execute(ctx.db);
+    order by c.i`);
   const results: ItemResult<void>[] = items.map(() => ({ ok: false, error: new Error('storage-sql: append statement returned no row for an item') }));
   for (const row of rows) {
     const it = items[Number(row.i)]!;

@@ -5,7 +5,7 @@ import type { RunListQuery, RunRecord, RunStore } from '../../src/ports/storage.
 import type { RunStatus } from '../../src/run/types.js';
 import type { SqlContext } from './sql-context.js';
 import type { GroupCommit, ItemResult } from './group-commit.js';
-import { isoText, jsonbOrNull, jsonText, parseJson, storedJsonText, table, timestamptz } from './sql-values.js';
+import { isoText, jsonbOrNull, jsonText, parseJson, runRows, storedJsonText, table, timestamptz } from './sql-values.js';
 
 interface RunRow {
   id: string;
@@ -76,7 +76,7 @@ function runExists(id: string): FlowError {
 
 /** Insert several run records (distinct ids) in one statement; an id that is taken is `run_exists`. */
 export async function createStatement(ctx: SqlContext, items: CreateItem[]): Promise<ItemResult<void>[]> {
-  const { rows } = await sql<{ id: string }>`
+  const rows = await runRows(ctx, sql<{ id: string }>`
     insert into ${table(ctx, 'runs')}
       (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
     select x->>'id', x->>'flow_digest', x->>'flow_name', x->>'status', (x->>'started_at')::timestamptz, (x->>'finished_at')::timestamptz,
@@ -84,7 +84,7 @@ export async function createStatement(ctx: SqlContext, items: CreateItem[]): Pro
     from jsonb_array_elements(${`[${items.map((it) => it.row).join(',')}]`}::text::jsonb) as x
     order by x->>'id'
     on conflict (id) do nothing
-    returning id`.execute(ctx.db);
+    returning id`);
   const created = new Set(rows.map((r) => r.id));
   return items.map((it) => (created.has(it.id) ? { ok: true, value: undefined } : { ok: false, error: runExists(it.id) }));
 }

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool } from 'kysely';
 import type pg from 'pg';
+import { sha256Hex } from '../../src/canonical.js';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Storage } from '../../src/ports/storage.js';
 import { channelName, PgJournalNotifier, PGliteJournalNotifier, type JournalNotifier } from './journal-notifier.js';
@@ -45,6 +46,12 @@ export interface SqlStorageOptions {
    * still resumes only after its own write committed. Default true; false sends each write alone.
    */
   groupCommit?: boolean;
+  /**
+   * Postgres: send the journal append and run create statements as named prepared statements (parsed
+   * and planned once per connection). Default true; false for a connection pooler that cannot keep
+   * them (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
 }
 
 export interface SqlStorage extends Storage {
@@ -85,6 +92,8 @@ const GROUP_COMMIT_MAX_BYTES = 1 << 20;
 
 interface Driver {
   kysely: Kysely<SqlDatabase>;
+  /** Postgres: the pg pool, for the group-commit statements run as named prepared statements. */
+  pool?: pg.Pool;
   target: SqlTarget;
   password: string | undefined;
   notifier: JournalNotifier;
@@ -121,10 +130,25 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
   const kysely = new Kysely<SqlDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,
+    pool: conn.pool,
     target: conn.target,
     password: conn.password,
     notifier: new PgJournalNotifier(conn.clientConfig, channel, mapError(conn.target, conn.password)),
     close: async () => {},
+  };
+}
+
+/**
+ * Run a statement as a named prepared statement (pg prepares it once per connection and reuses it:
+ * no parse, and after a few executions Postgres' cached generic plan, so no planning either).
+ */
+function preparedRunner(pool: pg.Pool): NonNullable<SqlContext['prepared']> {
+  const names = new Map<string, string>();
+  return async (text, values) => {
+    let name = names.get(text);
+    if (name === undefined) names.set(text, (name = `flowctl_${sha256Hex(text).slice(0, 24)}`));
+    const result = await pool.query({ name, text, values: values as unknown[] });
+    return result.rows;
   };
 }
 
@@ -162,6 +186,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   const ctx: SqlContext = {
     db,
     schema,
+    ...(driver.pool && options.preparedStatements !== false ? { prepared: preparedRunner(driver.pool) } : {}),
     channel,
     notifier: driver.notifier,
     watchPollMs: options.watchPollMs ?? 1000,

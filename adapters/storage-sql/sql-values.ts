@@ -164,6 +164,15 @@ export function toBytes(value: Uint8Array): Uint8Array {
   return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
 }
 
+/** The rows of a raw statement: as a named prepared statement when the context has them (sql-context.ts), else through kysely. */
+export async function runRows<T>(ctx: Pick<SqlContext, 'db' | 'prepared'>, query: RawBuilder<T>): Promise<T[]> {
+  if (ctx.prepared) {
+    const compiled = query.compile(ctx.db);
+    return (await ctx.prepared(compiled.sql, compiled.parameters)) as T[];
+  }
+  return (await query.execute(ctx.db)).rows;
+}
+
 /** A table of the storage in raw SQL, qualified by the storage's schema when it has one. */
 export function table(ctx: Pick<SqlContext, 'schema'>, name: string): RawBuilder<unknown> {
   return ctx.schema === undefined ? sql.id(name) : sql.id(ctx.schema, name);

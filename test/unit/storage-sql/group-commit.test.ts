@@ -19,9 +19,9 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
 }
 
 describeSqlBackends('sql storage: group commit', (backend) => {
-  for (const groupCommit of [true, false]) {
-    it(`appends of many runs made at once each get their own outcome (groupCommit ${groupCommit})`, async () => {
-      const storage = await backend.create({ groupCommit });
+  for (const options of [{}, { groupCommit: false }, { preparedStatements: false }]) {
+    it(`appends of many runs made at once each get their own outcome (${JSON.stringify(options)})`, async () => {
+      const storage = await backend.create(options);
       const runs = Array.from({ length: 8 }, () => runRecord());
       await Promise.all(runs.map((r) => storage.runs.create(r)));
       const entries = journal(3);
