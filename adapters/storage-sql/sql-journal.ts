@@ -4,7 +4,7 @@ import type { JournalStore, RunPatch } from '../../src/ports/storage.js';
 import type { JournalEntry } from '../../src/run/types.js';
 import type { GroupCommit, ItemResult } from './group-commit.js';
 import type { SqlContext } from './sql-context.js';
-import { errorCode } from './sql-errors.js';
+import { constraintOf, errorCode } from './sql-errors.js';
 import { parseStoredJson, runPatchText, runRows, storedJsonText, table } from './sql-values.js';
 
 function conflict(runId: string, seq: number, length: number | undefined): FlowError {
@@ -64,13 +64,7 @@ export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Pro
       returning run_id, seq
     ),
     upd as (
-      update ${runs} as r set
-        status = case when c.patch ? 'status' then c.patch->>'status' else r.status end,
-        finished_at = case when c.patch ? 'finished_at' then (c.patch->>'finished_at')::timestamptz else r.finished_at end,
-        output = case when c.patch ? 'output' then c.patch->'output' else r.output end,
-        error = case when c.patch ? 'error' then c.patch->'error' else r.error end,
-        lease = case when c.patch ? 'lease' then c.patch->'lease' else r.lease end,
-        cancel_requested = case when c.patch ? 'cancel_requested' then (c.patch->>'cancel_requested')::boolean else r.cancel_requested end
+      update ${runs} as r set ${patchSet('c.patch')}
       from checked as c join ins on ins.run_id = c.run_id and ins.seq = c.seq
       where r.id = c.run_id and c.patch is not null
       returning r.id
@@ -91,16 +85,56 @@ export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Pro
   return results;
 }
 
-/** One append alone: the same statement with one item; a run deleted under it is `not_found`. */
+/**
+ * The SET list that applies a patch (jsonb `patch`, sql-values.ts runPatchText) to `runs as r`: a
+ * field the patch has is set, any other keeps its value.
+ */
+function patchSet(patch: string) {
+  const p = sql.raw(patch);
+  return sql`
+        status = case when ${p} ? 'status' then ${p}->>'status' else r.status end,
+        finished_at = case when ${p} ? 'finished_at' then (${p}->>'finished_at')::timestamptz else r.finished_at end,
+        output = case when ${p} ? 'output' then ${p}->'output' else r.output end,
+        error = case when ${p} ? 'error' then ${p}->'error' else r.error end,
+        lease = case when ${p} ? 'lease' then ${p}->'lease' else r.lease end,
+        cancel_requested = case when ${p} ? 'cancel_requested' then (${p}->>'cancel_requested')::boolean else r.cancel_requested end`;
+}
+
+/**
+ * One append alone, in one statement: the batch statement's rules with scalar parameters, which is
+ * cheaper to plan (PGlite plans every statement). The entry goes in only at the journal's current
+ * length; a concurrent writer of the same seq makes this one fail on the primary key. Nothing
+ * inserted: one more query says whether the run exists (`not_found`) or how long its journal is.
+ */
 export async function appendOne(ctx: SqlContext, item: AppendItem): Promise<void> {
-  let result: ItemResult<void>;
+  const journal = table(ctx, 'journal');
+  const runs = table(ctx, 'runs');
+  const { runId, seq } = item;
+  const update =
+    item.patch === undefined
+      ? sql``
+      : sql`, upd as (update ${runs} as r set ${patchSet('c.patch')} from ins, (select ${item.patch}::text::jsonb as patch) as c where r.id = ins.run_id)`;
+  let rows: unknown[];
   try {
-    [result] = (await appendStatement(ctx, [item])) as [ItemResult<void>];
+    rows = await runRows(ctx, sql<{ notified: string }>`
+      with ins as (
+        insert into ${journal} (run_id, seq, entry)
+        select ${runId}::text, ${seq}::integer, ${item.entry}::text::jsonb
+        where coalesce((select max(j.seq) + 1 from ${journal} as j where j.run_id = ${runId}::text), 0) = ${seq}::integer
+        returning run_id, seq
+      )${update}
+      select pg_notify(${ctx.channel}, ins.run_id || ':' || ins.seq) as notified from ins`);
   } catch (err) {
-    if (errorCode(err) === '23503') throw unknownRun(item.runId);
+    if (errorCode(err) === '23505' && constraintOf(err) === 'journal_pkey') throw conflict(runId, seq, undefined);
+    if (errorCode(err) === '23503') throw unknownRun(runId);
     throw err;
   }
-  if (!result.ok) throw result.error;
+  if (rows.length > 0) return;
+  const [state] = await runRows(ctx, sql<{ length: number; known: boolean }>`
+    select coalesce((select max(j.seq) + 1 from ${journal} as j where j.run_id = ${runId}::text), 0) as length,
+      coalesce((select true from ${runs} as r where r.id = ${runId}::text), false) as known`);
+  if (!state?.known) throw unknownRun(runId);
+  throw conflict(runId, seq, Number(state.length));
 }
 
 /**

@@ -40,9 +40,10 @@ function toRecord(row: RunRow): RunRecord {
   return run;
 }
 
-/** A run record as the create statement takes it: its id and the row's JSON text. */
+/** A run record as the create statements take it: the record, and the row's JSON text for a batch. */
 export interface CreateItem {
   id: string;
+  run: RunRecord;
   row: string;
 }
 
@@ -67,7 +68,7 @@ function createItem(run: RunRecord): CreateItem {
     `,"started_at":${str(run.started_at)},"finished_at":${str(run.finished_at)},"replay_of":${str(run.replay_of)}` +
     `,"cancel_requested":${run.cancel_requested === true}` +
     json('output', run.output) + json('error', run.error) + json('inputs', run.inputs) + json('lease', run.lease) + '}';
-  return { id: String(run.id), row };
+  return { id: String(run.id), run, row };
 }
 
 function runExists(id: string): FlowError {
@@ -89,9 +90,21 @@ export async function createStatement(ctx: SqlContext, items: CreateItem[]): Pro
   return items.map((it) => (created.has(it.id) ? { ok: true, value: undefined } : { ok: false, error: runExists(it.id) }));
 }
 
+/** One run record alone: a one-row insert with scalar parameters (cheaper to plan than the batch). */
 export async function createOne(ctx: SqlContext, item: CreateItem): Promise<void> {
-  const [result] = (await createStatement(ctx, [item])) as [ItemResult<void>];
-  if (!result.ok) throw result.error;
+  const run = item.run;
+  // Every parameter typed in SQL, absent or not, so the statement text (a prepared statement) never varies.
+  const json = (value: unknown) => sql`${value === undefined ? null : storedJsonText(value)}::text::jsonb`;
+  const rows = await runRows(ctx, sql<{ id: string }>`
+    insert into ${table(ctx, 'runs')}
+      (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
+    values (${run.id}::text, ${run.flow_digest}::text, ${run.flow_name}::text, ${run.status}::text,
+      ${run.started_at}::text::timestamptz, ${run.finished_at ?? null}::text::timestamptz,
+      ${json(run.output)}, ${json(run.error)}, ${run.replay_of ?? null}::text,
+      ${json(run.inputs)}, ${json(run.lease)}, ${run.cancel_requested === true}::boolean)
+    on conflict (id) do nothing
+    returning id`);
+  if (rows.length === 0) throw runExists(item.id);
 }
 
 /**

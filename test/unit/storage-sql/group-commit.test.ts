@@ -109,7 +109,7 @@ function countingPool(url: string): { pool: pg.Pool; counts: Map<string, number>
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const first = args[0];
       const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
-      const kind = /^\s*with input as/.test(text)
+      const kind = /^\s*with (input|ins) as/.test(text)
         ? 'journal append'
         : /^\s*insert into \S*runs/.test(text)
           ? 'run create'
