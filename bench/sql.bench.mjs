@@ -1,5 +1,6 @@
 // SQL storage benchmark (issue 8, docs/storage-sql.md): runs per second of a pure 3-step flow through
-// createEngine on memory, PGlite (data folder) and Postgres storage, interleaved in one process; and
+// createEngine on memory, PGlite (data folder) and Postgres storage, interleaved in one process, one
+// run at a time and at several concurrencies (BENCH_CONCURRENCY, default 1,8,32); and
 // cross-process watch latency on Postgres (append in one process -> entry yielded by a watch in
 // another), p50 and p99, target p50 < 50 ms. Postgres comes from TEST_DATABASE_URL or DATABASE_URL
 // (a schema of its own, dropped after). Imports the built package. Writes bench/RESULTS.md#sql.
@@ -11,11 +12,15 @@ import { join } from 'node:path';
 import { contractDigest, createEngine, createToolRegistry, defineTool, digestOf, sealEntry } from '../dist/index.js';
 import { createMemoryStorage } from '../dist/adapters/storage-memory.js';
 import { createSqlStorage } from '../dist/adapters/storage-sql.js';
+import { sql } from 'kysely';
 import { median, percentile, writeSection } from './results.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const RUNS_PER_ROUND = Number(process.env.BENCH_RUNS ?? 100);
-const CONCURRENCY = 8;
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,8,32').split(',').map(Number);
+if (!CONCURRENCIES.every((c) => Number.isInteger(c) && c > 0)) throw new Error('BENCH_CONCURRENCY: comma-separated positive integers');
+// BENCH_STORAGES=postgres (or memory,pglite) measures only those, e.g. while tuning one of them.
+const ONLY = process.env.BENCH_STORAGES?.split(',');
 const WATCH_APPENDS = Number(process.env.BENCH_WATCH_APPENDS ?? 200);
 const WATCH_GAP_MS = 10;
 const url = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
@@ -58,34 +63,50 @@ async function timed(engine, n, concurrency) {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-bench-sql-'));
-const storages = [
-  { name: 'memory', make: () => createMemoryStorage() },
-  { name: 'PGlite (data folder)', make: () => createSqlStorage({ pglite: { dataDir: join(dir, 'pglite') } }) },
+let storages = [
+  { key: 'memory', name: 'memory', make: () => createMemoryStorage() },
+  { key: 'pglite', name: 'PGlite (data folder)', make: () => createSqlStorage({ pglite: { dataDir: join(dir, 'pglite') } }) },
 ];
-if (url) storages.push({ name: 'Postgres (pg pool of 10)', make: () => createSqlStorage({ databaseUrl: url, schema }) });
+if (url) {
+  storages.push({ key: 'postgres', name: 'Postgres (local, default pool)', make: () => createSqlStorage({ databaseUrl: url, schema }) });
+  // The same without group commit: every append and create is its own statement (docs/storage-sql.md).
+  storages.push({ key: 'postgres-single', name: 'Postgres, `groupCommit: false`', make: () => createSqlStorage({ databaseUrl: url, schema: `${schema}_single`, groupCommit: false }) });
+}
 else process.stderr.write('[bench:sql] no TEST_DATABASE_URL or DATABASE_URL: Postgres rows skipped\n');
+if (ONLY) storages = storages.filter((s) => ONLY.includes(s.key));
 
 const load = loadavg()[0];
+const engineStorage = new Map();
+let pgSettings = 'settings not read';
 const results = [];
 try {
   for (const s of storages) {
-    const engine = createEngine({ storage: s.make(), tools });
+    const storage = s.make();
+    const engine = createEngine({ storage, tools });
+    engineStorage.set(engine, storage);
     await timed(engine, 10, 1); // warm-up: opens the database, applies migrations, JITs the path
-    results.push({ ...s, engine, seq: [], par: [] });
+    if (s.key.startsWith('postgres')) {
+      const { rows } = await sql`select current_setting('synchronous_commit') as sc, current_setting('fsync') as fs`.execute(engineStorage.get(engine).db);
+      pgSettings = `synchronous_commit ${rows[0].sc}, fsync ${rows[0].fs}`;
+    }
+    results.push({ ...s, engine, rates: CONCURRENCIES.map(() => []) });
   }
   // Interleaved rounds: every storage sees the same machine load.
   for (let r = 0; r < ROUNDS; r++) {
     for (const s of results) {
-      s.seq.push(await timed(s.engine, RUNS_PER_ROUND, 1));
-      s.par.push(await timed(s.engine, RUNS_PER_ROUND, CONCURRENCY));
+      for (const [i, c] of CONCURRENCIES.entries()) s.rates[i].push(await timed(s.engine, Math.max(RUNS_PER_ROUND, 4 * c), c));
     }
   }
 } finally {
-  for (const s of results) await s.engine.dispose();
+  for (const s of results) {
+    const storage = engineStorage.get(s.engine);
+    if (s.key.startsWith('postgres')) await storage.db.schema.dropSchema(storage.schema).ifExists().cascade().execute();
+    await s.engine.dispose();
+  }
 }
 
 let watchLine = 'Cross-process watch latency on Postgres: not measured (no TEST_DATABASE_URL or DATABASE_URL).';
-if (url) {
+if (url && (!ONLY || ONLY.includes('postgres'))) {
   const latencies = await watchLatency();
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
@@ -100,19 +121,27 @@ if (url) {
 }
 await rm(dir, { recursive: true, force: true });
 
-const f = (v) => v.toFixed(0);
+// A cell: runs per second, and the mean time one run took from start to finish (concurrency / rate).
+const cell = (rates, c) => {
+  const rate = median(rates);
+  return `${rate.toFixed(0)} (${((1000 * c) / rate).toFixed(2)} ms)`;
+};
+const label = (c) => (c === 1 ? 'one at a time' : `${c} concurrent`);
 const body = [
   `A pure 3-step flow (\`bench/upper\` three times; 8 journal entries per run) through \`createEngine\`, median of ${ROUNDS} interleaved rounds`,
-  `of ${RUNS_PER_ROUND} runs after a 10-run warm-up; \`bench/sql.bench.mjs\`, built package, one process.`,
+  `of ${RUNS_PER_ROUND} runs (at least 4 per concurrent caller) after a 10-run warm-up; \`bench/sql.bench.mjs\`, built package, one process.`,
+  `Each cell is runs per second, and in brackets the mean time of one run from start to finish.`,
+  `Postgres: ${url ? `the local server of TEST_DATABASE_URL / DATABASE_URL (${pgSettings})` : 'not measured'}.`,
   `1-minute load average ${load.toFixed(1)} on ${cpus().length} cores when it started.`,
   '',
-  `| Storage | Runs/s, one at a time | Runs/s, ${CONCURRENCY} concurrent | ms per run, one at a time |`,
-  '|---|---|---|---|',
-  ...results.map((s) => `| ${s.name} | ${f(median(s.seq))} | ${f(median(s.par))} | ${(1000 / median(s.seq)).toFixed(2)} |`),
+  `| Storage | ${CONCURRENCIES.map((c) => `Runs/s, ${label(c)}`).join(' | ')} |`,
+  `|---|${CONCURRENCIES.map(() => '---|').join('')}`,
+  ...results.map((s) => `| ${s.name} | ${CONCURRENCIES.map((c, i) => cell(s.rates[i], c)).join(' | ')} |`),
   '',
   watchLine,
 ].join('\n');
-writeSection('sql', 'SQL storage: runs per second and cross-process watch latency', body);
+// A partial run (some storages, other concurrencies) prints its table but leaves RESULTS.md alone.
+if (!ONLY && !process.env.BENCH_CONCURRENCY) writeSection('sql', 'SQL storage: runs per second and cross-process watch latency', body);
 process.stderr.write(`${body}\n`);
 
 /** A writer child process appends to one run while this process watches it. */

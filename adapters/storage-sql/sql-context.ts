@@ -6,6 +6,13 @@ import type { SqlDatabase } from './schema.js';
 export interface SqlContext {
   /** Queries through this are schema-qualified when a schema is configured. */
   readonly db: Kysely<SqlDatabase>;
+  /** The configured Postgres schema, for raw SQL (sql-values.ts `table`). */
+  readonly schema: string | undefined;
+  /**
+   * Postgres outside a transaction: run a statement as a named prepared statement (the group-commit
+   * statements, the same text every time). Absent on PGlite and in a transaction: kysely runs it.
+   */
+  readonly prepared?: (text: string, values: readonly unknown[]) => Promise<unknown[]>;
   /** The NOTIFY channel appends signal on. */
   readonly channel: string;
   readonly notifier: JournalNotifier;

@@ -4,8 +4,8 @@ import { FlowError, prefixed } from '../../src/errors.js';
 import type { RunListQuery, RunRecord, RunStore } from '../../src/ports/storage.js';
 import type { RunStatus } from '../../src/run/types.js';
 import type { SqlContext } from './sql-context.js';
-import { constraintOf, errorCode } from './sql-errors.js';
-import { isoText, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull } from './sql-values.js';
+import type { GroupCommit, ItemResult } from './group-commit.js';
+import { isoText, jsonbOrNull, jsonText, parseJson, runRows, storedJsonText, table, timestamptz } from './sql-values.js';
 
 interface RunRow {
   id: string;
@@ -40,7 +40,78 @@ function toRecord(row: RunRow): RunRecord {
   return run;
 }
 
-export function sqlRunStore(ctx: SqlContext): RunStore {
+/** A run record as the create statements take it: the record, and the row's JSON text for a batch. */
+export interface CreateItem {
+  id: string;
+  run: RunRecord;
+  row: string;
+}
+
+const str = (v: unknown): string => (v === undefined || v === null ? 'null' : JSON.stringify(v));
+
+/**
+ * The row's JSON: text columns as plain JSON strings (stored as they are), JSON columns in their
+ * stored form (sql-values.ts), timestamps checked. Absent optional values are left out (SQL NULL);
+ * a JSON null output stays the jsonb value `null`.
+ */
+function createItem(run: RunRecord): CreateItem {
+  timestamptz('started_at', run.started_at);
+  if (run.finished_at !== undefined) timestamptz('finished_at', run.finished_at);
+  const json = (key: string, value: unknown): string => {
+    if (value === undefined) return '';
+    const text = storedJsonText(value);
+    if (text === undefined) throw new FlowError('invalid_record', prefixed('storage-sql', `run ${run.id}: ${key} is not JSON-serialisable`));
+    return `,${JSON.stringify(key)}:${text}`;
+  };
+  const row =
+    `{"id":${str(run.id)},"flow_digest":${str(run.flow_digest)},"flow_name":${str(run.flow_name)},"status":${str(run.status)}` +
+    `,"started_at":${str(run.started_at)},"finished_at":${str(run.finished_at)},"replay_of":${str(run.replay_of)}` +
+    `,"cancel_requested":${run.cancel_requested === true}` +
+    json('output', run.output) + json('error', run.error) + json('inputs', run.inputs) + json('lease', run.lease) + '}';
+  return { id: String(run.id), run, row };
+}
+
+function runExists(id: string): FlowError {
+  return new FlowError('run_exists', prefixed('storage-sql', `run ${id} already exists`), { data: { run_id: id } });
+}
+
+/** Insert several run records (distinct ids) in one statement; an id that is taken is `run_exists`. */
+export async function createStatement(ctx: SqlContext, items: CreateItem[]): Promise<ItemResult<void>[]> {
+  const rows = await runRows(ctx, sql<{ id: string }>`
+    insert into ${table(ctx, 'runs')}
+      (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
+    select x->>'id', x->>'flow_digest', x->>'flow_name', x->>'status', (x->>'started_at')::timestamptz, (x->>'finished_at')::timestamptz,
+      x->'output', x->'error', x->>'replay_of', x->'inputs', x->'lease', (x->>'cancel_requested')::boolean
+    from jsonb_array_elements(${`[${items.map((it) => it.row).join(',')}]`}::text::jsonb) as x
+    order by x->>'id'
+    on conflict (id) do nothing
+    returning id`);
+  const created = new Set(rows.map((r) => r.id));
+  return items.map((it) => (created.has(it.id) ? { ok: true, value: undefined } : { ok: false, error: runExists(it.id) }));
+}
+
+/** One run record alone: a one-row insert with scalar parameters (cheaper to plan than the batch). */
+export async function createOne(ctx: SqlContext, item: CreateItem): Promise<void> {
+  const run = item.run;
+  // Every parameter typed in SQL, absent or not, so the statement text (a prepared statement) never varies.
+  const json = (value: unknown) => sql`${value === undefined ? null : storedJsonText(value)}::text::jsonb`;
+  const rows = await runRows(ctx, sql<{ id: string }>`
+    insert into ${table(ctx, 'runs')}
+      (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
+    values (${run.id}::text, ${run.flow_digest}::text, ${run.flow_name}::text, ${run.status}::text,
+      ${run.started_at}::text::timestamptz, ${run.finished_at ?? null}::text::timestamptz,
+      ${json(run.output)}, ${json(run.error)}, ${run.replay_of ?? null}::text,
+      ${json(run.inputs)}, ${json(run.lease)}, ${run.cancel_requested === true}::boolean)
+    on conflict (id) do nothing
+    returning id`);
+  if (rows.length === 0) throw runExists(item.id);
+}
+
+/**
+ * The run store. `creates`, when given (the storage outside a transaction), groups concurrent
+ * creates into one statement (group-commit.ts).
+ */
+export function sqlRunStore(ctx: SqlContext, creates?: GroupCommit<CreateItem, void>): RunStore {
   const selectRuns = () =>
     ctx.db
       .selectFrom('runs')
@@ -62,28 +133,8 @@ export function sqlRunStore(ctx: SqlContext): RunStore {
   return {
     create: (run) =>
       ctx.guard('runs.create', async () => {
-        const values = {
-          id: run.id,
-          flow_digest: run.flow_digest,
-          flow_name: run.flow_name,
-          status: run.status,
-          started_at: timestamptz('started_at', run.started_at),
-          finished_at: timestamptzOrNull('finished_at', run.finished_at),
-          output: jsonbOrNull(run.output),
-          error: jsonbOrNull(run.error),
-          replay_of: run.replay_of ?? null,
-          inputs: jsonbOrNull(run.inputs),
-          lease: jsonbOrNull(run.lease),
-          cancel_requested: run.cancel_requested === true,
-        };
-        try {
-          await ctx.db.insertInto('runs').values(values).execute();
-        } catch (err) {
-          if (errorCode(err) === '23505' && constraintOf(err) === 'runs_pkey') {
-            throw new FlowError('run_exists', prefixed('storage-sql', `run ${run.id} already exists`), { data: { run_id: run.id } });
-          }
-          throw err;
-        }
+        const item = createItem(run);
+        await (creates ? creates.submit(item) : createOne(ctx, item));
       }),
 
     get: (id) =>

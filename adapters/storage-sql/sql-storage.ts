@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool } from 'kysely';
 import type pg from 'pg';
+import { sha256Hex } from '../../src/canonical.js';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Storage } from '../../src/ports/storage.js';
 import { channelName, PgJournalNotifier, PGliteJournalNotifier, type JournalNotifier } from './journal-notifier.js';
@@ -12,8 +13,9 @@ import type { SqlDatabase } from './schema.js';
 import type { SqlContext } from './sql-context.js';
 import { sqlArtifactStore } from './sql-artifacts.js';
 import { scrub, toFlowError, unreachable, type SqlTarget } from './sql-errors.js';
-import { sqlJournalStore } from './sql-journal.js';
-import { sqlRunStore } from './sql-runs.js';
+import { GroupCommit } from './group-commit.js';
+import { appendOne, appendStatement, sqlJournalStore, type AppendItem } from './sql-journal.js';
+import { createOne, createStatement, sqlRunStore, type CreateItem } from './sql-runs.js';
 import { sqlDeployStore, sqlSpecStore } from './sql-specs.js';
 
 export interface SqlStorageOptions {
@@ -38,6 +40,18 @@ export interface SqlStorageOptions {
   connectTimeoutMs?: number;
   /** Safety-net re-read interval of a waiting journal watcher; notifications are the fast path. Default 1000 ms. */
   watchPollMs?: number;
+  /**
+   * Group commit (docs/storage-sql.md): journal appends and run creates of concurrent runs that wait
+   * at the same time go to the database together, one statement and one commit for all. Each caller
+   * still resumes only after its own write committed. Default true; false sends each write alone.
+   */
+  groupCommit?: boolean;
+  /**
+   * Postgres: send the journal append and run create statements as named prepared statements (parsed
+   * and planned once per connection). Default true; false for a connection pooler that cannot keep
+   * them (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
 }
 
 export interface SqlStorage extends Storage {
@@ -78,9 +92,17 @@ export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'trans
 /** The database under a SqlStorage, for adapters that share it (the pg-boss queue). */
 export type SqlConnectionInfo = { driver: 'postgres'; clientConfig: pg.ClientConfig } | { driver: 'pglite'; pglite: PGlite };
 
+/** Group commit: batches in flight at once on Postgres (each on its own pool connection; PGlite has one). */
+const GROUP_COMMIT_IN_FLIGHT = 2;
+/** At most this many writes, and about this many bytes of JSON, in one statement. */
+const GROUP_COMMIT_MAX_ITEMS = 128;
+const GROUP_COMMIT_MAX_BYTES = 1 << 20;
+
 interface Driver {
   kysely: Kysely<SqlDatabase>;
   connection: () => SqlConnectionInfo;
+  /** Postgres: the pg pool, for the group-commit statements run as named prepared statements. */
+  pool?: pg.Pool;
   target: SqlTarget;
   password: string | undefined;
   notifier: JournalNotifier;
@@ -118,11 +140,26 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
   const kysely = new Kysely<SqlDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,
+    pool: conn.pool,
     target: conn.target,
     password: conn.password,
     connection: () => ({ driver: 'postgres', clientConfig: conn.clientConfig }),
     notifier: new PgJournalNotifier(conn.clientConfig, channel, mapError(conn.target, conn.password)),
     close: async () => {},
+  };
+}
+
+/**
+ * Run a statement as a named prepared statement (pg prepares it once per connection and reuses it:
+ * no parse, and after a few executions Postgres' cached generic plan, so no planning either).
+ */
+function preparedRunner(pool: pg.Pool): NonNullable<SqlContext['prepared']> {
+  const names = new Map<string, string>();
+  return async (text, values) => {
+    let name = names.get(text);
+    if (name === undefined) names.set(text, (name = `flowctl_${sha256Hex(text).slice(0, 24)}`));
+    const result = await pool.query({ name, text, values: values as unknown[] });
+    return result.rows;
   };
 }
 
@@ -159,6 +196,8 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   const inTransaction = new AsyncLocalStorage<true>();
   const ctx: SqlContext = {
     db,
+    schema,
+    ...(driver.pool && options.preparedStatements !== false ? { prepared: preparedRunner(driver.pool) } : {}),
     channel,
     notifier: driver.notifier,
     watchPollMs: options.watchPollMs ?? 1000,
@@ -178,7 +217,32 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     },
   };
 
-  const journal = sqlJournalStore(ctx);
+  // Group commit of the two writes every run makes: its record, and each journal entry.
+  const grouped = options.groupCommit !== false;
+  const maxInFlight = driver.target.driver === 'postgres' ? GROUP_COMMIT_IN_FLIGHT : 1;
+  const appends = grouped
+    ? new GroupCommit<AppendItem, void>({
+        key: (it) => it.runId,
+        size: (it) => it.entry.length + (it.patch?.length ?? 0),
+        maxItems: GROUP_COMMIT_MAX_ITEMS,
+        maxBytes: GROUP_COMMIT_MAX_BYTES,
+        maxInFlight,
+        runBatch: (items) => appendStatement(ctx, items),
+        runOne: (item) => appendOne(ctx, item),
+      })
+    : undefined;
+  const creates = grouped
+    ? new GroupCommit<CreateItem, void>({
+        key: (it) => it.id,
+        size: (it) => it.row.length,
+        maxItems: GROUP_COMMIT_MAX_ITEMS,
+        maxBytes: GROUP_COMMIT_MAX_BYTES,
+        maxInFlight,
+        runBatch: (items) => createStatement(ctx, items),
+        runOne: (item) => createOne(ctx, item),
+      })
+    : undefined;
+  const journal = sqlJournalStore(ctx, appends);
 
   const transaction = async <T>(fn: (tx: SqlStorageTransaction) => Promise<T>): Promise<T> => {
     if (inTransaction.getStore()) {
@@ -192,6 +256,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
         let open = true;
         const tctx: SqlContext = {
           db: trx,
+          schema,
           channel,
           notifier: driver.notifier,
           watchPollMs: ctx.watchPollMs,
@@ -242,7 +307,11 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     }
   };
 
-  const flags = { crossProcessWatch: driver.target.driver === 'postgres', durable: driver.target.driver === 'postgres' || driver.target.dataDir !== undefined };
+  const flags = {
+    crossProcessWatch: driver.target.driver === 'postgres',
+    durable: driver.target.driver === 'postgres' || driver.target.dataDir !== undefined,
+    appendUpdatesRun: true,
+  };
 
   return {
     name: `sql-${driver.target.driver}`,
@@ -251,9 +320,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     flags,
     db,
     connection: driver.connection,
-    specs: sqlSpecStore(ctx),
+    specs: sqlSpecStore(ctx, new Set()),
     deploys: sqlDeployStore(ctx),
-    runs: sqlRunStore(ctx),
+    runs: sqlRunStore(ctx, creates),
     journal,
     artifacts: sqlArtifactStore(ctx),
     transaction,
@@ -261,6 +330,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     dispose() {
       disposed ??= (async () => {
         await initPromise?.catch(() => {});
+        await Promise.all([appends?.idle(), creates?.idle()]);
         await driver.notifier.close();
         try {
           await driver.kysely.destroy();

@@ -1,5 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { FlowError, prefixed } from '../../src/errors.js';
+import type { RunPatch } from '../../src/ports/storage.js';
+import type { SqlContext } from './sql-context.js';
 
 /**
  * Values in and out of SQL, identical on pg and PGlite.
@@ -57,10 +59,14 @@ function encodeMembers(_key: string, value: unknown): unknown {
   return value;
 }
 
-/** The JSON text stored for `value` (strings encoded where Postgres needs it), or undefined. */
-export function storedJsonText(value: unknown): string | undefined {
-  const text = JSON.stringify(value);
-  if (text === undefined || !SUSPECT.test(text)) return text;
+/**
+ * The JSON text stored for `value` (strings encoded where Postgres needs it), or undefined. `text`,
+ * when given, is `value`'s JSON text already made by the caller (the engine's sealed entry text): it
+ * is used as it is unless it holds something to encode.
+ */
+export function storedJsonText(value: unknown, text?: string): string | undefined {
+  const plain = text ?? JSON.stringify(value);
+  if (plain === undefined || !SUSPECT.test(plain)) return plain;
   return JSON.stringify(value, encodeMembers);
 }
 
@@ -156,4 +162,36 @@ export function isoText<A extends string>(column: string, alias: A) {
 /** bytea arrives as a Buffer (pg) or a Uint8Array (PGlite); hand out a plain, unshared Uint8Array. */
 export function toBytes(value: Uint8Array): Uint8Array {
   return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
+}
+
+/** The rows of a raw statement: as a named prepared statement when the context has them (sql-context.ts), else through kysely. */
+export async function runRows<T>(ctx: Pick<SqlContext, 'db' | 'prepared'>, query: RawBuilder<T>): Promise<T[]> {
+  if (ctx.prepared) {
+    const compiled = query.compile(ctx.db);
+    return (await ctx.prepared(compiled.sql, compiled.parameters)) as T[];
+  }
+  return (await query.execute(ctx.db)).rows;
+}
+
+/** A table of the storage in raw SQL, qualified by the storage's schema when it has one. */
+export function table(ctx: Pick<SqlContext, 'schema'>, name: string): RawBuilder<unknown> {
+  return ctx.schema === undefined ? sql.id(name) : sql.id(ctx.schema, name);
+}
+
+const PATCH_KEYS = ['status', 'finished_at', 'output', 'error', 'lease', 'cancel_requested'] as const;
+
+/**
+ * A run patch as the JSON text the append statement applies: only the fields `runs.update` knows,
+ * undefined ones left out (unchanged), `finished_at` checked like every stored timestamp.
+ */
+export function runPatchText(patch: RunPatch): string {
+  const out: Record<string, unknown> = {};
+  for (const key of PATCH_KEYS) if (patch[key] !== undefined) out[key] = patch[key];
+  if (out.finished_at !== undefined) timestamptz('finished_at', out.finished_at as string);
+  if (out.cancel_requested !== undefined && typeof out.cancel_requested !== 'boolean') {
+    throw new FlowError('invalid_record', prefixed('storage-sql', `cancel_requested must be a boolean, got ${JSON.stringify(out.cancel_requested)}`));
+  }
+  const text = storedJsonText(out);
+  if (text === undefined) throw new FlowError('invalid_record', prefixed('storage-sql', 'value is not JSON-serialisable'));
+  return text;
 }

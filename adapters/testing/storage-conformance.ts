@@ -269,6 +269,22 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect(seen).toHaveLength(1);
       });
 
+      it('applies a run patch together with its append, and not at all when the append is refused (appendUpdatesRun)', async (ctx) => {
+        const flags = options.flags ?? storage.flags;
+        if (!flags.appendUpdatesRun) return ctx.skip();
+        const entries = sampleJournal(3, true);
+        await storage.journal.append(runId, entries[0]!, undefined, { status: 'running' });
+        expect((await (await independent()).runs.get(runId))?.status).toBe('running');
+        await rejectsWith(storage.journal.append(runId, entries[2]!, undefined, { status: 'failed', finished_at: entries[2]!.at }), 'journal_conflict');
+        expect(await (await independent()).runs.get(runId)).toMatchObject({ status: 'running' });
+        expect((await (await independent()).runs.get(runId))?.finished_at).toBeUndefined();
+        await storage.journal.append(runId, entries[1]!);
+        const last = entries[2]!;
+        await storage.journal.append(runId, last, undefined, { status: 'succeeded', finished_at: last.at, output: { n: 2 } });
+        expect(await (await independent()).runs.get(runId)).toMatchObject({ status: 'succeeded', finished_at: last.at, output: { n: 2 } });
+        expect(await (await independent()).journal.read(runId)).toEqual(entries);
+      });
+
       it('watch through an independent instance sees appends from another writer (crossProcessWatch)', async (ctx) => {
         const flags = options.flags ?? storage.flags;
         if (!flags.crossProcessWatch || !options.reopen) return ctx.skip();

@@ -64,12 +64,15 @@ export interface RunListQuery {
   status?: RunStatus[];
 }
 
+/** The record fields a run's executor (or a cancel) changes after creation. */
+export type RunPatch = Partial<Pick<RunRecord, 'status' | 'finished_at' | 'output' | 'error' | 'lease' | 'cancel_requested'>>;
+
 export interface RunStore {
   create(run: RunRecord): Promise<void>;
   get(id: string): Promise<RunRecord | undefined>;
   /** Newest first (by started_at, then id, descending). */
   list(query?: RunListQuery): Promise<RunRecord[]>;
-  update(id: string, patch: Partial<Pick<RunRecord, 'status' | 'finished_at' | 'output' | 'error' | 'lease' | 'cancel_requested'>>): Promise<void>;
+  update(id: string, patch: RunPatch): Promise<void>;
 }
 
 export interface JournalStore {
@@ -79,8 +82,12 @@ export interface JournalStore {
    * `text`, when given, is the entry's JSON text (JSON.parse(text) deep-equals `entry`, key order
    * aside): the engine passes the text it made while sealing, so a store that keeps JSON need not
    * serialise the entry again. A store may ignore it.
+   * `run`, when given and the store declares `flags.appendUpdatesRun`, is applied to the run record
+   * (as `runs.update` would) atomically with the append: both or neither, so a refused append leaves
+   * the record as it was. A store without the flag ignores it; the engine then calls `runs.update`
+   * itself after the append.
    */
-  append(runId: string, entry: JournalEntry, text?: string): Promise<void>;
+  append(runId: string, entry: JournalEntry, text?: string, run?: RunPatch): Promise<void>;
   /** Entries with seq >= fromSeq, in order. */
   read(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
   /**
@@ -101,6 +108,11 @@ export interface StorageFlags {
   crossProcessWatch?: boolean;
   /** Data survives a process restart. */
   durable?: boolean;
+  /**
+   * `journal.append` applies its `run` patch to the run record in the same transaction. A wrapper
+   * that passes an adapter's flags on must pass that fourth argument on too.
+   */
+  appendUpdatesRun?: boolean;
 }
 
 export interface Storage {

@@ -1,6 +1,6 @@
 import type { Digest } from '../canonical.js';
 import type { Clock, Logger } from '../ports/clock.js';
-import type { JournalStore } from '../ports/storage.js';
+import type { JournalStore, RunPatch } from '../ports/storage.js';
 import type { SecretMask } from '../secrets/mask.js';
 import { sealEntryText, type EntryDraft, type UnsealedEntry } from './journal.js';
 import type { JournalEntry } from './types.js';
@@ -16,6 +16,11 @@ export interface JournalWriterOptions {
   onEntry?: (entry: JournalEntry) => void;
   /** Called with each sealed entry before it is stored; throwing stops the append (replay verify). */
   check?: (entry: JournalEntry) => void;
+  /**
+   * The run record change that goes with an entry, handed to `store.append` to apply in the same
+   * transaction (only for a store with `flags.appendUpdatesRun`; the engine decides).
+   */
+  runPatch?: (entry: JournalEntry) => RunPatch | undefined;
 }
 
 /**
@@ -58,7 +63,8 @@ export class JournalWriter {
       prev: seq === 0 ? null : this.entries[seq - 1]!.digest,
     } as UnsealedEntry);
     o.check?.(entry);
-    await o.store.append(o.runId, entry, text);
+    const patch = o.runPatch?.(entry);
+    await (patch ? o.store.append(o.runId, entry, text, patch) : o.store.append(o.runId, entry, text));
     this.entries.push(entry);
     this.texts.push(text);
     if (o.onEntry) {

@@ -118,7 +118,7 @@ describePostgres('sql storage: Postgres connections', (url) => {
     const storage = sqlStorageFromEnv({ env: { DATABASE_URL: url, FLOWCTL_DB_SCHEMA: schema }, defaultDataDir: '/nonexistent/never-used' });
     try {
       expect(storage.driver).toBe('postgres');
-      expect(storage.flags).toEqual({ crossProcessWatch: true, durable: true });
+      expect(storage.flags).toEqual({ crossProcessWatch: true, durable: true, appendUpdatesRun: true });
       await storage.runs.create(runRecord());
       const rows = await pgQuery<{ n: number }>(url, `select count(*)::int as n from "${schema}".runs`);
       expect(rows[0].n).toBe(1);
@@ -136,7 +136,7 @@ describe('sql storage: PGlite data folder', () => {
     try {
       const first = sqlStorageFromEnv({ env: {}, defaultDataDir: dataDir });
       expect(first.driver).toBe('pglite');
-      expect(first.flags).toEqual({ crossProcessWatch: false, durable: true });
+      expect(first.flags).toEqual({ crossProcessWatch: false, durable: true, appendUpdatesRun: true });
       const run = runRecord();
       await first.runs.create(run);
       const second = (() => {
