@@ -14,6 +14,8 @@ export default defineConfig([
   {
     entry: {
       index: 'src/index.ts',
+      // The engine alone (docs/architecture.md): for processes that only run flows.
+      engine: 'src/engine-entry.ts',
       testing: 'adapters/testing/index.ts',
       ...adapterEntries,
       // The subprocess sandbox forks this script (adapters/sandbox-subprocess/worker-process.ts finds it).

@@ -49,7 +49,7 @@ export async function run({ quick = false } = {}) {
     engineFile,
     `// performance.now() counts from the process's start.
 import { readFile } from 'node:fs/promises';
-import { builtinTools, compileFlow, createEngine, createToolRegistry, parseRecording, recordingToFlow } from ${JSON.stringify(dist('index.js'))};
+import { builtinTools, compileFlow, createEngine, createToolRegistry, parseRecording, recordingToFlow } from ${JSON.stringify(dist('engine.js'))};
 import { createPlaywrightExecutor } from ${JSON.stringify(dist('adapters/executor-playwright.js'))};
 import { createMemoryStorage } from ${JSON.stringify(dist('adapters/storage-memory.js'))};
 const loaded = performance.now();
@@ -176,7 +176,7 @@ the first (\`click\` with \`count: 2\`) to edit it and press Enter, read the ite
 recorded once per app with \`flowctl record\`. Three whole processes, each with one cold Chromium launch, ${RUNS} runs each after
 one unmeasured run of each, interleaved with the order rotating; every output checked equal to the expected list:
 
-- **engine**: \`node engine-run.mjs recordings/todo-<app>.json\`: loads the Recording, compiles it, runs it through createEngine
+- **engine**: \`node engine-run.mjs recordings/todo-<app>.json\`: imports \`flowctl/engine\`, loads the Recording, compiles it, runs it through createEngine
   with the Playwright executor and memory storage (what an application embedding flowctl does);
 - **script**: a handwritten playwright-core script of the same task (Playwright's own waits, and a wait for the editor to close
   before reading), \`node script.mjs\`;
@@ -196,11 +196,11 @@ ${rows
   .join('\n')}
 
 "The run itself" is the run's journal from run_started to run_finished (every step, the cold launch included); the rest of
-the engine's process is loading flowctl (from the process's start to the end of its imports: the package's root entry
-loads every module it exports, the hosted service, MCP and SQL storage included), reading and compiling the Recording (the
-tool contracts' JSON Schemas are compiled on first use), and exit. The script's process loads only playwright-core.
-Where the target is missed, the run itself is at parity with the whole script, and the difference is that start-up: a
-lighter entry point for embedding the engine (or a lazy root entry) would close it; the browser work is not where it goes.`;
+the engine's process is loading flowctl (from the process's start to the end of its imports of \`flowctl/engine\`, the
+engine-only entry: no hosted service, MCP or SQL storage; undici loads only for runs under an egress guard), reading and
+compiling the Recording (the tool contracts' JSON Schemas are compiled on first use), and exit. The script's process loads
+only playwright-core. Where the target is missed, the run itself is at parity with the whole script and the difference is
+that start-up; the browser work is not where it goes.`;
   writeSection('browser-todomvc', 'Browser: real apps (TodoMVC from npm), engine vs handwritten Playwright', body);
   process.stderr.write(`${body}\n`);
   return rows;

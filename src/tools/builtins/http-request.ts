@@ -1,7 +1,6 @@
-import { fetch as guardedFetch, type Agent } from 'undici';
+import type { Agent } from 'undici';
 import { FlowError, isFlowError } from '../../errors.js';
 import { abortError, defineTool, toolError } from '../contract.js';
-import { createGuardedAgent } from '../egress-agent.js';
 import type { EgressGuard } from '../egress.js';
 import type { ToolContext } from '../types.js';
 
@@ -145,7 +144,8 @@ function statusAccepted(status: number, expect: number | number[] | undefined): 
 function guardedAgent(ctx: ToolContext, guard: EgressGuard): Promise<Agent> {
   return ctx.scope.get(
     'http/request:egress-agent',
-    async () => createGuardedAgent(guard),
+    // undici loads only when a run has an egress guard (it costs about 0.1 s to load).
+    async () => (await import('../egress-agent.js')).createGuardedAgent(guard),
     (agent) => agent.close(),
   );
 }
@@ -183,7 +183,7 @@ async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> 
         redirect: 'follow' as const,
       };
       res = agent
-        ? ((await guardedFetch(url, { ...init, headers: [...headers], dispatcher: agent })) as unknown as Response)
+        ? ((await (await import('undici')).fetch(url, { ...init, headers: [...headers], dispatcher: agent })) as unknown as Response)
         : await fetch(url, { ...init, headers });
     } catch (e) {
       throw classify(e);
