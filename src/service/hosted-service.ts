@@ -33,6 +33,9 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
 import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
+import { createLiveCapture, type StudioOptions } from './studio/live.js';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -68,6 +71,12 @@ export interface HostedServiceOptions {
    * the API). Default: the package's built app (dist/web) when present. `false`: no web app.
    */
   web?: string | false;
+  /**
+   * The studio's live capture (`GET /api/authoring/{id}/live`, a WebSocket): its browser
+   * (createStudioBrowser from flowctl/adapters/executor-playwright) and limits. Without it the
+   * upgrade is answered 503 `not_ready` after the usual checks.
+   */
+  studio?: StudioOptions;
 }
 
 export interface HostedService {
@@ -84,6 +93,8 @@ export interface HostedService {
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
   /** The folder of the web app served at `/`, or undefined when none is served. */
   readonly webRoot: string | undefined;
+  /** node:http 'upgrade' handler: the studio's WebSocket (serveNodeHttp wires it when given). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   dispose(): Promise<void>;
 }
 
@@ -210,6 +221,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
   }
 
+  // The studio's WebSocket is upgraded by `upgrade()` (node:http); a plain GET is told so.
+  app.get('/api/authoring/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
+  const live = createLiveCapture(deps, options.studio);
+
   app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
   app.get('/readyz', async (c) =>
     (await options.storage.ready()) ? c.json({ status: 'ready' }, 200) : c.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, 503),
@@ -271,8 +286,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
       };
     },
     webRoot,
+    upgrade: (req, socket, head) => live.upgrade(req, socket, head),
     dispose() {
       disposed ??= (async () => {
+        await live.dispose();
         await Promise.all([...workers].map((w) => w.stop()));
         workers.clear();
         await scheduler?.stop();

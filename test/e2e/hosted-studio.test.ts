@@ -1,0 +1,318 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createStudioBrowser } from '../../adapters/executor-playwright/index.js';
+import type { StudioBrowser } from '../../src/ports/studio.js';
+import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+
+/**
+ * The studio's live capture end to end: the hosted service on 127.0.0.1 (PGlite in memory) with a
+ * real Chromium studio browser, a multi-page demo site served by this test, and the test as the
+ * viewer on the WebSocket: it waits for frames, clicks and types at known page coordinates, arms
+ * extract mode, and checks the ops the capture script computed (primary locators by page: labels,
+ * test ids, ARIA roles, CSS only). Then it publishes the capture and runs it through the gateway with
+ * a new input. The WebSocket's refusals (foreign or missing Origin, no cookie, a member, another
+ * org's automation, a published session) are HTTP answers with no upgrade.
+ */
+
+const PASSWORD = 'demo-pass-7Q';
+
+/** Every element the test touches sits at a fixed place: left 40, width 300, height 32, at `top`. */
+const box = (top: number) => `style="position:absolute;left:40px;top:${top}px;width:300px;height:32px;margin:0;box-sizing:border-box"`;
+const at = (top: number) => ({ x: 190, y: top + 16 });
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body style="margin:0;font:16px sans-serif">${body}</body></html>`;
+}
+
+async function startDemoSite() {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const html = (text: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(text);
+    const signedIn = /(?:^|;\s*)who=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+    if (url.pathname === '/' && req.method === 'GET') {
+      // Labels: a textbox (role + name first), a password field (no role: its label), a button.
+      return html(
+        page(
+          'Sign in',
+          `<form method="post" action="/login">
+<label for="u" style="position:absolute;left:360px;top:40px">Username</label><input id="u" name="user" autocomplete="off" ${box(40)}>
+<label for="p" style="position:absolute;left:360px;top:100px">Password</label><input id="p" type="password" name="password" ${box(100)}>
+<button type="submit" ${box(160)}>Sign in</button></form>`,
+        ),
+      );
+    }
+    if (url.pathname === '/login' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        const ok = form.get('password') === PASSWORD && (form.get('user') ?? '') !== '';
+        res.writeHead(303, { location: '/search', ...(ok ? { 'set-cookie': `who=${encodeURIComponent(form.get('user')!)}; Path=/` } : {}) }).end();
+      });
+      return;
+    }
+    if (url.pathname === '/search') {
+      // Test ids.
+      return html(
+        page(
+          'Search',
+          `<input data-testid="product" ${box(40)}>
+<select data-testid="size" ${box(100)}><option value="s">Small</option><option value="m">Medium</option><option value="l">Large</option></select>
+<button data-testid="find" ${box(160)} onclick="location.href='/confirm?q='+encodeURIComponent(document.querySelector('[data-testid=product]').value)+'&size='+document.querySelector('[data-testid=size]').value">Find</button>`,
+        ),
+      );
+    }
+    if (url.pathname === '/confirm') {
+      // ARIA roles on plain divs.
+      return html(
+        page(
+          'Confirm',
+          `<div role="checkbox" aria-checked="false" aria-label="Gift wrap" tabindex="0" ${box(40)} onclick="this.setAttribute('aria-checked', this.getAttribute('aria-checked')==='true'?'false':'true')">[ ] wrap it</div>
+<div role="button" aria-label="Continue" tabindex="0" ${box(100)} onclick="location.href='/result'+location.search+'&gift='+document.querySelector('[role=checkbox]').getAttribute('aria-checked')">&rarr;</div>`,
+        ),
+      );
+    }
+    if (url.pathname === '/result') {
+      // CSS only: no test id, role, label or id on the summary.
+      const summary = signedIn ? `Found ${url.searchParams.get('q')} (${url.searchParams.get('size')}) for ${decodeURIComponent(signedIn)}, gift ${url.searchParams.get('gift')}` : 'Not signed in';
+      return html(page('Result', `<div class="panel" ${box(40)}><span class="summary">${summary.replace(/[<&]/g, '')}</span></div>`));
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** A viewer on the studio's socket: every message kept, waits that end on a matching message. */
+class Viewer {
+  readonly messages: any[] = [];
+  private waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = [];
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString());
+      this.messages.push(m);
+      this.waiters = this.waiters.filter((w) => (w.pred(m) ? (w.resolve(m), false) : true));
+    });
+  }
+  static open(url: string, headers: Record<string, string>): Promise<Viewer> {
+    const ws = new WebSocket(url, { headers });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new Viewer(ws)));
+      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+      ws.once('error', reject);
+    });
+  }
+  next(pred: (m: any) => boolean, already = true): Promise<any> {
+    const found = already ? this.messages.find(pred) : undefined;
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+  send(m: unknown) {
+    this.ws.send(JSON.stringify(m));
+  }
+  ops() {
+    return this.messages.filter((m) => m.type === 'op').map((m) => m.op);
+  }
+  async opCount(n: number) {
+    await this.next(() => this.ops().length >= n);
+    // Re-check on every later message until the count is reached.
+    while (this.ops().length < n) await this.next(() => true, false);
+    return this.ops();
+  }
+  click(p: { x: number; y: number }) {
+    this.send({ type: 'mouse', action: 'move', x: p.x, y: p.y });
+    this.send({ type: 'mouse', action: 'down', x: p.x, y: p.y, button: 'left', clickCount: 1 });
+    this.send({ type: 'mouse', action: 'up', x: p.x, y: p.y, button: 'left', clickCount: 1 });
+  }
+  loaded(path: string) {
+    return this.next((m) => m.type === 'loaded' && new URL(m.url).pathname === path);
+  }
+  close() {
+    this.ws.close();
+  }
+}
+
+/** The upgrade's HTTP answer when it is refused (no upgrade happens). */
+async function refused(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  const ws = new WebSocket(url, { headers });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => {
+      ws.close();
+      reject(new Error('the upgrade was accepted'));
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    ws.once('error', reject);
+  });
+}
+
+let h: HostedFixture;
+let studio: StudioBrowser;
+let site: { server: Server; url: string };
+let owner: Client;
+let member: Client;
+let other: Client;
+let wsBase: string;
+const origin = () => h.url;
+
+beforeAll(async () => {
+  site = await startDemoSite();
+  studio = createStudioBrowser();
+  h = await startHosted({}, { studio: { browser: studio, maxSessionsPerOrg: 2 } });
+  wsBase = h.url.replace(/^http/, 'ws');
+  owner = new Client(h.url);
+  other = new Client(h.url);
+  member = new Client(h.url);
+  const mine = await owner.signup('owner@example.test', 'correct horse battery', 'Studio org');
+  await other.signup('other@example.test', 'correct horse battery', 'Other org');
+  await member.signup('member@example.test');
+  // The member joins the owner's org as a member.
+  await owner.call('POST', '/api/members', { email: 'member@example.test', role: 'member' });
+  expect((await member.call('POST', '/api/session/org', { org_id: mine.org.id })).status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  await studio?.dispose();
+  await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
+});
+
+describe('the studio WebSocket refuses before upgrading', () => {
+  it('foreign or missing Origin, no cookie, a member, another org, a published session, a plain GET', async () => {
+    const a = (await owner.call('POST', '/api/automations', { name: 'guarded', site: site.url, task: 'x' })).body.automation;
+    const url = `${wsBase}/api/authoring/${a.id}/live`;
+    const cookie = `svc_session=${owner.cookie}`;
+
+    const foreign = await refused(url, { cookie, origin: 'https://evil.example' });
+    expect([foreign.status, foreign.body.error]).toEqual([403, 'forbidden']);
+    const missing = await refused(url, { cookie });
+    expect([missing.status, missing.body.error]).toEqual([403, 'forbidden']);
+    const anonymous = await refused(url, { origin: origin() });
+    expect([anonymous.status, anonymous.body.error]).toEqual([401, 'unauthenticated']);
+    const tampered = await refused(url, { origin: origin(), cookie: `${cookie}x` });
+    expect(tampered.status).toBe(401);
+    const asMember = await refused(url, { origin: origin(), cookie: `svc_session=${member.cookie}` });
+    expect([asMember.status, asMember.body.error]).toEqual([403, 'forbidden']);
+    const otherOrg = await refused(url, { origin: origin(), cookie: `svc_session=${other.cookie}` });
+    expect([otherOrg.status, otherOrg.body.error]).toEqual([404, 'not_found']);
+    const unknown = await refused(`${wsBase}/api/authoring/nope/live`, { origin: origin(), cookie });
+    expect(unknown.status).toBe(404);
+    const elsewhere = await refused(`${wsBase}/api/automations`, { origin: origin(), cookie });
+    expect(elsewhere.status).toBe(404);
+
+    // A published session is not editable: 409 until it is reopened.
+    await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: site.url }] });
+    expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
+    const published = await refused(url, { origin: origin(), cookie });
+    expect([published.status, published.body.error]).toEqual([409, 'not_editable']);
+
+    const plain = await owner.call('GET', `/api/authoring/${a.id}/live`);
+    expect([plain.status, plain.body.error]).toEqual([426, 'upgrade_required']);
+  });
+
+  it('caps live sessions per org: the third is refused 429 while two are open', async () => {
+    const a = (await owner.call('POST', '/api/automations', { name: 'capped', site: `${site.url}/`, task: 'x' })).body.automation;
+    const url = `${wsBase}/api/authoring/${a.id}/live?width=640&height=480`;
+    const headers = { origin: origin(), cookie: `svc_session=${owner.cookie}` };
+    const one = await Viewer.open(url, headers);
+    const two = await Viewer.open(url, headers);
+    await Promise.all([one.next((m) => m.type === 'ready'), two.next((m) => m.type === 'ready')]);
+    const third = await refused(url, headers);
+    expect([third.status, third.body.error]).toEqual([429, 'rate_limited']);
+    one.close();
+    two.close();
+  });
+});
+
+describe('capturing a demonstration in real Chromium', () => {
+  it('click, type, select and extract become ops with ranked locators; the password is a secret slot; publish and run', async () => {
+    const a = (await owner.call('POST', '/api/automations', { name: 'demo-shop', site: `${site.url}/`, task: 'Sign in, find a product and read the summary' })).body.automation;
+    const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
+    const ready = await viewer.next((m) => m.type === 'ready');
+    expect(ready.viewport).toEqual({ width: 800, height: 600 });
+    const frame = await viewer.next((m) => m.type === 'frame');
+    expect([frame.width, frame.height]).toEqual([800, 600]);
+    expect(Buffer.from(frame.data, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    await viewer.loaded('/');
+
+    // Labels page: a username (textbox: role first), the password (no role: its label), the button.
+    viewer.click(at(40));
+    viewer.send({ type: 'text', text: 'ada' });
+    viewer.click(at(100));
+    viewer.send({ type: 'text', text: PASSWORD });
+    viewer.click(at(160));
+    await viewer.loaded('/search');
+    // Test ids: type a product, Tab to the select and pick "Large" by typing, then Find.
+    viewer.click(at(40));
+    viewer.send({ type: 'text', text: 'Blue lamp' });
+    viewer.send({ type: 'key', action: 'down', key: 'Tab' });
+    viewer.send({ type: 'key', action: 'up', key: 'Tab' });
+    viewer.send({ type: 'key', action: 'down', key: 'l' });
+    viewer.send({ type: 'key', action: 'up', key: 'l' });
+    viewer.click(at(160));
+    await viewer.loaded('/confirm');
+    // ARIA roles: tick the checkbox, continue.
+    viewer.click(at(40));
+    viewer.click(at(100));
+    await viewer.loaded('/result');
+    // CSS only: extract the summary.
+    viewer.send({ type: 'extract', field: 'summary' });
+    await viewer.next((m) => m.type === 'extract_armed');
+    viewer.click(at(40));
+    const ops = await viewer.opCount(10);
+
+    expect(ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'fill', 'click', 'fill', 'select', 'click', 'click', 'click', 'extract']);
+    const primary = (o: any) => {
+      const { fallbacks: _f, ...p } = o.target;
+      return p;
+    };
+    const [nav, user, pass, signIn, product, size, find, gift, cont, extract] = ops;
+    expect(nav).toEqual({ kind: 'navigate', url: `${site.url}/` });
+    expect([user.kind, primary(user), user.value]).toEqual(['fill', { role: 'textbox', name: 'Username' }, 'ada']);
+    expect(user.target.fallbacks).toContainEqual({ label: 'Username' });
+    expect(pass).toEqual({ kind: 'fill', target: expect.objectContaining({ label: 'Password' }), slot: 'password' });
+    expect(primary(pass)).toEqual({ label: 'Password' });
+    expect([signIn.kind, primary(signIn)]).toEqual(['click', { role: 'button', name: 'Sign in' }]);
+    expect([product.kind, primary(product), product.value]).toEqual(['fill', { testid: 'product' }, 'Blue lamp']);
+    expect([size.kind, primary(size), size.value]).toEqual(['select', { testid: 'size' }, 'l']);
+    expect([find.kind, primary(find)]).toEqual(['click', { testid: 'find' }]);
+    expect([gift.kind, primary(gift)]).toEqual(['click', { role: 'checkbox', name: 'Gift wrap' }]);
+    expect([cont.kind, primary(cont)]).toEqual(['click', { role: 'button', name: 'Continue' }]);
+    expect([extract.kind, primary(extract), extract.name]).toEqual(['extract', { css: '.summary' }, 'summary']);
+    expect(ops).toHaveLength(10);
+    viewer.close();
+
+    // Stored through the authoring session; the password is nowhere.
+    const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
+    expect(session.captured_ops).toEqual(ops);
+    expect(session.secret_slots).toEqual(['password']);
+    expect(JSON.stringify(viewer.messages.filter((m) => m.type !== 'frame'))).not.toContain(PASSWORD);
+
+    // Mark the product as an input slot (as the studio page does), publish, run with a new product.
+    const withSlot = session.captured_ops.map((o: any, i: number) => (i === 4 ? { ...o, slot: 'product' } : o));
+    expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: withSlot, input_slots: ['product'] })).status).toBe(200);
+    const published = await owner.call('POST', `/api/authoring/${a.id}/publish`);
+    expect(published.status).toBe(200);
+    const spec = (await owner.call('GET', '/api/flowspecs/demo-shop')).body;
+    expect(JSON.stringify(spec)).not.toContain(PASSWORD);
+    await owner.call('PUT', '/api/secrets/password', { value: PASSWORD });
+    const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
+    const run = await fetch(`${h.url}/v1/run/demo-shop`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { product: 'Red chair' } }) });
+    const result = (await run.json()) as any;
+    expect([run.status, result.status]).toEqual([200, 'succeeded']);
+    expect(result.output).toEqual({ summary: 'Found Red chair (l) for ada, gift true' });
+
+    // The password is in no row of any table (the org secret is stored sealed), runs and journal included.
+    const tables = await h.pglite.query<{ s: string; t: string }>(`select table_schema as s, table_name as t from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema') and table_type = 'BASE TABLE'`);
+    expect(tables.rows.map((r) => r.t)).toContain('svc_authoring');
+    for (const { s, t } of tables.rows) {
+      const dump = await h.pglite.query<{ j: string | null }>(`select string_agg(row_to_json(x)::text, '') as j from "${s}"."${t}" x`);
+      expect([t, dump.rows[0]?.j?.includes(PASSWORD) ?? false]).toEqual([t, false]);
+    }
+  }, 120_000);
+});
