@@ -1,8 +1,11 @@
+import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createStudioBrowser } from '../../adapters/executor-playwright/index.js';
+import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
@@ -313,6 +316,62 @@ describe('capturing a demonstration in real Chromium', () => {
     for (const { s, t } of tables.rows) {
       const dump = await h.pglite.query<{ j: string | null }>(`select string_agg(row_to_json(x)::text, '') as j from "${s}"."${t}" x`);
       expect([t, dump.rows[0]?.j?.includes(PASSWORD) ?? false]).toEqual([t, false]);
+    }
+  }, 120_000);
+});
+
+describe('the studio page of the web app', () => {
+  it('records in the browser: frames on the canvas, input relayed, steps listed live, a fill marked as an input slot, a step deleted', async () => {
+    const SHOTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts', 'studio');
+    await mkdir(SHOTS, { recursive: true });
+    const a = (await owner.call('POST', '/api/automations', { name: 'ui-demo', site: `${site.url}/`, task: 'Sign in' })).body.automation;
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 1000 }, baseURL: h.url });
+      context.setDefaultTimeout(60_000);
+      await context.addCookies([{ name: 'svc_session', value: owner.cookie!, url: h.url }]);
+      const page = await context.newPage();
+      await page.goto(`/automations/${a.id}/capture`);
+      await page.getByRole('tab', { name: 'Record in the browser' }).waitFor();
+      await page.getByText('Nothing captured yet').waitFor();
+      await page.screenshot({ path: join(SHOTS, '01-studio-idle.png'), fullPage: true });
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      // The first frame hides the overlay; the start URL is the first step.
+      await page.locator('.studio-overlay').waitFor({ state: 'detached' });
+      const list = page.getByTestId('op-list');
+      await list.getByText(`${site.url}/`).waitFor();
+      await page.getByTestId('studio-url').getByText(`${site.url}/`).waitFor();
+
+      const canvas = page.getByLabel('Remote browser');
+      const box = (await canvas.boundingBox())!;
+      const width = Number(await canvas.getAttribute('width'));
+      const scale = box.width / width;
+      const clickAt = (p: { x: number; y: number }) => page.mouse.click(box.x + p.x * scale, box.y + p.y * scale);
+      await clickAt(at(40));
+      await page.keyboard.type('grace');
+      await clickAt(at(160));
+      await list.getByText('button "Sign in"').waitFor();
+      const row = await list.locator('.op-row').nth(1).textContent();
+      expect(row).toContain('textbox "Username"');
+      expect(row).toContain('"grace"');
+      await page.getByTestId('studio-url').getByText(`${site.url}/search`).waitFor();
+      await page.screenshot({ path: join(SHOTS, '02-studio-recording.png'), fullPage: true });
+
+      // The typed username becomes an input slot; the session says so.
+      await page.getByLabel('Value of step 2').selectOption('input');
+      await page.getByLabel('Slot of step 2').waitFor();
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots).toEqual(['username']);
+      // Delete the click: two steps are left.
+      await page.getByRole('button', { name: 'Delete step 3' }).click();
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length).toBe(2);
+      await page.getByText('Captured steps (2)').waitFor();
+      await page.screenshot({ path: join(SHOTS, '03-studio-slots.png'), fullPage: true });
+      await page.getByRole('button', { name: 'Stop recording' }).click();
+      await page.getByText('Recording stopped').waitFor();
+      const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
+      expect(session.captured_ops[1]).toMatchObject({ kind: 'fill', slot: 'username', value: 'grace' });
+    } finally {
+      await browser.close();
     }
   }, 120_000);
 });
