@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { builtinTools, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
+import { builtinTools, createEgressGuard, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
 import { createPlaywrightExecutor, createStudioBrowser } from 'flowctl/adapters/executor-playwright';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
 import { createPgBossQueue } from 'flowctl/adapters/queue-pgboss';
@@ -127,8 +127,9 @@ async function main() {
     // An invalid SVC_PUBLIC_URL is refused with its own message by createHostedService below.
   }
   const browser = createPlaywrightExecutor();
-  // The studio's browser: one Chromium for live capture sessions (launched on the first one).
-  const studio = role === 'worker' ? undefined : createStudioBrowser();
+  // The studio's browser: one Chromium for live capture sessions (launched on the first one), under
+  // the same egress rule as runs (a site runs may not reach cannot be recorded either).
+  const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard({ allow: [...egressAllow, ...ownOrigin] }) });
   const tools = createToolRegistry(builtinTools(), browser.tools);
   // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.

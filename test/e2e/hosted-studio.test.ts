@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
+import { createEgressGuard } from '../../src/tools/egress.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
@@ -318,6 +319,32 @@ describe('capturing a demonstration in real Chromium', () => {
       expect([t, dump.rows[0]?.j?.includes(PASSWORD) ?? false]).toEqual([t, false]);
     }
   }, 120_000);
+});
+
+describe('the studio browser under an egress guard', () => {
+  it('a site the guard refuses is not loaded, and the viewer is told why', async () => {
+    const guarded = createStudioBrowser({ egress: createEgressGuard({}) });
+    const notices: string[] = [];
+    let told!: () => void;
+    const notice = new Promise<void>((r) => (told = r));
+    try {
+      const page = await guarded.open({
+        url: `${site.url}/`,
+        viewport: { width: 640, height: 480 },
+        onFrame: (_f, ack) => ack(),
+        onAction: () => {},
+        onNotice: (m) => {
+          notices.push(m);
+          if (/may not reach/.test(m)) told();
+        },
+      });
+      await notice;
+      expect(notices.find((m) => /may not reach/.test(m))).toContain(new URL(site.url).host);
+      await page.close();
+    } finally {
+      await guarded.dispose();
+    }
+  });
 });
 
 describe('the studio page of the web app', () => {

@@ -1,7 +1,9 @@
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { FlowError } from '../../../src/errors.js';
 import type { StudioBrowser, StudioInput, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
+import type { EgressGuard } from '../../../src/tools/egress.js';
 import { LAUNCH_FLAGS } from '../browser-pool.js';
+import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.js';
 import { CAPTURE_SCRIPT } from './page-script.generated.js';
 
@@ -17,6 +19,12 @@ import { CAPTURE_SCRIPT } from './page-script.generated.js';
 export interface StudioBrowserOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
   /** Default true. */
   headless?: boolean;
+  /**
+   * The egress guard of runs (createEgressGuard with the service's allowlist): every request of a
+   * studio context then goes through a guarded proxy of its own, loopback included, so the studio
+   * reaches only what runs may reach. Without it the studio reaches what the host reaches.
+   */
+  egress?: EgressGuard;
 }
 
 const BINDING = '__flowctlStudio';
@@ -49,7 +57,14 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
 
   async function open(opts: { url: string; viewport: StudioViewport } & StudioPageHandlers): Promise<StudioPage> {
     const b = await theBrowser();
-    const context = await b.newContext({ viewport: opts.viewport, acceptDownloads: false });
+    const proxy = options.egress ? await startEgressProxy(options.egress) : undefined;
+    const context = await b
+      .newContext({ viewport: opts.viewport, acceptDownloads: false, serviceWorkers: 'block', ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}) })
+      .catch(async (err: unknown) => {
+        await proxy?.close();
+        throw err;
+      });
+    context.on('close', () => void proxy?.close());
     let closed = false;
     let page!: Page;
     let cdp!: CDPSession;
@@ -75,6 +90,19 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         if (frame === page.mainFrame()) opts.onNavigated?.(frame.url());
       });
       page.on('domcontentloaded', () => opts.onLoaded?.(page.url()));
+      if (proxy) {
+        // A page the guard refuses: say so (the page itself shows the proxy's refusal or an error page).
+        const refused = (url: string) => {
+          const refusal = proxy.refusalOf(url);
+          if (refusal) opts.onNotice(`the studio may not reach ${refusal.target}: ${refusal.error.message.replace(/^(\[[^\]]+\]\s*)+/, '')}`);
+        };
+        page.on('response', (r) => {
+          if (r.request().isNavigationRequest() && r.request().frame() === page.mainFrame() && r.headers()[DENIED_HEADER] === 'denied') refused(r.url());
+        });
+        page.on('requestfailed', (r) => {
+          if (r.isNavigationRequest() && r.frame() === page.mainFrame()) refused(r.url());
+        });
+      }
       page.on('crash', () => opts.onGone?.('the page crashed'));
       context.on('close', () => {
         if (!closed) opts.onGone?.('the browser context closed');
