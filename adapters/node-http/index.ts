@@ -226,12 +226,15 @@ export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOpti
   applyServerLimits(server, { idleTimeoutMs, maxConnections });
   // Upgraded connections (WebSockets) leave Node's bookkeeping: tracked here so close() ends them.
   const upgraded = new Set<Duplex>();
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!handler.upgrade) return answerOnSocket(socket as Socket, 404, 'not_found', '[flowctl] no WebSocket here');
-    upgraded.add(socket);
-    socket.once('close', () => upgraded.delete(socket));
-    handler.upgrade(req, socket, head);
-  });
+  // Only a handler with `upgrade` listens: without it Node answers Upgrade requests as plain requests.
+  if (handler.upgrade) {
+    const onUpgrade = handler.upgrade.bind(handler);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      onUpgrade(req, socket, head);
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {

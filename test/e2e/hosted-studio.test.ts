@@ -78,6 +78,9 @@ async function startDemoSite() {
         ),
       );
     }
+    if (url.pathname === '/popup') {
+      return html(page('Popup', `<a href="/" target="_blank" ${box(40)}>Open in a new tab</a><iframe src="/" title="framed" style="position:absolute;left:40px;top:120px;width:400px;height:240px"></iframe>`));
+    }
     if (url.pathname === '/result') {
       // CSS only: no test id, role, label or id on the summary.
       const summary = signedIn ? `Found ${url.searchParams.get('q')} (${url.searchParams.get('size')}) for ${decodeURIComponent(signedIn)}, gift ${url.searchParams.get('gift')}` : 'Not signed in';
@@ -319,6 +322,57 @@ describe('capturing a demonstration in real Chromium', () => {
       expect([t, dump.rows[0]?.j?.includes(PASSWORD) ?? false]).toEqual([t, false]);
     }
   }, 120_000);
+});
+
+describe('limits and refusals', () => {
+  it('the process-wide cap, the idle close (which frees the place and the browser context), new tabs and frames refused', async () => {
+    let shown: Viewer | undefined;
+    const small = await startHosted({}, { studio: { browser: studio, maxSessions: 1, idleTimeoutMs: 6000 } });
+    try {
+      const o = new Client(small.url);
+      const p = new Client(small.url);
+      await o.signup('solo@example.test', 'correct horse battery', 'Solo');
+      await p.signup('peer@example.test', 'correct horse battery', 'Peer');
+      const mine = (await o.call('POST', '/api/automations', { name: 'popups', site: `${site.url}/popup`, task: 'x' })).body.automation;
+      const theirs = (await p.call('POST', '/api/automations', { name: 'theirs', site: `${site.url}/`, task: 'x' })).body.automation;
+      const ws = small.url.replace(/^http/, 'ws');
+      const before = studio.openPages();
+      const viewer = await Viewer.open(`${ws}/api/authoring/${mine.id}/live?width=640&height=480`, { origin: small.url, cookie: `svc_session=${o.cookie}` });
+      shown = viewer;
+      await viewer.next((m) => m.type === 'ready');
+      expect(studio.openPages()).toBe(before + 1);
+      // Another org, same process: the one place is taken.
+      const full = await refused(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
+      expect([full.status, full.body.error]).toEqual([429, 'rate_limited']);
+
+      await viewer.loaded('/popup');
+      // A click into the frame is refused; the link's click is captured and its new tab closed.
+      viewer.click({ x: 140, y: 200 });
+      await viewer.next((m) => m.type === 'notice' && /frames/.test(m.message));
+      viewer.click(at(40));
+      await viewer.next((m) => m.type === 'notice' && /new tabs/.test(m.message));
+      const ops = await viewer.opCount(2);
+      expect(ops[1]).toMatchObject({ kind: 'click', target: { role: 'link', name: 'Open in a new tab' } });
+      // Bad messages are answered, and the session goes on.
+      viewer.send({ type: 'mouse', action: 'hover', x: 1, y: 1 });
+      await viewer.next((m) => m.type === 'error' && m.error === 'invalid_message');
+      viewer.send({ type: 'extract', field: '1bad' });
+      await viewer.next((m) => m.type === 'error' && /identifier/.test(m.message));
+
+      // No more input: the idle close, then the place is free again.
+      const closed = new Promise<number>((r) => viewer.ws.once('close', (code) => r(code)));
+      expect(await viewer.next((m) => m.type === 'closed')).toMatchObject({ reason: 'idle' });
+      expect(await closed).toBe(4000);
+      await expect.poll(() => studio.openPages()).toBe(before);
+      const next = await Viewer.open(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
+      await next.next((m) => m.type === 'ready');
+      next.close();
+    } finally {
+      // On a failure, what the viewer was told (frames left out).
+      if (process.env.STUDIO_DEBUG) console.log(JSON.stringify(shown?.messages.filter((m) => m.type !== 'frame')));
+      await small.close();
+    }
+  }, 30_000);
 });
 
 describe('the studio browser under an egress guard', () => {
