@@ -16,11 +16,11 @@ export interface StudioFrame {
   height: number;
 }
 
-export type MouseButton = 'left' | 'middle' | 'right' | 'none';
+export type StudioMouseButton = 'left' | 'middle' | 'right' | 'none';
 
 /** Input from the viewer, in page CSS pixels. */
 export type StudioInput =
-  | { type: 'mouse'; action: 'down' | 'up' | 'move' | 'wheel'; x: number; y: number; button?: MouseButton; clickCount?: number; deltaX?: number; deltaY?: number; modifiers?: number }
+  | { type: 'mouse'; action: 'down' | 'up' | 'move' | 'wheel'; x: number; y: number; button?: StudioMouseButton; clickCount?: number; deltaX?: number; deltaY?: number; modifiers?: number }
   | { type: 'key'; action: 'down' | 'up'; key: string }
   | { type: 'text'; text: string };
 
