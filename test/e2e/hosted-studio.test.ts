@@ -438,19 +438,34 @@ describe('the studio page of the web app', () => {
       await page.getByTestId('studio-url').getByText(`${site.url}/search`).waitFor();
       await page.screenshot({ path: join(SHOTS, '02-studio-recording.png'), fullPage: true });
 
+      // The address bar (a navigate step), then Extract: name the field, pick the element.
+      await page.getByLabel('Address').fill(`${site.url}/result?q=x&size=s&gift=false`);
+      await page.getByRole('button', { name: 'Go', exact: true }).click();
+      await list.getByText(`${site.url}/result?q=x&size=s&gift=false`).waitFor();
+      await page.getByTestId('studio-url').getByText(`${site.url}/result`).waitFor();
+      await page.getByLabel('Output field').fill('summary');
+      await page.getByRole('button', { name: 'Extract' }).click();
+      await page.getByRole('button', { name: 'Click the element for "summary"' }).waitFor();
+      // The summary's text starts at the panel's left edge: pick the text itself, not the panel.
+      await clickAt({ x: 60, y: 56 });
+      await list.getByText('output.summary').waitFor();
+      expect(await list.locator('.op-row').nth(4).locator('code').first().textContent()).toBe('.summary');
+
       // The typed username becomes an input slot; the session says so.
       await page.getByLabel('Value of step 2').selectOption('input');
       await page.getByLabel('Slot of step 2').waitFor();
       await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots).toEqual(['username']);
-      // Delete the click: two steps are left.
+      // Delete the click: four steps are left.
       await page.getByRole('button', { name: 'Delete step 3' }).click();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length).toBe(2);
-      await page.getByText('Captured steps (2)').waitFor();
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length).toBe(4);
+      await page.getByText('Captured steps (4)').waitFor();
       await page.screenshot({ path: join(SHOTS, '03-studio-slots.png'), fullPage: true });
       await page.getByRole('button', { name: 'Stop recording' }).click();
       await page.getByText('Recording stopped').waitFor();
       const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
       expect(session.captured_ops[1]).toMatchObject({ kind: 'fill', slot: 'username', value: 'grace' });
+      expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'navigate', 'extract']);
+      expect(session.captured_ops[3]).toEqual({ kind: 'extract', target: { css: '.summary' }, name: 'summary' });
     } finally {
       await browser.close();
     }

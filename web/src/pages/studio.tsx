@@ -214,12 +214,11 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
     send({ type: 'mouse', action, ...point(e), button: BUTTON[e.button] ?? 'left', clickCount: Math.max(1, e.detail || 1) });
   };
   const onKey = (action: 'down' | 'up') => (e: React.KeyboardEvent) => {
+    // Paste arrives as a paste event (sent as text); composition and dead keys are not relayed.
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'v') return;
     e.preventDefault();
-    const printable = e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey;
-    if (printable) {
-      if (action === 'down') send({ type: 'text', text: e.key });
-      return;
-    }
+    if (e.nativeEvent.isComposing || e.key === 'Dead' || e.key === 'Unidentified' || e.key === 'Process') return;
+    // Every key as a key event (the page sees keydown, keypress/input and keyup, as from a keyboard).
     send({ type: 'key', action, key: e.key });
   };
   const onPaste = (e: React.ClipboardEvent) => {
