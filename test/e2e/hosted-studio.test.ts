@@ -358,6 +358,10 @@ describe('limits and refusals', () => {
       await viewer.next((m) => m.type === 'error' && m.error === 'invalid_message');
       viewer.send({ type: 'extract', field: '1bad' });
       await viewer.next((m) => m.type === 'error' && /identifier/.test(m.message));
+      // A flood: past 400 messages in a second the rest is dropped, said once.
+      for (let i = 0; i < 450; i++) viewer.send({ type: 'ping' });
+      await viewer.next((m) => m.type === 'error' && m.error === 'rate_limited');
+      expect(viewer.messages.filter((m) => m.type === 'error' && m.error === 'rate_limited')).toHaveLength(1);
 
       // No more input: the idle close, then the place is free again.
       const closed = new Promise<number>((r) => viewer.ws.once('close', (code) => r(code)));

@@ -162,10 +162,32 @@ function install(): void {
     return;
   }
   let extractField: string | null = null;
+  // While extract mode is armed, a box outlines the element under the pointer (removed before picking).
+  let outline: HTMLDivElement | null = null;
+  const hideOutline = () => {
+    outline?.remove();
+    outline = null;
+  };
   w.__flowctlStudioExtract = (field) => {
     extractField = field;
     document.documentElement.style.cursor = field ? 'crosshair' : '';
+    if (!field) hideOutline();
   };
+  document.addEventListener(
+    'mousemove',
+    (event) => {
+      if (extractField === null || !(event.target instanceof Element) || event.target === outline) return;
+      const r = event.target.getBoundingClientRect();
+      if (!outline) {
+        outline = document.createElement('div');
+        outline.setAttribute('aria-hidden', 'true');
+        outline.style.cssText = 'position:fixed;pointer-events:none;z-index:2147483647;border:2px solid #4f46e5;background:rgba(79,70,229,.12);border-radius:2px;box-sizing:border-box';
+        document.documentElement.appendChild(outline);
+      }
+      Object.assign(outline.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px`, height: `${r.height}px` });
+    },
+    { capture: true, passive: true },
+  );
 
   const pick = (event: Event): boolean => {
     if (extractField === null) return false;
@@ -185,6 +207,7 @@ function install(): void {
         pick(event);
         const name = extractField;
         w.__flowctlStudioExtract!(null);
+        hideOutline();
         const target = targetOf(origin, 'extract');
         if (target) send({ kind: 'extract', target, name });
         else send({ kind: 'refused', message: 'no locator found for that element' });

@@ -43,6 +43,8 @@ export const LIVE_PATH = /^\/api\/authoring\/([^/]+)\/live\/?$/;
 /** Frames are dropped (not queued) while more than this many bytes wait in the socket. */
 export const FRAME_BACKLOG_BYTES = 512 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Viewer messages taken per second; more are dropped (one `rate_limited` error per second says so). */
+export const MAX_MESSAGES_PER_SECOND = 400;
 const MAX_OP_BYTES = 16 * 1024;
 const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
 
@@ -316,8 +318,19 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     const current = await storage.authoring.get(orgId, automationId);
     sendJson({ type: 'ready', automation_id: automationId, site, viewport: page.viewport, captured_ops: current?.captured_ops ?? [], secret_slots: current?.secret_slots ?? [], input_slots: current?.input_slots ?? [] });
 
+    let windowStart = Date.now();
+    let inWindow = 0;
     ws.on('message', (data: RawData, isBinary: boolean) => {
       touch();
+      const now = Date.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        inWindow = 0;
+      }
+      if (++inWindow > MAX_MESSAGES_PER_SECOND) {
+        if (inWindow === MAX_MESSAGES_PER_SECOND + 1) sendJson({ type: 'error', error: 'rate_limited', message: `more than ${MAX_MESSAGES_PER_SECOND} messages in a second: the rest of this second is dropped` });
+        return;
+      }
       if (isBinary) return sendJson({ type: 'error', error: 'invalid_message', message: 'messages are JSON text' });
       let m: Record<string, unknown>;
       try {
