@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -226,6 +226,16 @@ describe('the studio WebSocket refuses before upgrading', () => {
     const a = (await owner.call('POST', '/api/automations', { name: 'capped', site: `${site.url}/`, task: 'x' })).body.automation;
     const url = `${wsBase}/api/authoring/${a.id}/live?width=640&height=480`;
     const headers = { origin: origin(), cookie: `svc_session=${owner.cookie}` };
+    // Three malformed handshakes (no Sec-WebSocket-Key) pass the checks, get ws's 400 and hold no place.
+    for (let i = 0; i < 3; i++) {
+      const u = new URL(url);
+      const raw = connect(Number(u.port), u.hostname);
+      raw.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nOrigin: ${headers.origin}\r\nCookie: ${headers.cookie}\r\n\r\n`);
+      let answer = '';
+      raw.on('data', (c) => (answer += c));
+      await new Promise((r) => raw.once('close', r));
+      expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    }
     const one = await Viewer.open(url, headers);
     const two = await Viewer.open(url, headers);
     await Promise.all([one.next((m) => m.type === 'ready'), two.next((m) => m.type === 'ready')]);

@@ -168,8 +168,12 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         if ('code' in res) return answer(socket, res.code, res.message);
         const slot = { orgId: res.orgId };
         pending.push(slot);
+        // ws answers a malformed handshake itself (400) without calling back: the place is freed on close.
+        const free = () => (pending = pending.filter((p) => p !== slot));
+        socket.once('close', free);
         wss.handleUpgrade(req, socket, head, (ws) => {
-          pending = pending.filter((p) => p !== slot);
+          socket.off('close', free);
+          free();
           void run(ws, res, viewportOf(new URL(req.url ?? '/', 'http://x').searchParams.get('width'), new URL(req.url ?? '/', 'http://x').searchParams.get('height')));
         });
       },
