@@ -78,6 +78,16 @@ async function startDemoSite() {
         ),
       );
     }
+    if (url.pathname === '/dupes') {
+      // Two buttons named alike (one with a generated id), and a total with a stable id.
+      return html(
+        page(
+          'Dupes',
+          `<ul style="margin:0;padding:0;list-style:none"><li class="item"><button id="ember123" ${box(40)}>Delete</button></li><li class="item"><button ${box(100)}>Delete</button></li></ul>
+<div id="totals" ${box(160)}>Total 42</div>`,
+        ),
+      );
+    }
     if (url.pathname === '/popup') {
       return html(page('Popup', `<a href="/" target="_blank" ${box(40)}>Open in a new tab</a><iframe src="/" title="framed" style="position:absolute;left:40px;top:120px;width:400px;height:240px"></iframe>`));
     }
@@ -387,6 +397,51 @@ describe('limits and refusals', () => {
       await small.close();
     }
   }, 30_000);
+});
+
+describe('locator ranking edge cases', () => {
+  it('names that match several elements and generated ids give way to a short CSS path; a stable id is used', async () => {
+    const actions: any[] = [];
+    let arrived: () => void = () => {};
+    let loaded!: () => void;
+    const ready = new Promise<void>((r) => (loaded = r));
+    const page = await studio.open({
+      url: `${site.url}/dupes`,
+      viewport: { width: 640, height: 480 },
+      onFrame: (_f, ack) => ack(),
+      onAction: (a) => {
+        actions.push(a);
+        arrived();
+      },
+      onNotice: () => {},
+      onLoaded: () => loaded(),
+    });
+    const next = (n: number) => (actions.length >= n ? Promise.resolve() : new Promise<void>((r) => (arrived = () => actions.length >= n && r())));
+    try {
+      await ready;
+      const click = (p: { x: number; y: number }) => {
+        page.input({ type: 'mouse', action: 'down', ...p, button: 'left', clickCount: 1 });
+        page.input({ type: 'mouse', action: 'up', ...p, button: 'left', clickCount: 1 });
+      };
+      click(at(40));
+      click(at(100));
+      await next(2);
+      await page.extract('total');
+      click(at(160));
+      await next(3);
+      const [first, second, total] = actions;
+      for (const a of [first, second]) {
+        expect(a.kind).toBe('click');
+        expect(Object.keys(a.target).filter((k) => k !== 'fallbacks')).toEqual(['css']);
+        expect(a.target.css).not.toContain('ember');
+        expect(JSON.stringify(a.target)).not.toContain('"role"');
+      }
+      expect(first.target.css).not.toBe(second.target.css);
+      expect(total).toEqual({ kind: 'extract', target: { css: '#totals' }, name: 'total' });
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe('the studio browser under an egress guard', () => {
