@@ -34,6 +34,7 @@ import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
 import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
 import { createLiveCapture, type StudioOptions } from './studio/live.js';
+import { withCaptureLock } from './studio/capture-lock.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -211,6 +212,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     c.header('referrer-policy', 'no-referrer');
   });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
+  app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
 
   const session = requireSession(deps);

@@ -9,6 +9,7 @@ import type { ServiceDeps } from '../context.js';
 import { orgSecretValues } from '../domain/publish.js';
 import { findOrgSecrets } from '../domain/secret-leak.js';
 import { SERVICE_STATUS_BY_CODE } from '../errors.js';
+import { withCaptureLock } from './capture-lock.js';
 
 /**
  * The studio's live capture (docs/hosted-api.md, "Studio (live capture)"): `GET
@@ -224,43 +225,43 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     // Ops are appended one at a time, in the order the page reported them.
     let chain: Promise<void> = Promise.resolve();
     const append = (op: Record<string, unknown>, secretSlot?: string) => {
-      chain = chain.then(async () => {
-        if (closed) return;
-        const { issues } = checkOps([op]);
-        if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
-          notice(`an action could not be captured (${issues[0]?.message ?? 'too large'})`);
-          return;
-        }
-        const session = await storage.authoring.get(orgId, automationId);
-        if (!session || session.state !== 'editing') {
-          sendJson({ type: 'closed', reason: 'not_editable', message: 'the session is no longer editable (published or deleted)' });
-          live.close(4009, 'not_editable');
-          return;
-        }
-        const leaks = findOrgSecrets([op], 'ops', await orgSecretValues(deps, storage, orgId));
-        if (leaks.length > 0) {
-          notice(`not captured: the value typed into a field is ${leaks[0]!.what}; type secrets into a password field (a secret slot)`);
-          return;
-        }
-        if (op.kind === 'extract' && session.captured_ops.some((o) => (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
-          notice(`an output field "${String(op.name)}" is already extracted: pick another name`);
-          return;
-        }
-        if (op.kind === 'navigate') {
-          const last = session.captured_ops[session.captured_ops.length - 1] as { kind?: string; url?: string } | undefined;
-          if (last?.kind === 'navigate' && last.url === op.url) return;
-        }
-        let secretSlots = session.secret_slots;
-        if (secretSlots !== undefined && secretSlot !== undefined && !secretSlots.includes(secretSlot)) {
-          if (session.input_slots.includes(secretSlot)) {
-            notice(`the password field's slot "${secretSlot}" is already an input slot: not captured`);
+      chain = chain.then(() => withCaptureLock(automationId, async () => {
+          if (closed) return;
+          const { issues } = checkOps([op]);
+          if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
+            notice(`an action could not be captured (${issues[0]?.message ?? 'too large'})`);
             return;
           }
-          secretSlots = [...secretSlots, secretSlot];
-        }
-        const updated = await storage.authoring.update(orgId, automationId, { captured_ops: [...session.captured_ops, op], secret_slots: secretSlots, updated_at: deps.clock.now() });
-        sendJson({ type: 'op', op, index: (updated?.captured_ops.length ?? 1) - 1, secret_slots: secretSlots });
-      });
+          const session = await storage.authoring.get(orgId, automationId);
+          if (!session || session.state !== 'editing') {
+            sendJson({ type: 'closed', reason: 'not_editable', message: 'the session is no longer editable (published or deleted)' });
+            live.close(4009, 'not_editable');
+            return;
+          }
+          const leaks = findOrgSecrets([op], 'ops', await orgSecretValues(deps, storage, orgId));
+          if (leaks.length > 0) {
+            notice(`not captured: the value typed into a field is ${leaks[0]!.what}; type secrets into a password field (a secret slot)`);
+            return;
+          }
+          if (op.kind === 'extract' && session.captured_ops.some((o) => (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
+            notice(`an output field "${String(op.name)}" is already extracted: pick another name`);
+            return;
+          }
+          if (op.kind === 'navigate') {
+            const last = session.captured_ops[session.captured_ops.length - 1] as { kind?: string; url?: string } | undefined;
+            if (last?.kind === 'navigate' && last.url === op.url) return;
+          }
+          let secretSlots = session.secret_slots;
+          if (secretSlots !== undefined && secretSlot !== undefined && !secretSlots.includes(secretSlot)) {
+            if (session.input_slots.includes(secretSlot)) {
+              notice(`the password field's slot "${secretSlot}" is already an input slot: not captured`);
+              return;
+            }
+            secretSlots = [...secretSlots, secretSlot];
+          }
+          const updated = await storage.authoring.update(orgId, automationId, { captured_ops: [...session.captured_ops, op], secret_slots: secretSlots, updated_at: deps.clock.now() });
+          sendJson({ type: 'op', op, index: (updated?.captured_ops.length ?? 1) - 1, secret_slots: secretSlots });
+      }));
       chain = chain.catch((err) => {
         logger.error(`[flowctl] [studio] append: ${(err as Error)?.stack ?? String(err)}`);
         notice('an action could not be stored');
