@@ -535,6 +535,15 @@ describe('the studio page of the web app', () => {
       expect(session.captured_ops[1]).toMatchObject({ kind: 'fill', slot: 'username', value: 'grace' });
       expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'navigate', 'extract']);
       expect(session.captured_ops[3]).toEqual({ kind: 'extract', target: { css: '.summary' }, name: 'summary' });
+
+      // Publish from the studio: a version goes live, and recording waits for a reopen.
+      await page.getByRole('button', { name: 'Publish' }).click();
+      await page.getByText('Published: version').waitFor();
+      await page.getByText('The capture is published').waitFor();
+      expect(await page.getByRole('button', { name: 'Record again' }).isDisabled()).toBe(true);
+      await page.screenshot({ path: join(SHOTS, '04-studio-published.png'), fullPage: true });
+      const published = (await owner.call('GET', `/api/automations/${a.id}`)).body.automation;
+      expect([published.status, published.live_digest]).toEqual(['published', expect.stringMatching(/^sha256:/)]);
     } finally {
       await browser.close();
     }
