@@ -390,7 +390,13 @@ describe('limits and refusals', () => {
       await expect.poll(() => studio.openPages()).toBe(before);
       const next = await Viewer.open(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       await next.next((m) => m.type === 'ready');
-      next.close();
+      await next.loaded('/');
+      // Logging out ends the capture at the next action: nothing more is stored.
+      expect((await p.call('POST', '/api/auth/logout')).status).toBeLessThan(300);
+      next.click(at(160));
+      expect(await next.next((m) => m.type === 'closed')).toMatchObject({ reason: 'unauthenticated' });
+      const stored = await small.storage.authoring.get(theirs.org_id, theirs.id);
+      expect(stored?.captured_ops).toEqual([{ kind: 'navigate', url: `${site.url}/` }]);
     } finally {
       // On a failure, what the viewer was told (frames left out).
       if (process.env.STUDIO_DEBUG) console.log(JSON.stringify(shown?.messages.filter((m) => m.type !== 'frame')));

@@ -127,7 +127,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
 
   const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + pending.filter((p) => p.orgId === orgId).length;
 
-  async function admit(req: IncomingMessage): Promise<{ code: string; message: string } | { orgId: string; automationId: string; site: string; userId: string }> {
+  async function admit(req: IncomingMessage): Promise<{ code: string; message: string } | { orgId: string; automationId: string; site: string; userId: string; cookie: string | undefined }> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const match = LIVE_PATH.exec(path);
     if (!match) return { code: 'not_found', message: 'no WebSocket here (the studio is at /api/authoring/{id}/live)' };
@@ -158,7 +158,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     if (!options) return { code: 'not_ready', message: 'this service has no studio browser (createHostedService({studio}))' };
     if (lives.size + pending.length >= maxSessions) return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
     if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} live studio sessions open: close one first` };
-    return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id };
+    return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: req.headers.cookie };
   }
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -185,7 +185,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     );
   }
 
-  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string }, viewport: StudioViewport): Promise<void> {
+  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport): Promise<void> {
     const { orgId, automationId, site } = who;
     const sendJson = (message: unknown, cb?: (err?: Error) => void) => {
       if (ws.readyState !== ws.OPEN) return cb?.(new Error('closed'));
@@ -230,6 +230,14 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           const { issues } = checkOps([op]);
           if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
             notice(`an action could not be captured (${issues[0]?.message ?? 'too large'})`);
+            return;
+          }
+          // The caller still holds the upgrade's session, as an owner of this org (a logout, a revoked
+          // session or a demotion ends the capture).
+          const auth = await sessionFromCookie(who.cookie, deps);
+          if (typeof auth === 'string' || auth.role !== 'owner' || auth.org.id !== orgId) {
+            sendJson({ type: 'closed', reason: 'unauthenticated', message: 'the session that opened the studio ended (logged out, revoked, or no longer an owner)' });
+            live.close(4001, 'unauthenticated');
             return;
           }
           const session = await storage.authoring.get(orgId, automationId);
