@@ -53,8 +53,11 @@ export interface StudioPageHandlers {
   onNotice(message: string): void;
   /** The main frame's URL changed. */
   onNavigated?(url: string): void;
-  /** The main frame's document loaded (DOMContentLoaded): the capture script is listening. */
-  onLoaded?(url: string): void;
+  /**
+   * The main frame's document loaded: `complete` false at DOMContentLoaded (the capture script is
+   * listening), true at the load event (frames and subresources loaded too).
+   */
+  onLoaded?(url: string, complete: boolean): void;
   /** The page went away on its own (crash, browser gone). */
   onGone?(reason: string): void;
 }

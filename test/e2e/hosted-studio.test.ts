@@ -143,8 +143,9 @@ class Viewer {
     this.send({ type: 'mouse', action: 'down', x: p.x, y: p.y, button: 'left', clickCount: 1 });
     this.send({ type: 'mouse', action: 'up', x: p.x, y: p.y, button: 'left', clickCount: 1 });
   }
-  loaded(path: string) {
-    return this.next((m) => m.type === 'loaded' && new URL(m.url).pathname === path);
+  /** The page at `path` has its DOM (the capture script listens), or with `complete`, its frames too. */
+  loaded(path: string, complete = false) {
+    return this.next((m) => m.type === 'loaded' && new URL(m.url).pathname === path && (!complete || m.complete === true));
   }
   close() {
     this.ws.close();
@@ -365,7 +366,8 @@ describe('limits and refusals', () => {
       const full = await refused(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       expect([full.status, full.body.error]).toEqual([429, 'rate_limited']);
 
-      await viewer.loaded('/popup');
+      // Complete: the iframe's document (and its capture script) is there too.
+      await viewer.loaded('/popup', true);
       // A click into the frame is refused; the link's click is captured and its new tab closed.
       viewer.click({ x: 140, y: 200 });
       await viewer.next((m) => m.type === 'notice' && /frames/.test(m.message));
@@ -387,7 +389,7 @@ describe('limits and refusals', () => {
       const closed = new Promise<number>((r) => viewer.ws.once('close', (code) => r(code)));
       expect(await viewer.next((m) => m.type === 'closed')).toMatchObject({ reason: 'idle' });
       expect(await closed).toBe(4000);
-      await expect.poll(() => studio.openPages()).toBe(before);
+      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before);
       const next = await Viewer.open(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       await next.next((m) => m.type === 'ready');
       await next.loaded('/');
@@ -402,7 +404,7 @@ describe('limits and refusals', () => {
       if (process.env.STUDIO_DEBUG) console.log(JSON.stringify(shown?.messages.filter((m) => m.type !== 'frame')));
       await small.close();
     }
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('locator ranking edge cases', () => {
@@ -529,10 +531,10 @@ describe('the studio page of the web app', () => {
       // The typed username becomes an input slot; the session says so.
       await page.getByLabel('Value of step 2').selectOption('input');
       await page.getByLabel('Slot of step 2').waitFor();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots).toEqual(['username']);
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots, { timeout: 20_000 }).toEqual(['username']);
       // Delete the click: four steps are left.
       await page.getByRole('button', { name: 'Delete step 3' }).click();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length).toBe(4);
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length, { timeout: 20_000 }).toBe(4);
       await page.getByText('Captured steps (4)').waitFor();
       await page.screenshot({ path: join(SHOTS, '03-studio-slots.png'), fullPage: true });
       await page.getByRole('button', { name: 'Stop recording' }).click();

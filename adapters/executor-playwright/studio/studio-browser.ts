@@ -89,7 +89,8 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       page.on('framenavigated', (frame) => {
         if (frame === page.mainFrame()) opts.onNavigated?.(frame.url());
       });
-      page.on('domcontentloaded', () => opts.onLoaded?.(page.url()));
+      page.on('domcontentloaded', () => opts.onLoaded?.(page.url(), false));
+      page.on('load', () => opts.onLoaded?.(page.url(), true));
       if (proxy) {
         // A page the guard refuses: say so (the page itself shows the proxy's refusal or an error page).
         const refused = (url: string) => {

@@ -309,7 +309,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         onAction,
         onNotice: notice,
         onNavigated: (url) => sendJson({ type: 'url', url }),
-        onLoaded: (url) => sendJson({ type: 'loaded', url }),
+        onLoaded: (url, complete) => sendJson({ type: 'loaded', url, complete }),
         onGone: (reason) => {
           sendJson({ type: 'closed', reason: 'browser_gone', message: reason });
           live.close(1011, 'browser_gone');
