@@ -224,6 +224,8 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         await storage.apiKeys.create(k2);
         const other = await independent();
         expect(await other.apiKeys.getByHash(k1.hash)).toEqual(k1);
+        expect(await other.apiKeys.getWithOrgByHash(k1.hash)).toEqual({ key: k1, org });
+        expect(await other.apiKeys.getWithOrgByHash('c'.repeat(64))).toBeUndefined();
         expect((await other.apiKeys.list(org.id)).map((k) => k.id)).toEqual([k2.id, k1.id]);
         expect(await other.apiKeys.list(orgB.id)).toEqual([]);
         expect(await storage.apiKeys.revoke(orgB.id, k1.id, at(7))).toBe(false);
@@ -499,6 +501,83 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         const usage = await other.executions.usage(org.id, at(2));
         expect(usage.get('auto-1')).toEqual({ calls: 2, last_run_at: at(4) });
         expect(usage.get('auto-2')).toEqual({ calls: 1, last_run_at: at(3) });
+      });
+      it('finish records the terminal outcome once: true for the call that ends it, false after, never across orgs', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const row = execution(org.id, 7);
+        await storage.executions.create(row);
+        expect(await storage.executions.finish(orgB.id, row.id, { status: 'succeeded' })).toBe(false);
+        expect(await storage.executions.finish(org.id, row.id, { status: 'canceled', finished_at: at(8) })).toBe(true);
+        expect(await storage.executions.finish(org.id, row.id, { status: 'failed', finished_at: at(9), error_code: 'worker_lost' })).toBe(false);
+        const other = await independent();
+        expect(await other.executions.get(org.id, row.id)).toMatchObject({ status: 'canceled', finished_at: at(8) });
+        expect((await other.executions.get(org.id, row.id))?.error_code).toBeUndefined();
+        expect(await storage.executions.finish(org.id, 'no-such-row', { status: 'failed' })).toBe(false);
+      });
+    });
+
+    describe('webhooks and deliveries', () => {
+      const hook = (orgId: string, n: number) => ({
+        id: uid('wh'),
+        org_id: orgId,
+        url: 'https://hooks.example.test/in?x=1',
+        events: ['run.finished' as const, 'run.failed' as const],
+        description: 'Ünïcode 🚀',
+        enabled: true,
+        secret_ciphertext: 'v1.sealed',
+        created_at: at(n),
+        updated_at: at(n),
+      });
+
+      it('creates, reads, lists, changes and deletes endpoints and their deliveries within the org only', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const w1 = hook(org.id, 2);
+        const w2 = hook(org.id, 3);
+        await storage.webhooks.create(w1);
+        await storage.webhooks.create(w2);
+        const other = await independent();
+        expect(await other.webhooks.get(org.id, w1.id)).toEqual(w1);
+        expect(await other.webhooks.get(orgB.id, w1.id)).toBeUndefined();
+        expect((await other.webhooks.list(org.id)).map((w) => w.id)).toEqual([w1.id, w2.id]);
+        expect(await other.webhooks.list(orgB.id)).toEqual([]);
+        expect(await storage.webhooks.update(orgB.id, w1.id, { enabled: false })).toBeUndefined();
+        expect(await storage.webhooks.update(org.id, w1.id, { enabled: false, disabled_reason: 'the endpoint answered 410 Gone', events: ['automation.failing'], updated_at: at(4) })).toEqual({
+          ...w1,
+          enabled: false,
+          disabled_reason: 'the endpoint answered 410 Gone',
+          events: ['automation.failing'],
+          updated_at: at(4),
+        });
+        expect((await storage.webhooks.update(org.id, w1.id, { enabled: true, disabled_reason: undefined }))?.disabled_reason).toBeUndefined();
+        const d = (n: number) => ({
+          id: uid('msg'),
+          org_id: org.id,
+          webhook_id: w2.id,
+          event: 'run.finished' as const,
+          payload: JSON.stringify({ type: 'run.finished', data: { text: 'münchen' } }),
+          status: 'pending' as const,
+          attempts: [],
+          next_attempt_at: at(n),
+          created_at: at(n),
+          updated_at: at(n),
+        });
+        const d1 = d(5);
+        const d2 = d(6);
+        await storage.webhooks.createDelivery(d1);
+        await storage.webhooks.createDelivery(d2);
+        expect(await other.webhooks.getDelivery(org.id, d1.id)).toEqual(d1);
+        expect(await other.webhooks.getDelivery(orgB.id, d1.id)).toBeUndefined();
+        const attempts = [{ at: at(7), status: 500, error: 'HTTP 500', duration_ms: 12 }];
+        await storage.webhooks.updateDelivery(orgB.id, d1.id, { status: 'failed' });
+        await storage.webhooks.updateDelivery(org.id, d1.id, { status: 'delivered', attempts, next_attempt_at: undefined, updated_at: at(8) });
+        expect(await other.webhooks.getDelivery(org.id, d1.id)).toEqual({ ...d1, status: 'delivered', attempts, next_attempt_at: undefined, updated_at: at(8) } as never);
+        expect((await other.webhooks.deliveries(org.id, w2.id, 10)).map((x) => x.id)).toEqual([d2.id, d1.id]);
+        expect(await other.webhooks.deliveries(orgB.id, w2.id, 10)).toEqual([]);
+        expect(await storage.webhooks.delete(orgB.id, w2.id)).toBe(false);
+        expect(await storage.webhooks.delete(org.id, w2.id)).toBe(true);
+        expect(await other.webhooks.getDelivery(org.id, d1.id)).toBeUndefined();
       });
     });
 

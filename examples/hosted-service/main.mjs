@@ -91,8 +91,9 @@ async function main() {
     fail(`SVC_EGRESS_ALLOW: ${err.message}`);
   }
 
-  // The run queue (pg-boss in the same database): for queue dispatch, and in every worker.
-  const queue = settings.runDispatch === 'queue' || role === 'worker' ? createPgBossQueue({ storage: engineStorage, logger: consoleLogger() }) : undefined;
+  // The queue (pg-boss in the same database): queued runs (SVC_RUN_DISPATCH=queue) and webhook
+  // deliveries, taken by the workers (this process in SVC_ROLE=all).
+  const queue = createPgBossQueue({ storage: engineStorage, logger: consoleLogger() });
 
   // Bind first: a second instance on a busy port fails here, before it changes anything. A worker
   // answers only the probes (liveness; readiness: the database reachable and migrated).
@@ -126,7 +127,9 @@ async function main() {
   } catch {
     // An invalid SVC_PUBLIC_URL is refused with its own message by createHostedService below.
   }
-  const browser = createPlaywrightExecutor();
+  // SVC_BROWSER_CDP_URL: run browser steps on a Chromium reached over CDP (a browser fleet) instead of
+  // launching one here; still one fresh context per run.
+  const browser = createPlaywrightExecutor(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {});
   // The studio's browser: one Chromium for live capture sessions (launched on the first one), under
   // the same egress rule as runs (a site runs may not reach cannot be recorded either).
   const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard({ allow: [...egressAllow, ...ownOrigin] }) });
@@ -135,12 +138,12 @@ async function main() {
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
   const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
-    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), ...(queue ? { queue } : {}), ...(studio ? { studio: { browser: studio } } : {}) });
+    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), queue, ...(studio ? { studio: { browser: studio } } : {}) });
   } catch (err) {
     await server.close();
     fail(err.message);
   }
-  if (queue && role !== 'api') {
+  if (role !== 'api') {
     try {
       await service.startWorker();
     } catch (err) {
@@ -184,7 +187,7 @@ async function main() {
     await server.close();
     // Stops taking queued runs and waits (at most 30 s) for the ones in flight.
     await service.dispose();
-    await queue?.stop();
+    await queue.stop();
     await browser.dispose();
     await studio?.dispose();
     await engineStorage.dispose();

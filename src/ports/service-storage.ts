@@ -136,6 +136,8 @@ export interface ApiKeyStore {
   /** FlowError `conflict` (field `hash`) when the hash exists (a key minted twice). */
   create(key: ApiKeyRecord): Promise<void>;
   getByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** The key by hash with its org, in one read (the bearer check of every gateway and MCP request). */
+  getWithOrgByHash(hash: string): Promise<{ key: ApiKeyRecord; org: OrgRecord } | undefined>;
   /** Every key of the org, revoked ones included, newest first. */
   list(orgId: string): Promise<ApiKeyRecord[]>;
   /** True when a live key of the org was revoked now. */
@@ -309,6 +311,11 @@ export interface ExecutionRecord {
 export interface ExecutionStore {
   create(execution: ExecutionRecord): Promise<void>;
   update(orgId: string, id: string, patch: Partial<Pick<ExecutionRecord, 'status' | 'finished_at' | 'error_code'>>): Promise<void>;
+  /**
+   * Record the terminal outcome once: true for the call that moved the row from a non-terminal status
+   * to `patch.status`; false when it was already terminal (the row keeps its outcome) or not in the org.
+   */
+  finish(orgId: string, id: string, patch: { status: 'succeeded' | 'failed' | 'canceled'; finished_at?: string; error_code?: string }): Promise<boolean>;
   get(orgId: string, id: string): Promise<ExecutionRecord | undefined>;
   getByRunId(orgId: string, runId: string): Promise<ExecutionRecord | undefined>;
   /** Newest first (created_at, id); `before` is the (created_at, id) of the last row of the previous page. */
@@ -383,6 +390,56 @@ export interface ScheduleStore {
   fires(orgId: string, scheduleId: string, limit: number): Promise<ScheduleFireRecord[]>;
 }
 
+/** Event types of outbound webhooks (docs/hosted-api.md, "Webhooks"). */
+export type WebhookEventType = 'run.finished' | 'run.failed' | 'automation.failing';
+
+/** An org's webhook endpoint. Its signing secret is stored sealed (AES-256-GCM), never in plain. */
+export interface WebhookRecord {
+  id: string;
+  org_id: string;
+  url: string;
+  events: WebhookEventType[];
+  description: string;
+  enabled: boolean;
+  /** Why the service disabled it (an endpoint that answered 410 Gone). */
+  disabled_reason?: string;
+  /** The sealed `whsec_...` signing secret. */
+  secret_ciphertext: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event sent to one endpoint, with every attempt. */
+export interface WebhookDeliveryRecord {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event: WebhookEventType;
+  /** The JSON body sent (the same bytes on every attempt). */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: { at: string; status?: number; error?: string; duration_ms: number }[];
+  /** When the next attempt is due (pending only). */
+  next_attempt_at?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookStore {
+  create(webhook: WebhookRecord): Promise<void>;
+  get(orgId: string, id: string): Promise<WebhookRecord | undefined>;
+  /** The org's endpoints, oldest first. */
+  list(orgId: string): Promise<WebhookRecord[]>;
+  update(orgId: string, id: string, patch: Partial<Pick<WebhookRecord, 'url' | 'events' | 'description' | 'enabled' | 'disabled_reason' | 'updated_at'>>): Promise<WebhookRecord | undefined>;
+  /** True when it existed; its deliveries go with it. */
+  delete(orgId: string, id: string): Promise<boolean>;
+  createDelivery(delivery: WebhookDeliveryRecord): Promise<void>;
+  getDelivery(orgId: string, id: string): Promise<WebhookDeliveryRecord | undefined>;
+  updateDelivery(orgId: string, id: string, patch: Partial<Pick<WebhookDeliveryRecord, 'status' | 'attempts' | 'next_attempt_at' | 'updated_at'>>): Promise<void>;
+  /** The endpoint's deliveries, newest first, at most `limit`. */
+  deliveries(orgId: string, webhookId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
+}
+
 /**
  * A store shared by every process of the database for rate-limiter-flexible's RateLimiterPostgres
  * (`storeType: 'pool'`): a client with pg's `query({text, values, name?})`, and the table (created by
@@ -409,6 +466,7 @@ export interface ServiceStores {
   secrets: SecretStoreRecords;
   executions: ExecutionStore;
   schedules: ScheduleStore;
+  webhooks: WebhookStore;
 }
 
 export interface ServiceStorage extends ServiceStores {

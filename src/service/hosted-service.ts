@@ -30,6 +30,8 @@ import { authRoutes } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { orgRoutes } from './routes/orgs.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { startWebhookWorker } from './domain/webhooks.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
 import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
@@ -88,7 +90,8 @@ export interface HostedService {
   readonly settings: HostedSettings;
   /**
    * Execute queued runs in this process (`SVC_ROLE=worker` or `all`): takes messages of the run queue,
-   * `concurrency` (default SVC_WORKER_CONCURRENCY) at a time, until stopped or disposed.
+   * `concurrency` (default SVC_WORKER_CONCURRENCY) at a time, until stopped or disposed; and delivers
+   * the org's webhooks.
    */
   startWorker(options?: { concurrency?: number }): Promise<RunWorker>;
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
@@ -204,6 +207,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...gatewayRoutes(deps),
     ...mcpRoutes(deps),
     ...scheduleRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 
   app.use('*', async (c, next) => {
@@ -278,15 +282,21 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     async startWorker(opts = {}) {
       if (disposed) throw new FlowError('service_disposed', '[flowctl] [service] the service was disposed');
       if (!deps.queue || !deps.engine) throw new FlowError('invalid_settings', '[flowctl] [service] a worker needs a queue (createPgBossQueue) and an engine');
-      const worker = await startRunWorker(deps, opts);
-      workers.add(worker);
-      return {
-        stats: worker.stats,
+      const runs = await startRunWorker(deps, opts);
+      // The same process delivers the webhooks (docs/hosted-api.md, "Webhooks").
+      const hooks = await startWebhookWorker(deps).catch(async (err: unknown) => {
+        await runs.stop();
+        throw err;
+      });
+      const worker: RunWorker = {
+        stats: runs.stats,
         stop: async (o) => {
           workers.delete(worker);
-          await worker.stop(o);
+          await Promise.all([runs.stop(o), hooks.stop(o)]);
         },
       };
+      workers.add(worker);
+      return worker;
     },
     webRoot,
     upgrade: (req, socket, head) => live.upgrade(req, socket, head),

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { FlowError, prefixed } from '../errors.js';
 import { MIN_SESSION_SECRET_LENGTH } from './auth/session-cookie.js';
+import { checkEgressPolicy } from '../tools/egress.js';
+import { DEFAULT_WEBHOOK_RETRY_SECONDS } from './domain/webhooks.js';
 import { parseSecretsKeys } from './secret-box.js';
 
 /**
@@ -41,6 +43,10 @@ export interface HostedSettings {
   workerConcurrency: number;
   /** Seconds between the comment heartbeats of a quiet run stream (SVC_STREAM_HEARTBEAT). Default 15. */
   streamHeartbeatSeconds: number;
+  /** Egress allowlist entries (SVC_EGRESS_ALLOW): private destinations webhook deliveries may reach. Default none. */
+  egressAllow: string[];
+  /** Seconds before each webhook retry (SVC_WEBHOOK_RETRY_SCHEDULE, comma-separated). Default 5,30,120,600,1800,7200. */
+  webhookRetrySeconds: number[];
 }
 
 export const DEFAULT_IP_LIMIT = 600;
@@ -83,6 +89,15 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
   }
   if (env.SVC_SECRETS_KEY) out.secretsKeys = parseSecretsKeys(env.SVC_SECRETS_KEY);
   if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
+  if (env.SVC_EGRESS_ALLOW) out.egressAllow = env.SVC_EGRESS_ALLOW.split(',').map((x) => x.trim()).filter(Boolean);
+  const retrySchedule = env.SVC_WEBHOOK_RETRY_SCHEDULE;
+  if (retrySchedule !== undefined && retrySchedule !== '') {
+    out.webhookRetrySeconds = retrySchedule.split(',').map((x) => {
+      const v = x.trim();
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400) throw new FlowError('invalid_settings', prefixed('service', `SVC_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds from 1 to 86400, got ${JSON.stringify(retrySchedule.slice(0, 80))}`));
+      return Number(v);
+    });
+  }
   if (env.SVC_RUN_DISPATCH) {
     if (env.SVC_RUN_DISPATCH !== 'sync' && env.SVC_RUN_DISPATCH !== 'queue') {
       throw new FlowError('invalid_settings', prefixed('service', `SVC_RUN_DISPATCH must be sync or queue, got ${JSON.stringify(env.SVC_RUN_DISPATCH.slice(0, 40))}`));
@@ -129,6 +144,16 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   if (typeof streamHeartbeatSeconds !== 'number' || !(streamHeartbeatSeconds > 0) || streamHeartbeatSeconds > 3600) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_STREAM_HEARTBEAT must be a number of seconds from 1 to 3600, got ${String(streamHeartbeatSeconds)}`));
   }
+  const egressAllow = given.egressAllow ?? [];
+  try {
+    checkEgressPolicy({ allow: egressAllow });
+  } catch (err) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_EGRESS_ALLOW: ${(err as Error).message.replace(/^(\[[^\]]+\]\s*)+/, '')}`));
+  }
+  const webhookRetrySeconds = given.webhookRetrySeconds ?? [...DEFAULT_WEBHOOK_RETRY_SECONDS];
+  if (!Array.isArray(webhookRetrySeconds) || webhookRetrySeconds.length > 20 || !webhookRetrySeconds.every((v) => Number.isFinite(v) && v >= 0.5 && v <= 86_400)) {
+    throw new FlowError('invalid_settings', prefixed('service', 'webhookRetrySeconds must be at most 20 delays of 0.5 to 86400 seconds'));
+  }
   return {
     production,
     publicUrl,
@@ -146,5 +171,7 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     runDispatch,
     workerConcurrency,
     streamHeartbeatSeconds,
+    egressAllow: [...egressAllow],
+    webhookRetrySeconds: [...webhookRetrySeconds],
   };
 }

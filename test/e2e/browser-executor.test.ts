@@ -8,6 +8,7 @@ import { createPlaywrightExecutor, LAUNCH_FLAGS, resolveBrowser } from '../../ad
 import { createTestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
 import { startSite, type SiteServer } from '../helpers/site-server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** Launch, connect and resolve for real: lazy launch, a remote browser over CDP, the @sparticuz/chromium fallback. */
 
@@ -114,4 +115,79 @@ describe('the @sparticuz/chromium fallback', () => {
       await browser.close();
     }
   });
+});
+
+describe('a remote browser that goes away (SVC_BROWSER_CDP_URL)', () => {
+  const freePort = async () => {
+    const { createServer } = await import('node:net');
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as { port: number }).port;
+    await new Promise((r) => s.close(r));
+    return port;
+  };
+  const startRemote = async (port: number): Promise<ChildProcess> => {
+    const profile = await mkdtemp(join(tmpdir(), 'flowctl-cdp-'));
+    const child = spawn('/usr/bin/chromium', [...LAUNCH_FLAGS, '--headless', `--remote-debugging-port=${port}`, '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      // Its own process group: /usr/bin/chromium is a wrapper script, and the browser must die with it.
+      detached: true,
+    });
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        if (/DevTools listening on ws:\/\//.test(err)) resolve();
+      });
+      child.on('exit', () => reject(new Error(`chromium exited: ${err}`)));
+    });
+    return child;
+  };
+
+  it('a lost browser fails the next step clearly (browser_connect_failed, retryable) and the run after it reconnects', async () => {
+    const port = await freePort();
+    let remote = await startRemote(port);
+    const exec = createPlaywrightExecutor({ cdpEndpoint: `http://127.0.0.1:${port}` });
+    try {
+      const first = createTestToolContext({ runId: 'remote-1' });
+      try {
+        await byRef(exec.tools, 'navigate').run({ url: `${site.url}/index.html` }, first);
+      } finally {
+        await first.close();
+      }
+      const gone = new Promise((r) => remote.once('exit', r));
+      process.kill(-remote.pid!, 'SIGKILL');
+      await gone;
+      // The browser is gone once its DevTools port refuses connections.
+      await waitUntil(async () => fetch(`http://127.0.0.1:${port}/json/version`).then(() => false, () => true), { what: 'the DevTools port to close' });
+      const during = createTestToolContext({ runId: 'remote-2' });
+      try {
+        const err = await byRef(exec.tools, 'navigate').run({ url: `${site.url}/index.html` }, during).then(
+          () => undefined,
+          (e: unknown) => e as { code?: string; data?: { retryable?: boolean }; message: string },
+        );
+        expect(err?.code).toBe('browser_connect_failed');
+        expect(err?.data?.retryable).toBe(true);
+        expect(err?.message).toContain(`127.0.0.1:${port}`);
+      } finally {
+        await during.close();
+      }
+      remote = await startRemote(port);
+      const after = createTestToolContext({ runId: 'remote-3' });
+      try {
+        await byRef(exec.tools, 'navigate').run({ url: `${site.url}/index.html` }, after);
+        expect(await byRef(exec.tools, 'extract').run({ target: 'h1' }, after)).toEqual({ matched: 'css=h1', value: 'Shelf' });
+      } finally {
+        await after.close();
+      }
+      expect(exec.stats().connections).toBe(2);
+    } finally {
+      await exec.dispose();
+      try {
+        process.kill(-remote.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }, 180_000);
 });

@@ -21,7 +21,7 @@ let h: HostedFixture;
 const A = { owner: undefined as unknown as Client, member: undefined as unknown as Client };
 let B: Client;
 const secretsOfA: string[] = [];
-const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '', scheduleA: '' };
+const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '', scheduleA: '', webhookA: '' };
 
 beforeAll(async () => {
   h = await startHosted({ sessionSecrets: [SECRET] }, { clock });
@@ -49,6 +49,11 @@ beforeAll(async () => {
   // A schedule of A (29 February 03:00: it never fires during the test).
   ids.scheduleA = (await A.owner.call('POST', `/api/automations/${ids.automationA}/schedules`, { cron: '0 3 29 2 *' })).body.schedule.id;
   expect(ids.scheduleA).toBeTruthy();
+  // A webhook endpoint of A (never reachable: no run happens after it exists).
+  const hook = await A.owner.call('POST', '/api/webhooks', { url: 'https://hooks.tenant-a.test/in', description: 'tenant-a-hook' });
+  ids.webhookA = hook.body.webhook.id;
+  expect(ids.webhookA).toBeTruthy();
+  secretsOfA.push(hook.body.secret, 'hooks.tenant-a.test', 'tenant-a-hook');
   // One run of A's automation (it fails: its site is not reachable), so A has an execution.
   const run = await fetch(`${h.url}/v1/run/tenant-a-flow`, { method: 'POST', headers: { authorization: `Bearer ${key.body.secret}` } });
   ids.runA = (await run.json()).run_id;
@@ -100,6 +105,11 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'get /api/automations/{id}/schedules': { path: `/api/automations/${ids.automationA}/schedules` },
     'patch /api/schedules/{id}': { path: `/api/schedules/${ids.scheduleA}`, body: { enabled: false } },
     'delete /api/schedules/{id}': { path: `/api/schedules/${ids.scheduleA}` },
+    'post /api/webhooks': { path: '/api/webhooks', body: { url: 'https://hooks.example.test/other' } },
+    'get /api/webhooks': { path: '/api/webhooks' },
+    'patch /api/webhooks/{id}': { path: `/api/webhooks/${ids.webhookA}`, body: { enabled: false } },
+    'delete /api/webhooks/{id}': { path: `/api/webhooks/${ids.webhookA}` },
+    'get /api/webhooks/{id}/deliveries': { path: `/api/webhooks/${ids.webhookA}/deliveries` },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -179,6 +189,9 @@ describe('tenancy matrix (from the route table)', () => {
       'get /api/automations/{id}/schedules': [404, 'not_found'],
       'patch /api/schedules/{id}': [404, 'not_found'],
       'delete /api/schedules/{id}': [404, 'not_found'],
+      'patch /api/webhooks/{id}': [404, 'not_found'],
+      'delete /api/webhooks/{id}': [404, 'not_found'],
+      'get /api/webhooks/{id}/deliveries': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };

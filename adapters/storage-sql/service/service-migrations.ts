@@ -16,7 +16,7 @@ export const SERVICE_MIGRATION_LOCK_TABLE = 'svc_migration_lock';
 export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   // 0005_schedules (the Migrator orders by name, not by place here).
   ...SCHEDULE_MIGRATIONS,
-  // 0006_dispatch_kinds.
+  // 0006_dispatch_kinds, 0007_webhooks.
   ...QUEUE_MIGRATIONS,
   '0001_accounts': {
     async up(db: Kysely<any>): Promise<void> {

@@ -22,6 +22,7 @@ import type { SqlStorage } from '../sql-storage.js';
 import { isoText, jsonb, jsonbOrNull, jsonText, parseJson, timestamptz, timestamptzOrNull, toBytes } from '../sql-values.js';
 import { migrateService, schemaOf, serviceSchemaCurrent } from './service-migrations.js';
 import { sqlRateLimitStore, sqlScheduleStore } from './sql-schedules.js';
+import { sqlWebhookStore } from './sql-webhooks.js';
 
 /**
  * The hosted service's storage on the engine's SQL storage (same connection, same schema, its own
@@ -506,6 +507,33 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           const row = await keys().where('hash', '=', hash).executeTakeFirst();
           return row ? toKey(row as KeyRow) : undefined;
         }),
+      getWithOrgByHash: (hash) =>
+        run('apiKeys.getWithOrgByHash', async () => {
+          const row = await db
+            .selectFrom('svc_api_keys as k')
+            .innerJoin('svc_orgs as o', 'o.id', 'k.org_id')
+            .select([
+              'k.id as id',
+              'k.org_id as org_id',
+              'k.name as name',
+              'k.mode as mode',
+              'k.hash as hash',
+              'k.prefix as prefix',
+              'k.last4 as last4',
+              jsonText('k.automations', 'automations'),
+              isoText('k.created_at', 'created_at'),
+              'k.created_by as created_by',
+              isoText('k.last_used_at', 'last_used_at'),
+              isoText('k.revoked_at', 'revoked_at'),
+              'o.name as org_name',
+              isoText('o.created_at', 'org_created_at'),
+            ])
+            .where('k.hash', '=', hash)
+            .executeTakeFirst();
+          if (!row) return undefined;
+          const r = row as KeyRow & { org_name: string; org_created_at: string };
+          return { key: toKey(r), org: { id: r.org_id, name: r.org_name, created_at: r.org_created_at } };
+        }),
       list: (orgId) =>
         run('apiKeys.list', async () => {
           const rows = await keys().where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
@@ -797,6 +825,21 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
           if (patch.error_code !== undefined) set.error_code = patch.error_code;
           if (Object.keys(set).length > 0) await db.updateTable('svc_executions').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
         }),
+      finish: (orgId, id, patch) =>
+        run('executions.finish', async () => {
+          const res = await db
+            .updateTable('svc_executions')
+            .set({
+              status: patch.status,
+              finished_at: patch.finished_at === undefined ? null : timestamptz('finished_at', patch.finished_at),
+              error_code: patch.error_code ?? null,
+            })
+            .where('org_id', '=', orgId)
+            .where('id', '=', id)
+            .where('status', 'not in', ['succeeded', 'failed', 'canceled'])
+            .executeTakeFirst();
+          return Number(res.numUpdatedRows) === 1;
+        }),
       get: (orgId, id) =>
         run('executions.get', async () => {
           const row = await executions().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
@@ -831,6 +874,7 @@ function stores(db: Db, run: <T>(op: string, fn: () => Promise<T>) => Promise<T>
         }),
     },
     schedules: sqlScheduleStore(db, run),
+    webhooks: sqlWebhookStore(db, run),
   };
 }
 

@@ -32,13 +32,15 @@ export function requireKey(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
     const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
     const key = m?.[1];
     if (!key || !parseApiKey(key)) throw invalidKey();
-    const record = await deps.storage.apiKeys.getByHash(hashApiKey(key));
-    if (!record || record.revoked_at !== undefined) throw invalidKey();
-    const org = await deps.storage.orgs.get(record.org_id);
-    if (!org) throw invalidKey();
+    // The key and its org in one read; a revoked key, or one whose org is gone, is the same 401.
+    const found = await deps.storage.apiKeys.getWithOrgByHash(hashApiKey(key));
+    if (!found || found.key.revoked_at !== undefined) throw invalidKey();
+    const { key: record, org } = found;
     await consume(deps.limiters.org, org.id, deps.settings.orgLimitPerMinute);
     c.set('key', { record, org });
-    await deps.storage.apiKeys.touch(record.id, deps.clock.now());
+    // last_used_at is kept to the minute (the store's own rule too): no write while the one read is recent.
+    const now = deps.clock.now();
+    if (record.last_used_at === undefined || !(Date.parse(now) - Date.parse(record.last_used_at) < 60_000)) await deps.storage.apiKeys.touch(record.id, now);
     await next();
   };
 }

@@ -7,6 +7,7 @@ import type { RunOptions } from '../../engine/types.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
+import { emitWebhookEvent } from './webhooks.js';
 
 /**
  * Dispatch of a run of an automation's live version (docs/hosted-api.md, "Run gateway"): the rules
@@ -232,15 +233,39 @@ export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, s
 export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecord, run: Run): Promise<void> {
   const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
   const errorCode = run.status === 'failed' ? failureOf(run).code : undefined;
-  await deps.storage.executions.update(execution.org_id, execution.id, {
+  if (run.status !== 'succeeded' && run.status !== 'failed' && run.status !== 'canceled') return;
+  const moved = await deps.storage.executions.finish(execution.org_id, execution.id, {
     status: run.status,
     ...(run.finished_at ? { finished_at: run.finished_at } : {}),
     ...(errorCode ? { error_code: errorCode } : {}),
   });
+  let becameFailing = false;
   if (errorCode === 'locator_drift' && failed) {
     const current = await deps.storage.automations.get(execution.org_id, execution.automation_id);
     if (current && current.live_digest === execution.flow_digest) {
+      becameFailing = current.status !== 'failing';
       await deps.storage.automations.update(execution.org_id, execution.automation_id, { status: 'failing', needs_attention: true, failing_step: failed.step });
+    }
+  }
+  // Webhooks, once per run: only the call that moved the row to its terminal status emits (a
+  // duplicate delivery or a second recording of the same end does not).
+  if (deps.queue && moved) {
+    const data = {
+      execution_id: execution.id,
+      run_id: run.id,
+      automation_id: execution.automation_id,
+      automation: execution.flow,
+      flow_digest: execution.flow_digest,
+      dispatch: execution.dispatch,
+      status: run.status,
+      finished_at: run.finished_at ?? null,
+      ...(run.status === 'succeeded' ? { output: run.output ?? null } : {}),
+      ...(run.status === 'failed' ? { error: failureOf(run) } : {}),
+    };
+    await emitWebhookEvent(deps, execution.org_id, 'run.finished', data);
+    if (run.status === 'failed') await emitWebhookEvent(deps, execution.org_id, 'run.failed', data);
+    if (becameFailing && failed) {
+      await emitWebhookEvent(deps, execution.org_id, 'automation.failing', { automation_id: execution.automation_id, automation: execution.flow, flow_digest: execution.flow_digest, failing_step: failed.step, run_id: run.id, execution_id: execution.id });
     }
   }
 }
