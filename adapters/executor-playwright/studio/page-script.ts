@@ -4,6 +4,7 @@
  * studio context with `context.addInitScript`. It reports completed actions through the exposed
  * binding `__flowctlStudio` as raw ops: `click`, `fill` (one per field with its final value, on
  * change), `select`, and `extract` (the next click after extract mode is armed picks the element).
+ * Everything is installed when the document is created, before the page's own scripts run.
  * Targets are computed here, ranked as Playwright's codegen ranks them: data-testid, ARIA role +
  * accessible name (dom-accessibility-api), label, exact text, a stable id, a short CSS path
  * (@medv/finder). The primary matches exactly one element; up to two other unique strategies follow
@@ -170,7 +171,7 @@ function install(): void {
   };
   w.__flowctlStudioExtract = (field) => {
     extractField = field;
-    document.documentElement.style.cursor = field ? 'crosshair' : '';
+    if (document.documentElement) document.documentElement.style.cursor = field ? 'crosshair' : '';
     if (!field) hideOutline();
   };
   document.addEventListener(
@@ -182,7 +183,7 @@ function install(): void {
         outline = document.createElement('div');
         outline.setAttribute('aria-hidden', 'true');
         outline.style.cssText = 'position:fixed;pointer-events:none;z-index:2147483647;border:2px solid #4f46e5;background:rgba(79,70,229,.12);border-radius:2px;box-sizing:border-box';
-        document.documentElement.appendChild(outline);
+        (document.body ?? document.documentElement).appendChild(outline);
       }
       Object.assign(outline.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px`, height: `${r.height}px` });
     },
@@ -244,5 +245,6 @@ function install(): void {
   );
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', install, { once: true });
-else install();
+// At once, when the document is created: the listeners are on `document` (there before any element)
+// and the extract hook is defined before the page's own scripts run.
+install();

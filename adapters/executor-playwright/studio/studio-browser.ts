@@ -179,7 +179,13 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           await page.goto(url, { waitUntil: 'commit' });
         },
         async extract(field) {
-          await page.evaluate((f) => (window as unknown as { __flowctlStudioExtract?: (f: string | null) => void }).__flowctlStudioExtract?.(f), field);
+          const armed = await page.evaluate((f) => {
+            const hook = (window as unknown as { __flowctlStudioExtract?: (f: string | null) => void }).__flowctlStudioExtract;
+            if (typeof hook !== 'function') return false;
+            hook(f);
+            return true;
+          }, field);
+          if (!armed) throw new FlowError('studio_not_ready', '[flowctl] [studio] the page has no capture script yet');
         },
         async resize(next) {
           viewport = { ...next };
