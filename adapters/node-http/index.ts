@@ -1,5 +1,6 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { requestErrorResponse } from '../../src/http/errors.js';
 
@@ -7,6 +8,8 @@ import { requestErrorResponse } from '../../src/http/errors.js';
 export interface FetchHandler {
   /** `env.incoming` is Node's IncomingMessage (the hosted service reads the client address from it). */
   fetch(request: Request, env?: { incoming: IncomingMessage }): Response | Promise<Response>;
+  /** node:http 'upgrade' requests (WebSockets), e.g. the hosted service's studio. Without it an upgrade is refused. */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 /** spec/engine.md, "Limits": a `serve` connection idle for 30 seconds is closed. */
@@ -221,6 +224,17 @@ export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOpti
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const server = createServer(nodeRequestListener(handler));
   applyServerLimits(server, { idleTimeoutMs, maxConnections });
+  // Upgraded connections (WebSockets) leave Node's bookkeeping: tracked here so close() ends them.
+  const upgraded = new Set<Duplex>();
+  // Only a handler with `upgrade` listens: without it Node answers Upgrade requests as plain requests.
+  if (handler.upgrade) {
+    const onUpgrade = handler.upgrade.bind(handler);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      onUpgrade(req, socket, head);
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -240,6 +254,7 @@ export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOpti
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
       });
       return closing;
     },

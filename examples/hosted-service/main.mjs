@@ -15,8 +15,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { builtinTools, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
-import { createPlaywrightExecutor } from 'flowctl/adapters/executor-playwright';
+import { builtinTools, createEgressGuard, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
+import { createPlaywrightExecutor, createStudioBrowser } from 'flowctl/adapters/executor-playwright';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
 import { createPgBossQueue } from 'flowctl/adapters/queue-pgboss';
 import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
@@ -104,7 +104,14 @@ async function main() {
     if (path === '/readyz') return (await storage.ready()) ? Response.json({ status: 'ready', role }) : Response.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, { status: 503 });
     return Response.json({ error: 'not_found', message: 'a worker process answers only /healthz and /readyz' }, { status: 404 });
   };
-  const server = await serveNodeHttp({ fetch: (req, e) => (role === 'worker' ? probes(req) : service.fetch(req, e)) }, { port: Number(port), host }).catch((err) => {
+  const server = await serveNodeHttp(
+    {
+      fetch: (req, e) => (role === 'worker' ? probes(req) : service.fetch(req, e)),
+      // The studio's live capture WebSocket (GET /api/authoring/{id}/live); a worker has none.
+      upgrade: (req, socket, head) => (role === 'worker' || !service ? socket.destroy() : service.upgrade(req, socket, head)),
+    },
+    { port: Number(port), host },
+  ).catch((err) => {
     fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
   });
   if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
@@ -123,12 +130,15 @@ async function main() {
   // SVC_BROWSER_CDP_URL: run browser steps on a Chromium reached over CDP (a browser fleet) instead of
   // launching one here; still one fresh context per run.
   const browser = createPlaywrightExecutor(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {});
+  // The studio's browser: one Chromium for live capture sessions (launched on the first one), under
+  // the same egress rule as runs (a site runs may not reach cannot be recorded either).
+  const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard({ allow: [...egressAllow, ...ownOrigin] }) });
   const tools = createToolRegistry(builtinTools(), browser.tools);
   // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
   const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
-    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), queue });
+    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), queue, ...(studio ? { studio: { browser: studio } } : {}) });
   } catch (err) {
     await server.close();
     fail(err.message);
@@ -179,6 +189,7 @@ async function main() {
     await service.dispose();
     await queue.stop();
     await browser.dispose();
+    await studio?.dispose();
     await engineStorage.dispose();
     process.exit(0);
   };

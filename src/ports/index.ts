@@ -4,3 +4,4 @@ export type * from './clock.js';
 export type * from './executor.js';
 export { SECRET_REF_PATTERN, MASK } from './secrets.js';
 export type * from './queue.js';
+export type * from './studio.js';

@@ -21,6 +21,7 @@ export const SERVICE_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   conflict: 409,
   body_too_large: 413,
   unsupported_media_type: 415,
+  upgrade_required: 426,
   invalid_request: 422,
   secret_leak: 422,
   secret_not_found: 422,

@@ -35,6 +35,10 @@ import { startWebhookWorker } from './domain/webhooks.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
 import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
+import { createLiveCapture, type StudioOptions } from './studio/live.js';
+import { withCaptureLock } from './studio/capture-lock.js';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -70,6 +74,12 @@ export interface HostedServiceOptions {
    * the API). Default: the package's built app (dist/web) when present. `false`: no web app.
    */
   web?: string | false;
+  /**
+   * The studio's live capture (`GET /api/authoring/{id}/live`, a WebSocket): its browser
+   * (createStudioBrowser from flowctl/adapters/executor-playwright) and limits. Without it the
+   * upgrade is answered 503 `not_ready` after the usual checks.
+   */
+  studio?: StudioOptions;
 }
 
 export interface HostedService {
@@ -87,6 +97,8 @@ export interface HostedService {
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
   /** The folder of the web app served at `/`, or undefined when none is served. */
   readonly webRoot: string | undefined;
+  /** node:http 'upgrade' handler: the studio's WebSocket (serveNodeHttp wires it when given). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   dispose(): Promise<void>;
 }
 
@@ -204,6 +216,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     c.header('referrer-policy', 'no-referrer');
   });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
+  app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
 
   const session = requireSession(deps);
@@ -213,6 +227,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [bearer] : [];
     app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
   }
+
+  // The studio's WebSocket is upgraded by `upgrade()` (node:http); a plain GET is told so.
+  app.get('/api/authoring/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
+  const live = createLiveCapture(deps, options.studio);
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
   app.get('/readyz', async (c) =>
@@ -281,8 +299,10 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
       return worker;
     },
     webRoot,
+    upgrade: (req, socket, head) => live.upgrade(req, socket, head),
     dispose() {
       disposed ??= (async () => {
+        await live.dispose();
         await Promise.all([...workers].map((w) => w.stop()));
         workers.clear();
         await scheduler?.stop();

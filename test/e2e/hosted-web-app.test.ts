@@ -153,6 +153,8 @@ describe('the web app, driven in Chromium', () => {
       { kind: 'click', target: { role: 'button', name: 'Search' } },
       { kind: 'extract', target: '#result', name: 'result' },
     ];
+    // The Capture tab opens on "Record in the browser" for an owner; this test types the ops as JSON.
+    await page.getByRole('tab', { name: 'Edit as JSON' }).click();
     await page.getByLabel('Operations (JSON array)').fill(JSON.stringify(ops, null, 2));
     await page.getByLabel('Input slots').fill('query');
     await page.getByRole('button', { name: 'Save capture' }).click();
@@ -306,6 +308,7 @@ describe('the web app, driven in Chromium', () => {
   it('reopens the capture, publishes a second version and rolls back to the first', async () => {
     const first = (await apiGet(`/api/automations/${automationId}`)).automation.live_digest;
     await page.goto(`/automations/${automationId}/capture`);
+    await page.getByRole('tab', { name: 'Edit as JSON' }).click();
     await page.getByRole('button', { name: 'Reopen for editing' }).click();
     await page.getByRole('button', { name: 'Save capture' }).waitFor();
     const ops = JSON.parse(await page.getByLabel('Operations (JSON array)').inputValue());

@@ -52,7 +52,7 @@ export async function startHosted(
   await storage.init();
   const queue = fixture.queue ? createPgBossQueue({ storage: engineStorage }) : undefined;
   let service!: HostedService;
-  const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
+  const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env), upgrade: (req, socket, head) => service.upgrade(req, socket, head) });
   service = createHostedService({
     storage,
     engine,

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { SessionRecord } from '../../ports/service-storage.js';
-import type { ServiceContext, ServiceDeps, ServiceEnv } from '../context.js';
+import type { ServiceContext, ServiceDeps, ServiceEnv, SessionAuth } from '../context.js';
 import { serviceError } from '../errors.js';
 import { readSessionCookie, sessionCookieHeader, signSession, SESSION_LIFETIME_SECONDS, verifySession } from './session-cookie.js';
 
@@ -74,18 +74,24 @@ export type SessionCheck = { ok: true } | { ok: false; cookieSent: boolean };
  * org. `cookieSent` tells whether a cookie was presented (GET /api/session provisions only without).
  */
 export async function loadSession(c: ServiceContext, deps: ServiceDeps): Promise<SessionCheck> {
-  const raw = readSessionCookie(c.req.header('cookie'));
-  if (raw === undefined) return { ok: false, cookieSent: false };
+  const found = await sessionFromCookie(c.req.header('cookie'), deps);
+  if (found === 'none') return { ok: false, cookieSent: false };
+  if (found === 'invalid') return { ok: false, cookieSent: true };
+  c.set('auth', found);
+  return { ok: true };
+}
+
+/** The caller a Cookie header names (loadSession's rule, also for WebSocket upgrades): `none` without a session cookie. */
+export async function sessionFromCookie(cookieHeader: string | undefined, deps: ServiceDeps): Promise<SessionAuth | 'none' | 'invalid'> {
+  const raw = readSessionCookie(cookieHeader);
+  if (raw === undefined) return 'none';
   const nowIso = deps.clock.now();
   const now = Math.floor(Date.parse(nowIso) / 1000);
   const payload = verifySession(raw, deps.settings.sessionSecrets, now);
-  if (!payload) return { ok: false, cookieSent: true };
+  if (!payload) return 'invalid';
   const found = await deps.storage.sessions.lookup(payload.sid);
-  if (!found || found.session.revoked_at !== undefined || found.session.expires_at <= nowIso || found.role === undefined) {
-    return { ok: false, cookieSent: true };
-  }
-  c.set('auth', { session: found.session, user: found.user, org: found.org, role: found.role, orgs: found.orgs });
-  return { ok: true };
+  if (!found || found.session.revoked_at !== undefined || found.session.expires_at <= nowIso || found.role === undefined) return 'invalid';
+  return { session: found.session, user: found.user, org: found.org, role: found.role, orgs: found.orgs };
 }
 
 /** Middleware: a valid session, and for writes an allowed Origin. */

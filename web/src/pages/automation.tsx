@@ -8,6 +8,7 @@ import { Async, Badge, Card, ConfirmButton, CopyButton, Digest, Empty, ErrorBox,
 import { KeysPanel } from './keys';
 import { ExecutionsList } from './runs';
 import { SecretsPanel } from './secrets';
+import { StudioRecorder } from './studio';
 
 /** One automation (GET /api/automations/{id}) with a tab per concern. */
 
@@ -208,6 +209,7 @@ function Capture({ automation, onPublished }: { automation: Automation; onPublis
   const [secretSlots, setSecretSlots] = useState('');
   const [parseError, setParseError] = useState<string | undefined>();
   const [published, setPublished] = useState<string | undefined>();
+  const [mode, setMode] = useState<'record' | 'json'>(owner && !driftStep ? 'record' : 'json');
   useEffect(() => {
     if (!s.data) return;
     setOps(pretty(s.data.captured_ops));
@@ -244,11 +246,39 @@ function Capture({ automation, onPublished }: { automation: Automation; onPublis
       {(session) => {
         const editing = session.state === 'editing';
         const dirty = ops !== pretty(session.captured_ops) || inputSlots !== session.input_slots.join(', ') || secretSlots !== session.secret_slots.join(', ');
+        const modes = (
+          <div className="segmented" role="tablist" aria-label="How to capture">
+            <button role="tab" aria-selected={mode === 'record'} className={`seg ${mode === 'record' ? 'active' : ''}`} disabled={!owner} title={owner ? undefined : 'Only owners record'} onClick={() => setMode('record')}>
+              Record in the browser
+            </button>
+            <button role="tab" aria-selected={mode === 'json'} className={`seg ${mode === 'json' ? 'active' : ''}`} onClick={() => setMode('json')}>
+              Edit as JSON
+            </button>
+          </div>
+        );
+        if (mode === 'record' && owner) {
+          return (
+            <div className="stack">
+              {modes}
+              {!editing ? (
+                <div className="notice">
+                  The capture is published. Reopen it to record more steps; the live version stays live until the next publish.{' '}
+                  <button className="btn btn-small" disabled={reopen.busy} onClick={() => void reopen.run()}>
+                    {reopen.busy ? 'Reopening…' : 'Reopen for editing'}
+                  </button>
+                  {reopen.error ? <ErrorBox error={reopen.error} /> : null}
+                </div>
+              ) : null}
+              <StudioRecorder automation={automation} session={session} onSession={(x) => s.set(x)} onPublished={() => { void s.reload(); onPublished(); }} />
+            </div>
+          );
+        }
         return (
           <div className="stack">
+            {modes}
             <div className="notice">
               The capture is the engine's recorded operations (<code>navigate</code>, <code>fill</code>, <code>click</code>, <code>extract</code>, …, docs/recordings.md), as <code>PATCH /api/authoring/{'{id}'}</code> takes them.
-              Recording them by demonstrating in a remote browser (the studio) is not built yet.
+              {owner ? ' Owners can also record them by demonstrating in a remote browser (Record in the browser).' : ' Owners record them by demonstrating in a remote browser.'}
             </div>
             {driftStep ? (
               <div className="notice notice-bad">

@@ -1,0 +1,250 @@
+/**
+ * The studio's capture script (browser code): bundled with its libraries into one IIFE by
+ * scripts/build-capture-script.mjs (-> page-script.generated.ts) and injected into every page of a
+ * studio context with `context.addInitScript`. It reports completed actions through the exposed
+ * binding `__flowctlStudio` as raw ops: `click`, `fill` (one per field with its final value, on
+ * change), `select`, and `extract` (the next click after extract mode is armed picks the element).
+ * Everything is installed when the document is created, before the page's own scripts run.
+ * Targets are computed here, ranked as Playwright's codegen ranks them: data-testid, ARIA role +
+ * accessible name (dom-accessibility-api), label, exact text, a stable id, a short CSS path
+ * (@medv/finder). The primary matches exactly one element; up to two other unique strategies follow
+ * as fallbacks. Nothing here runs in frames other than the top one: a frame reports that it is refused.
+ */
+import { finder } from '@medv/finder';
+import { computeAccessibleName, getRole } from 'dom-accessibility-api';
+
+type Locator = { testid?: string; role?: string; name?: string; label?: string; text?: string; css?: string };
+type Target = Locator & { fallbacks?: Locator[] };
+type Message =
+  | { kind: 'click'; target: Target }
+  | { kind: 'fill'; target: Target; value?: string; secret?: boolean; field?: string }
+  | { kind: 'select'; target: Target; value: string | string[] }
+  | { kind: 'extract'; target: Target; name: string }
+  | { kind: 'refused'; message: string };
+
+type StudioWindow = Window & {
+  __flowctlStudio?: (message: Message) => Promise<void>;
+  __flowctlStudioExtract?: (field: string | null) => void;
+  __flowctlStudioInstalled?: boolean;
+};
+
+const w = window as StudioWindow;
+
+function send(message: Message): void {
+  const fn = w.__flowctlStudio;
+  if (typeof fn === 'function') fn(message).catch(() => {});
+}
+
+const norm = (s: string | null | undefined): string => (s ?? '').replace(/\s+/g, ' ').trim();
+
+function visible(el: Element): boolean {
+  const check = (el as Element & { checkVisibility?: (o?: object) => boolean }).checkVisibility;
+  if (typeof check === 'function') return check.call(el, { visibilityProperty: true });
+  const rect = el.getBoundingClientRect();
+  return rect.width > 0 || rect.height > 0;
+}
+
+function all(): Element[] {
+  return [...document.querySelectorAll('*')].filter(visible);
+}
+
+/** Generated-looking ids (framework counters, hashes, long digit runs): never a locator. */
+function stableIdent(id: string): boolean {
+  if (id.length === 0 || id.length > 60) return false;
+  if (/\d{5,}/.test(id)) return false;
+  if (/[0-9a-f]{8,}/i.test(id) && /\d/.test(id)) return false;
+  if (/^:r[0-9a-z]*:$/.test(id) || /^(ember|ext-gen|mui-|radix-|react-|headlessui-)/i.test(id)) return false;
+  return /^[A-Za-z][\w-]*$/.test(id);
+}
+
+const SKIP_ROLES = new Set(['generic', 'presentation', 'none', 'paragraph', 'group', 'document', 'main', 'region', 'section', 'form']);
+
+function roleOf(el: Element): string | null {
+  const role = getRole(el);
+  return role && !SKIP_ROLES.has(role) ? role : null;
+}
+
+/** The label text of a form control, as Playwright's getByLabel reads it: aria-label, aria-labelledby, <label>. */
+function labelOf(el: Element): string {
+  const aria = norm(el.getAttribute('aria-label'));
+  if (aria) return aria;
+  const by = el.getAttribute('aria-labelledby');
+  if (by) {
+    const text = norm(by.split(/\s+/).map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
+    if (text) return text;
+  }
+  const labels = (el as HTMLInputElement).labels;
+  if (labels && labels.length > 0) return norm([...labels].map((l) => l.textContent).join(' '));
+  return '';
+}
+
+/** Elements whose normalized text is exactly `text` and that have no child with that same text (the innermost). */
+function textMatches(text: string): Element[] {
+  return all().filter((el) => norm(el.textContent) === text && ![...el.children].some((c) => norm(c.textContent) === text));
+}
+
+function candidates(el: Element, purpose: 'action' | 'extract'): Locator[] {
+  const out: Locator[] = [];
+  const testid = el.getAttribute('data-testid');
+  if (testid && document.querySelectorAll(`[data-testid="${CSS.escape(testid)}"]`).length === 1) out.push({ testid });
+
+  const role = roleOf(el);
+  if (role) {
+    const name = norm(computeAccessibleName(el));
+    const same = all().filter((o) => roleOf(o) === role && (name === '' || norm(computeAccessibleName(o)) === name));
+    if (same.length === 1 && same[0] === el) out.push(name ? { role, name } : { role });
+  }
+
+  if (el.matches('input, select, textarea, [contenteditable=""], [contenteditable="true"]')) {
+    const label = labelOf(el);
+    if (label) {
+      const same = [...document.querySelectorAll('input, select, textarea, [aria-label], [aria-labelledby]')].filter((o) => visible(o) && labelOf(o) === label);
+      if (same.length === 1 && same[0] === el) out.push({ label });
+    }
+  } else if (purpose === 'action') {
+    // An extract's text is its output: it changes with the inputs, so it never names the element.
+    const text = norm(el.textContent);
+    if (text && text.length <= 80) {
+      const found = textMatches(text);
+      if (found.length === 1 && (found[0] === el || el.contains(found[0]!))) out.push({ text });
+    }
+  }
+
+  if (el.id && stableIdent(el.id)) {
+    const css = `#${CSS.escape(el.id)}`;
+    if (document.querySelectorAll(css).length === 1) out.push({ css });
+  }
+  if (!out.some((l) => l.css !== undefined)) {
+    try {
+      const css = finder(el, {
+        idName: stableIdent,
+        className: (c) => stableIdent(c) && !/^(active|hover|focus|selected|open|is-|has-)/.test(c),
+        attr: (name) => name === 'name' || name === 'type' || name === 'placeholder',
+        timeoutMs: 200,
+      });
+      if (css) out.push({ css });
+    } catch {
+      // No unique CSS path within the time budget: the other strategies stand.
+    }
+  }
+  return out;
+}
+
+function targetOf(el: Element, purpose: 'action' | 'extract'): Target | undefined {
+  const found = candidates(el, purpose);
+  if (found.length === 0) return undefined;
+  const [primary, ...rest] = found;
+  const fallbacks = rest.slice(0, 2);
+  return fallbacks.length > 0 ? { ...primary, fallbacks } : { ...primary };
+}
+
+const TEXT_INPUT = /^(text|email|password|search|tel|url|number|date|time|datetime-local|month|week|color)$/;
+
+function isTextEntry(el: Element): el is HTMLInputElement | HTMLTextAreaElement {
+  if (el instanceof HTMLTextAreaElement) return true;
+  return el instanceof HTMLInputElement && TEXT_INPUT.test(el.type || 'text');
+}
+
+/** The element a click acts on: the nearest interactive ancestor, as codegen retargets. */
+function actionable(el: Element): Element {
+  return el.closest('button, a[href], input, select, textarea, label, summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], [data-testid]') ?? el;
+}
+
+function fieldName(el: HTMLInputElement | HTMLTextAreaElement): string {
+  return el.name || el.id || labelOf(el) || el.type || 'field';
+}
+
+function install(): void {
+  if (w.__flowctlStudioInstalled) return;
+  w.__flowctlStudioInstalled = true;
+  if (window !== window.top) {
+    // Frames are not captured: say so once, on the first interaction.
+    document.addEventListener('mousedown', () => send({ kind: 'refused', message: 'actions inside frames (iframes) are not captured: open the frame\'s page itself with the address bar' }), { capture: true, once: true });
+    return;
+  }
+  let extractField: string | null = null;
+  // While extract mode is armed, a box outlines the element under the pointer (removed before picking).
+  let outline: HTMLDivElement | null = null;
+  const hideOutline = () => {
+    outline?.remove();
+    outline = null;
+  };
+  w.__flowctlStudioExtract = (field) => {
+    extractField = field;
+    if (document.documentElement) document.documentElement.style.cursor = field ? 'crosshair' : '';
+    if (!field) hideOutline();
+  };
+  document.addEventListener(
+    'mousemove',
+    (event) => {
+      if (extractField === null || !(event.target instanceof Element) || event.target === outline) return;
+      const r = event.target.getBoundingClientRect();
+      if (!outline) {
+        outline = document.createElement('div');
+        outline.setAttribute('aria-hidden', 'true');
+        outline.style.cssText = 'position:fixed;pointer-events:none;z-index:2147483647;border:2px solid #4f46e5;background:rgba(79,70,229,.12);border-radius:2px;box-sizing:border-box';
+        (document.body ?? document.documentElement).appendChild(outline);
+      }
+      Object.assign(outline.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px`, height: `${r.height}px` });
+    },
+    { capture: true, passive: true },
+  );
+
+  const pick = (event: Event): boolean => {
+    if (extractField === null) return false;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    return true;
+  };
+  // In extract mode the page sees none of the picking click.
+  for (const type of ['mousedown', 'mouseup', 'pointerdown', 'pointerup']) document.addEventListener(type, (e) => void pick(e), { capture: true });
+
+  document.addEventListener(
+    'click',
+    (event) => {
+      const origin = event.target instanceof Element ? event.target : null;
+      if (!origin) return;
+      if (extractField !== null) {
+        pick(event);
+        const name = extractField;
+        w.__flowctlStudioExtract!(null);
+        hideOutline();
+        const target = targetOf(origin, 'extract');
+        if (target) send({ kind: 'extract', target, name });
+        else send({ kind: 'refused', message: 'no locator found for that element' });
+        return;
+      }
+      const el = actionable(origin);
+      // Focusing a field or opening a select is not a step: its fill or select is.
+      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
+      if (el instanceof HTMLLabelElement && el.control && (isTextEntry(el.control) || el.control instanceof HTMLSelectElement)) return;
+      const target = targetOf(el, 'action');
+      if (target) send({ kind: 'click', target });
+    },
+    { capture: true },
+  );
+
+  document.addEventListener(
+    'change',
+    (event) => {
+      const el = event.target;
+      if (el instanceof HTMLSelectElement) {
+        const values = [...el.selectedOptions].map((o) => o.value);
+        const target = targetOf(el, 'action');
+        if (target) send({ kind: 'select', target, value: el.multiple ? values : (values[0] ?? '') });
+        return;
+      }
+      if (el instanceof Element && isTextEntry(el)) {
+        const target = targetOf(el, 'action');
+        if (!target) return;
+        if (el instanceof HTMLInputElement && el.type === 'password') send({ kind: 'fill', target, secret: true, field: fieldName(el) });
+        else send({ kind: 'fill', target, value: el.value, field: fieldName(el) });
+      }
+    },
+    { capture: true },
+  );
+}
+
+// At once, when the document is created: the listeners are on `document` (there before any element)
+// and the extract hook is defined before the page's own scripts run.
+install();

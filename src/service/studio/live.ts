@@ -1,0 +1,412 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { isFlowError } from '../../errors.js';
+import type { StudioAction, StudioBrowser, StudioInput, StudioPage, StudioViewport } from '../../ports/studio.js';
+import { checkOps, IDENTIFIER } from '../../record/ops.js';
+import { sessionFromCookie } from '../auth/guards.js';
+import type { ServiceDeps } from '../context.js';
+import { orgSecretValues } from '../domain/publish.js';
+import { findOrgSecrets } from '../domain/secret-leak.js';
+import { SERVICE_STATUS_BY_CODE } from '../errors.js';
+import { withCaptureLock } from './capture-lock.js';
+
+/**
+ * The studio's live capture (docs/hosted-api.md, "Studio (live capture)"): `GET
+ * /api/authoring/{id}/live` upgraded to a WebSocket. Before the upgrade: the Origin must be on
+ * SVC_ORIGINS, the session cookie valid, the caller an owner, the automation in the caller's org with
+ * its authoring session editable; otherwise an HTTP answer and no upgrade. Then a fresh browser
+ * context at the automation's site streams frames to the viewer and takes its input; what the user
+ * does is appended to the session's captured_ops as ops of the engine's format (the PATCH route's
+ * storage), so publish compiles it unchanged.
+ */
+
+export interface StudioOptions {
+  /** The browser (createStudioBrowser from flowctl/adapters/executor-playwright). */
+  browser: StudioBrowser;
+  /** Live sessions at once in this process. Default 4. */
+  maxSessions?: number;
+  /** Live sessions at once per org. Default 2. */
+  maxSessionsPerOrg?: number;
+  /** A session with no viewer message for this long is closed. Default 600000 (10 min). */
+  idleTimeoutMs?: number;
+}
+
+export interface LiveCapture {
+  /** node:http 'upgrade' handler (the node-http adapter calls it). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Live sessions now. */
+  active(): number;
+  dispose(): Promise<void>;
+}
+
+export const LIVE_PATH = /^\/api\/authoring\/([^/]+)\/live\/?$/;
+/** Frames are dropped (not queued) while more than this many bytes wait in the socket. */
+export const FRAME_BACKLOG_BYTES = 512 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Viewer messages taken per second; more are dropped (one `rate_limited` error per second says so). */
+export const MAX_MESSAGES_PER_SECOND = 400;
+const MAX_OP_BYTES = 16 * 1024;
+const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
+
+function answer(socket: Duplex, code: string, message: string): void {
+  if (socket.destroyed) return;
+  const status = SERVICE_STATUS_BY_CODE[code] ?? 500;
+  const body = JSON.stringify({ error: code, message });
+  socket.end(
+    [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body].join('\r\n'),
+    () => socket.destroy(),
+  );
+}
+
+const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.round(n)));
+
+function viewportOf(width: unknown, height: unknown): StudioViewport {
+  const w = Number(width);
+  const h = Number(height);
+  return {
+    width: Number.isFinite(w) && w > 0 ? clamp(w, 320, 1920) : DEFAULT_VIEWPORT.width,
+    height: Number.isFinite(h) && h > 0 ? clamp(h, 240, 1200) : DEFAULT_VIEWPORT.height,
+  };
+}
+
+/** A slot name (identifier) from a field's name, id or label. */
+export function slotName(field: unknown, fallback: string): string {
+  const raw = typeof field === 'string' ? field : '';
+  let s = raw.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase().slice(0, 48);
+  if (s === '') s = fallback;
+  if (!/^[A-Za-z_]/.test(s)) s = `_${s}`;
+  return IDENTIFIER.test(s) ? s : fallback;
+}
+
+function parseInput(m: Record<string, unknown>): StudioInput | string {
+  const num = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+  if (m.type === 'mouse') {
+    if (!['down', 'up', 'move', 'wheel'].includes(m.action as string)) return 'mouse.action must be down, up, move or wheel';
+    if (!num(m.x) || !num(m.y)) return 'mouse.x and mouse.y must be numbers';
+    const button = m.button ?? 'left';
+    if (!['left', 'middle', 'right', 'none'].includes(button as string)) return 'mouse.button must be left, middle, right or none';
+    return {
+      type: 'mouse',
+      action: m.action as 'down',
+      x: m.x as number,
+      y: m.y as number,
+      button: button as 'left',
+      ...(num(m.clickCount) ? { clickCount: clamp(m.clickCount as number, 1, 3) } : {}),
+      ...(num(m.deltaX) ? { deltaX: m.deltaX as number } : {}),
+      ...(num(m.deltaY) ? { deltaY: m.deltaY as number } : {}),
+      ...(num(m.modifiers) ? { modifiers: clamp(m.modifiers as number, 0, 15) } : {}),
+    };
+  }
+  if (m.type === 'key') {
+    if (m.action !== 'down' && m.action !== 'up') return 'key.action must be down or up';
+    if (typeof m.key !== 'string' || m.key.length === 0 || m.key.length > 32) return 'key.key must be a key name (KeyboardEvent.key)';
+    return { type: 'key', action: m.action, key: m.key };
+  }
+  if (typeof m.text !== 'string' || m.text.length > 10_000) return 'text.text must be a string of at most 10000 characters';
+  return { type: 'text', text: m.text };
+}
+
+interface Live {
+  ws: WebSocket;
+  orgId: string;
+  automationId: string;
+  page?: StudioPage;
+  close(code: number, reason: string): void;
+}
+
+export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | undefined): LiveCapture {
+  const { storage, settings, logger } = deps;
+  const maxSessions = options?.maxSessions ?? 4;
+  const maxPerOrg = options?.maxSessionsPerOrg ?? 2;
+  const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
+  const lives = new Set<Live>();
+  /** Sessions admitted but not yet open, counted against the limits too. */
+  let pending: { orgId: string }[] = [];
+
+  const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + pending.filter((p) => p.orgId === orgId).length;
+
+  async function admit(req: IncomingMessage): Promise<{ code: string; message: string } | { orgId: string; automationId: string; site: string; userId: string; cookie: string | undefined }> {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const match = LIVE_PATH.exec(path);
+    if (!match) return { code: 'not_found', message: 'no WebSocket here (the studio is at /api/authoring/{id}/live)' };
+    const origin = req.headers.origin;
+    if (origin === undefined || !settings.origins.includes(origin.replace(/\/+$/, ''))) {
+      return { code: 'forbidden', message: origin === undefined ? 'a WebSocket needs an Origin on SVC_ORIGINS' : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)` };
+    }
+    const auth = await sessionFromCookie(req.headers.cookie, deps);
+    if (auth === 'none' || auth === 'invalid') return { code: 'unauthenticated', message: 'sign in first: no valid session cookie' };
+    if (auth.role !== 'owner') return { code: 'forbidden', message: 'only an owner of the org may capture' };
+    let id: string;
+    try {
+      id = decodeURIComponent(match[1]!);
+    } catch {
+      return { code: 'not_found', message: 'no such automation in this org' };
+    }
+    const automation = await storage.automations.get(auth.org.id, id);
+    const session = automation ? await storage.authoring.get(auth.org.id, id) : undefined;
+    if (!automation || !session) return { code: 'not_found', message: 'no such automation in this org' };
+    if (session.state === 'published') return { code: 'not_editable', message: 'the session is published: reopen it with POST /api/authoring/{id}/edit first' };
+    let site: URL;
+    try {
+      site = new URL(automation.site);
+      if (site.protocol !== 'http:' && site.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      return { code: 'invalid_request', message: 'the automation\'s site is not an http(s) URL: set it first' };
+    }
+    if (!options) return { code: 'not_ready', message: 'this service has no studio browser (createHostedService({studio}))' };
+    if (lives.size + pending.length >= maxSessions) return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
+    if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} live studio sessions open: close one first` };
+    return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: req.headers.cookie };
+  }
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+    void admit(req).then(
+      (res) => {
+        if ('code' in res) return answer(socket, res.code, res.message);
+        const slot = { orgId: res.orgId };
+        pending.push(slot);
+        // ws answers a malformed handshake itself (400) without calling back: the place is freed on close.
+        const free = () => (pending = pending.filter((p) => p !== slot));
+        socket.once('close', free);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          socket.off('close', free);
+          free();
+          void run(ws, res, viewportOf(new URL(req.url ?? '/', 'http://x').searchParams.get('width'), new URL(req.url ?? '/', 'http://x').searchParams.get('height')));
+        });
+      },
+      (err) => {
+        logger.error(`[flowctl] [studio] upgrade: ${(err as Error)?.stack ?? String(err)}`);
+        answer(socket, 'internal_error', 'the upgrade could not be checked');
+      },
+    );
+  }
+
+  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport): Promise<void> {
+    const { orgId, automationId, site } = who;
+    const sendJson = (message: unknown, cb?: (err?: Error) => void) => {
+      if (ws.readyState !== ws.OPEN) return cb?.(new Error('closed'));
+      ws.send(JSON.stringify(message), cb);
+    };
+    const notice = (message: string) => sendJson({ type: 'notice', message });
+    let idle: NodeJS.Timeout | undefined;
+    const live: Live = {
+      ws,
+      orgId,
+      automationId,
+      close(code, reason) {
+        if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+      },
+    };
+    lives.add(live);
+    const touch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        sendJson({ type: 'closed', reason: 'idle', message: `no input for ${Math.round(idleTimeoutMs / 1000)} s: the session was closed` });
+        live.close(4000, 'idle');
+      }, idleTimeoutMs);
+      idle.unref?.();
+    };
+    let closed = false;
+    const teardown = async () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(idle);
+      lives.delete(live);
+      await live.page?.close().catch(() => {});
+    };
+    ws.on('close', () => void teardown());
+    ws.on('error', () => void teardown());
+    touch();
+
+    // Ops are appended one at a time, in the order the page reported them.
+    let chain: Promise<void> = Promise.resolve();
+    const append = (op: Record<string, unknown>, secretSlot?: string) => {
+      chain = chain.then(() => withCaptureLock(automationId, async () => {
+          if (closed) return;
+          const { issues } = checkOps([op]);
+          if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
+            notice(`an action could not be captured (${issues[0]?.message ?? 'too large'})`);
+            return;
+          }
+          // The caller still holds the upgrade's session, as an owner of this org (a logout, a revoked
+          // session or a demotion ends the capture).
+          const auth = await sessionFromCookie(who.cookie, deps);
+          if (typeof auth === 'string' || auth.role !== 'owner' || auth.org.id !== orgId) {
+            sendJson({ type: 'closed', reason: 'unauthenticated', message: 'the session that opened the studio ended (logged out, revoked, or no longer an owner)' });
+            live.close(4001, 'unauthenticated');
+            return;
+          }
+          const session = await storage.authoring.get(orgId, automationId);
+          if (!session || session.state !== 'editing') {
+            sendJson({ type: 'closed', reason: 'not_editable', message: 'the session is no longer editable (published or deleted)' });
+            live.close(4009, 'not_editable');
+            return;
+          }
+          const leaks = findOrgSecrets([op], 'ops', await orgSecretValues(deps, storage, orgId));
+          if (leaks.length > 0) {
+            notice(`not captured: the value typed into a field is ${leaks[0]!.what}; type secrets into a password field (a secret slot)`);
+            return;
+          }
+          if (op.kind === 'extract' && session.captured_ops.some((o) => (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
+            notice(`an output field "${String(op.name)}" is already extracted: pick another name`);
+            return;
+          }
+          if (op.kind === 'navigate') {
+            const last = session.captured_ops[session.captured_ops.length - 1] as { kind?: string; url?: string } | undefined;
+            if (last?.kind === 'navigate' && last.url === op.url) return;
+          }
+          let secretSlots = session.secret_slots;
+          if (secretSlots !== undefined && secretSlot !== undefined && !secretSlots.includes(secretSlot)) {
+            if (session.input_slots.includes(secretSlot)) {
+              notice(`the password field's slot "${secretSlot}" is already an input slot: not captured`);
+              return;
+            }
+            secretSlots = [...secretSlots, secretSlot];
+          }
+          const updated = await storage.authoring.update(orgId, automationId, { captured_ops: [...session.captured_ops, op], secret_slots: secretSlots, updated_at: deps.clock.now() });
+          sendJson({ type: 'op', op, index: (updated?.captured_ops.length ?? 1) - 1, secret_slots: secretSlots });
+      }));
+      chain = chain.catch((err) => {
+        logger.error(`[flowctl] [studio] append: ${(err as Error)?.stack ?? String(err)}`);
+        notice('an action could not be stored');
+      });
+    };
+
+    const onAction = (action: StudioAction) => {
+      if (action.kind === 'refused') return notice(String(action.message).slice(0, 300));
+      if (action.kind === 'click') return append({ kind: 'click', target: action.target });
+      if (action.kind === 'select') return append({ kind: 'select', target: action.target, value: action.value });
+      if (action.kind === 'extract') return append({ kind: 'extract', target: action.target, name: action.name });
+      if (action.kind === 'fill') {
+        if (action.secret === true) {
+          const slot = slotName(action.field, 'password');
+          return append({ kind: 'fill', target: action.target, slot }, slot);
+        }
+        return append({ kind: 'fill', target: action.target, value: action.value });
+      }
+    };
+
+    append({ kind: 'navigate', url: site });
+    let page: StudioPage;
+    try {
+      page = await options!.browser.open({
+        url: site,
+        viewport,
+        onFrame: (frame, ack) => {
+          if (closed || ws.readyState !== ws.OPEN) return ack();
+          // No backlog: while the socket has not drained, frames are dropped (and acked a little later,
+          // which paces the screencast to what the viewer's connection takes).
+          if (ws.bufferedAmount > FRAME_BACKLOG_BYTES) {
+            setTimeout(ack, 100).unref?.();
+            return;
+          }
+          sendJson({ type: 'frame', data: frame.data, width: frame.width, height: frame.height }, () => ack());
+        },
+        onAction,
+        onNotice: notice,
+        onNavigated: (url) => sendJson({ type: 'url', url }),
+        onLoaded: (url, complete) => sendJson({ type: 'loaded', url, complete }),
+        onGone: (reason) => {
+          sendJson({ type: 'closed', reason: 'browser_gone', message: reason });
+          live.close(1011, 'browser_gone');
+        },
+      });
+    } catch (err) {
+      logger.error(`[flowctl] [studio] open: ${(err as Error)?.stack ?? String(err)}`);
+      sendJson({ type: 'error', error: isFlowError(err) ? err.code : 'browser_unavailable', message: 'the studio browser could not be started' });
+      live.close(1011, 'browser_unavailable');
+      await teardown();
+      return;
+    }
+    live.page = page;
+    if (closed) {
+      await page.close();
+      return;
+    }
+    await chain;
+    const current = await storage.authoring.get(orgId, automationId);
+    sendJson({ type: 'ready', automation_id: automationId, site, viewport: page.viewport, captured_ops: current?.captured_ops ?? [], secret_slots: current?.secret_slots ?? [], input_slots: current?.input_slots ?? [] });
+
+    let windowStart = Date.now();
+    let inWindow = 0;
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      touch();
+      const now = Date.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        inWindow = 0;
+      }
+      if (++inWindow > MAX_MESSAGES_PER_SECOND) {
+        if (inWindow === MAX_MESSAGES_PER_SECOND + 1) sendJson({ type: 'error', error: 'rate_limited', message: `more than ${MAX_MESSAGES_PER_SECOND} messages in a second: the rest of this second is dropped` });
+        return;
+      }
+      if (isBinary) return sendJson({ type: 'error', error: 'invalid_message', message: 'messages are JSON text' });
+      let m: Record<string, unknown>;
+      try {
+        m = JSON.parse(data.toString()) as Record<string, unknown>;
+        if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new Error('not an object');
+      } catch {
+        return sendJson({ type: 'error', error: 'invalid_message', message: 'a message is a JSON object with a type' });
+      }
+      switch (m.type) {
+        case 'mouse':
+        case 'key':
+        case 'text': {
+          const input = parseInput(m);
+          if (typeof input === 'string') return sendJson({ type: 'error', error: 'invalid_message', message: input });
+          return page.input(input);
+        }
+        case 'navigate': {
+          let url: URL;
+          try {
+            url = new URL(String(m.url));
+            if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+          } catch {
+            return sendJson({ type: 'error', error: 'invalid_message', message: 'navigate.url must be an absolute http(s) URL' });
+          }
+          append({ kind: 'navigate', url: url.href });
+          return void page.navigate(url.href).catch((err: Error) => notice(`could not open ${url.href}: ${err.message.split('\n')[0]}`));
+        }
+        case 'extract': {
+          const field = m.field;
+          if (field === null) return void page.extract(null).catch(() => {});
+          if (typeof field !== 'string' || !IDENTIFIER.test(field) || field.length > 64) {
+            return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.field must be an identifier (letters, digits, _; not starting with a digit)' });
+          }
+          return void page.extract(field).then(
+            () => sendJson({ type: 'extract_armed', field }),
+            () => notice('extract mode could not be armed: wait for the page to load'),
+          );
+        }
+        case 'resize': {
+          const next = viewportOf(m.width, m.height);
+          return void page.resize(next).then(
+            () => sendJson({ type: 'viewport', ...next }),
+            () => {},
+          );
+        }
+        case 'ping':
+          return sendJson({ type: 'pong' });
+        default:
+          return sendJson({ type: 'error', error: 'invalid_message', message: `unknown message type ${JSON.stringify(String(m.type).slice(0, 40))}` });
+      }
+    });
+  }
+
+  return {
+    upgrade,
+    active: () => lives.size,
+    async dispose() {
+      for (const live of [...lives]) {
+        live.close(1001, 'shutting down');
+        await live.page?.close().catch(() => {});
+      }
+      lives.clear();
+      wss.close();
+    },
+  };
+}
