@@ -212,6 +212,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       try {
         return await fn();
       } catch (err) {
+        // A call the storage's dispose cut short (its connection closed under it) says so, whatever
+        // the driver's own error was.
+        if (disposed) throw new FlowError('storage_disposed', prefixed('storage-sql', `storage was disposed during ${op}`));
         throw mapError(err, op);
       }
     },

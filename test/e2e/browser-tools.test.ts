@@ -206,10 +206,16 @@ describe('browser tools on the fixture site', () => {
     const b = newRun();
     try {
       await Promise.all([login(a, base, 'ann'), login(b, base, 'bob')]);
-      const read = async (ctx: ToolContext) =>
-        Promise.all(['#welcome', '#visits', '#cookies'].map(async (target) => ((await tool('extract').run({ target }, ctx)) as { value: string }).value));
-      expect(await read(a)).toEqual(['Signed in as ann', '1', '1']);
-      expect(await read(b)).toEqual(['Signed in as bob', '1', '1']);
+      // A run's steps are sequential: each read settles the page first (the redirect's document and
+      // its script), so the reads of one run go one after another; the two runs stay concurrent.
+      const read = async (ctx: ToolContext) => {
+        const values: string[] = [];
+        for (const target of ['#welcome', '#visits', '#cookies']) values.push(((await tool('extract').run({ target }, ctx)) as { value: string }).value);
+        return values;
+      };
+      const [ra, rb] = await Promise.all([read(a), read(b)]);
+      expect(ra).toEqual(['Signed in as ann', '1', '1']);
+      expect(rb).toEqual(['Signed in as bob', '1', '1']);
       expect(exec.stats().openContexts).toBe(2);
     } finally {
       await Promise.all([a.close(), b.close()]);
