@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
-import { FlowError } from '../../src/errors.js';
 import { createTestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
+import { stepFailure } from '../helpers/site-server.js';
 
 /**
  * Drift is decided on the settled page, not after a share of the step's budget (docs/browser.md,
@@ -39,15 +39,6 @@ let patient: PlaywrightExecutor;
 const byRef = (e: PlaywrightExecutor, name: string): Tool => e.tools.find((t) => t.contract.ref === `browser/${name}`)!;
 const tool = (name: string) => byRef(exec, name);
 
-async function failure(p: Promise<unknown>): Promise<FlowError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(FlowError);
-    return err as FlowError;
-  }
-  throw new Error('expected the step to fail');
-}
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -112,7 +103,7 @@ describe('drift is decided on the settled page, whatever the step budget', () =>
     const ctx = createTestToolContext({ runId: 'drift-3', cwd: process.cwd(), timeoutMs: HOUR });
     try {
       await tool('navigate').run({ url: `${base}/` }, ctx);
-      const err = await failure(tool('click').run({ target: { css: '#gone', fallbacks: [{ text: 'Gone' }, { css: 'li' }] } }, ctx));
+      const err = await stepFailure(tool('click').run({ target: { css: '#gone', fallbacks: [{ text: 'Gone' }, { css: 'li' }] } }, ctx));
       expect(err.code).toBe('locator_drift');
       expect(err.data).toMatchObject({
         retryable: false,

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
 import { createMemoryStorage } from '../../adapters/storage-memory/index.js';
 import { createEngine } from '../../src/engine/engine.js';
-import { FlowError } from '../../src/errors.js';
 import { compileFlow } from '../../src/flow/compile.js';
 import { buildRecording } from '../../src/record/recording.js';
 import { opsFolderReader, readOpsFile } from '../../src/record/store.js';
@@ -15,7 +14,7 @@ import { createToolRegistry } from '../../src/tools/registry.js';
 import { createTestToolContext, type TestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
 import { runCli, tempProject } from '../helpers/cli.js';
-import { SITE_DIR, startSite, type SiteServer } from '../helpers/site-server.js';
+import { startSite, type SiteServer, stepFailure, writeSiteOps } from '../helpers/site-server.js';
 
 /**
  * `frame` on targeted ops in real Chromium: a same-origin iframe, an iframe nested in it, and an
@@ -42,9 +41,7 @@ const expected = (name: string, nick: string, card: string) => ({
 beforeAll(async () => {
   [site, cross] = await Promise.all([startSite({ password: 'unused-frames' }), startSite({ password: 'unused-frames' })]);
   project = await tempProject('flowctl-browser-frames-');
-  await mkdir(join(project, 'ops'), { recursive: true });
-  const template = await readFile(join(SITE_DIR, 'ops/frames.yaml'), 'utf8');
-  await writeFile(join(project, 'ops/frames.yaml'), template.replaceAll('{{SITE}}', site.url).replaceAll('{{CROSS}}', cross.url));
+  await writeSiteOps(project, 'frames', { SITE: site.url, CROSS: cross.url });
 });
 
 afterAll(async () => {
@@ -154,15 +151,6 @@ describe('frames one by one', () => {
   let runs = 0;
   const tool = (name: string, version = '1.1.0'): Tool => exec.tools.find((t) => t.contract.ref === `browser/${name}` && t.contract.version === version)!;
   const newRun = (): TestToolContext => createTestToolContext({ runId: `frames-${++runs}`, cwd: project, timeoutMs: 30_000 });
-  async function failure(p: Promise<unknown>): Promise<FlowError> {
-    try {
-      await p;
-    } catch (err) {
-      expect(err).toBeInstanceOf(FlowError);
-      return err as FlowError;
-    }
-    throw new Error('expected the step to fail');
-  }
 
   beforeAll(() => {
     exec = createPlaywrightExecutor();
@@ -191,20 +179,20 @@ describe('frames one by one', () => {
     const ctx = newRun();
     try {
       await tool('navigate', '1.0.0').run({ url: `${site.url}/frames.html?cross=${encodeURIComponent(cross.url)}` }, ctx);
-      const missing = await failure(tool('click').run({ frame: ['#profile', '#nope'], target: '#save' }, ctx));
+      const missing = await stepFailure(tool('click').run({ frame: ['#profile', '#nope'], target: '#save' }, ctx));
       expect(missing.code).toBe('locator_drift');
       expect(missing.message).toContain('click frame 2 of 2: no locator matched exactly one element');
       expect(missing.data).toMatchObject({ tried: [{ locator: 'css=#nope', count: 0 }] });
-      const notFrame = await failure(tool('fill').run({ frame: '#name', target: '#name', value: 'x' }, ctx));
+      const notFrame = await stepFailure(tool('fill').run({ frame: '#name', target: '#name', value: 'x' }, ctx));
       expect(notFrame.code).toBe('not_a_frame');
       expect(notFrame.message).toContain('frame names a <input>, not an <iframe>');
       expect(await tool('extract').run({ frame: { css: '#old', fallbacks: [{ css: 'iframe[title="Payment"]' }] }, target: '#origin' }, ctx)).toEqual({ matched: 'css=#origin', value: 'cross' });
       expect(ctx.warnings.at(-1)).toMatchObject({ code: 'drift', data: { matched: 'css=iframe[title="Payment"]' } });
       // A target missing inside a frame that is there: drift in the frame, not on the page.
-      const inner = await failure(tool('wait', '1.0.0').run({ frame: '#payment', target: '#receipt', timeout_ms: 200 }, ctx));
+      const inner = await stepFailure(tool('wait', '1.0.0').run({ frame: '#payment', target: '#receipt', timeout_ms: 200 }, ctx));
       expect(inner.code).toBe('wait_timeout');
       // The 1.0.0 contracts have no frame.
-      expect((await failure(tool('fill', '1.0.0').run({ frame: '#profile', target: '#name', value: 'x' }, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(tool('fill', '1.0.0').run({ frame: '#profile', target: '#name', value: 'x' }, ctx))).code).toBe('invalid_tool_input');
     } finally {
       await ctx.close();
     }

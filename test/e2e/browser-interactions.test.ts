@@ -2,11 +2,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
-import { FlowError } from '../../src/errors.js';
 import { createTestToolContext, type TestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
 import { runCli, tempProject } from '../helpers/cli.js';
-import { SITE_DIR, startSite, type SiteServer } from '../helpers/site-server.js';
+import { startSite, type SiteServer, stepFailure, writeSiteOps } from '../helpers/site-server.js';
 
 /**
  * The op kinds of Recording format 2 in real Chromium on the fixture page interactions.html: press
@@ -38,9 +37,7 @@ const expected = (first: string, second: string) => ({
 beforeAll(async () => {
   site = await startSite({ password: 'unused-interactions' });
   project = await tempProject('flowctl-browser-interactions-');
-  await mkdir(join(project, 'ops'), { recursive: true });
-  const template = await readFile(join(SITE_DIR, 'ops/interactions.yaml'), 'utf8');
-  await writeFile(join(project, 'ops/interactions.yaml'), template.replaceAll('{{SITE}}', site.url));
+  await writeSiteOps(project, 'interactions', { SITE: site.url });
 });
 
 afterAll(async () => {
@@ -150,15 +147,6 @@ describe('the new browser tools one by one', () => {
   let runs = 0;
   const tool = (name: string, version = '1.0.0'): Tool => exec.tools.find((t) => t.contract.ref === `browser/${name}` && t.contract.version === version)!;
   const newRun = (): TestToolContext => createTestToolContext({ runId: `interactions-${++runs}`, cwd: project, timeoutMs: 30_000 });
-  async function failure(p: Promise<unknown>): Promise<FlowError> {
-    try {
-      await p;
-    } catch (err) {
-      expect(err).toBeInstanceOf(FlowError);
-      return err as FlowError;
-    }
-    throw new Error('expected the step to fail');
-  }
   const open = async (ctx: TestToolContext) => tool('navigate').run({ url: `${site.url}/interactions.html` }, ctx);
   const text = async (ctx: TestToolContext, target: string) => ((await tool('extract').run({ target }, ctx)) as { value: string }).value;
 
@@ -193,9 +181,9 @@ describe('the new browser tools one by one', () => {
       expect(await tool('check').run({ target: '#news' }, ctx)).toEqual({ matched: 'css=#news' });
       expect(await tool('uncheck').run({ target: '#agree' }, ctx)).toEqual({ matched: 'css=#agree' });
       expect(await text(ctx, '#choices')).toBe('agree=no news=yes plan=free');
-      const err = await failure(tool('check').run({ target: '#pad' }, ctx));
+      const err = await stepFailure(tool('check').run({ target: '#pad' }, ctx));
       expect(err.code).toBe('not_checkable');
-      expect((await failure(tool('uncheck').run({ target: '#plan-free' }, ctx))).code).toBe('not_checkable');
+      expect((await stepFailure(tool('uncheck').run({ target: '#plan-free' }, ctx))).code).toBe('not_checkable');
     } finally {
       await ctx.close();
     }
@@ -207,7 +195,7 @@ describe('the new browser tools one by one', () => {
       await open(ctx);
       // Nothing started the report: the wait runs out after its own timeout, not the step's.
       const started = Date.now();
-      const err = await failure(tool('wait').run({ target: '#report', text: 'Report ready', timeout_ms: 300 }, ctx));
+      const err = await stepFailure(tool('wait').run({ target: '#report', text: 'Report ready', timeout_ms: 300 }, ctx));
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(err.code).toBe('wait_timeout');
       expect(err.data).toMatchObject({ retryable: true, state: 'visible', timeout_ms: 300 });
@@ -231,8 +219,8 @@ describe('the new browser tools one by one', () => {
       const extract11 = tool('extract', '1.1.0');
       expect(await extract11.run({ target: 'pre, #address', all: true, text: 'rendered' }, ctx)).toEqual({ matched: 'css=pre, #address', value: ['name  qty\nbolts  12', '1 Main St\nSpringfield'] });
       expect(await extract11.run({ target: '#address' }, ctx)).toMatchObject({ value: '1 Main StSpringfield (old)' });
-      expect((await failure(extract11.run({ target: '#address', attribute: 'id', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
-      expect((await failure(tool('extract').run({ target: '#address', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(extract11.run({ target: '#address', attribute: 'id', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(tool('extract').run({ target: '#address', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
     } finally {
       await ctx.close();
     }
@@ -245,7 +233,7 @@ describe('the new browser tools one by one', () => {
       await tool('fill').run({ target: '#item', value: 'tea' }, ctx);
       expect(await tool('press').run({ key: 'Enter' }, ctx)).toEqual({ matched: null });
       expect(await text(ctx, '#items')).toBe('tea');
-      const err = await failure(tool('press').run({ key: 'Ctrl+Enter' }, ctx));
+      const err = await stepFailure(tool('press').run({ key: 'Ctrl+Enter' }, ctx));
       expect(err.code).toBe('invalid_tool_input');
       expect(ctx.effects).toHaveLength(4);
     } finally {

@@ -2,11 +2,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
-import { FlowError } from '../../src/errors.js';
 import { createTestToolContext, type TestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
 import { runCli, tempProject } from '../helpers/cli.js';
-import { SITE_DIR, startSite, type SiteServer } from '../helpers/site-server.js';
+import { startSite, type SiteServer, stepFailure, writeSiteOps } from '../helpers/site-server.js';
 
 /**
  * New pages in real Chromium (pages.html): a link that opens a tab, a button that opens a popup that
@@ -30,9 +29,7 @@ const expected = (user: string) => ({
 beforeAll(async () => {
   site = await startSite({ password: 'unused-pages' });
   project = await tempProject('flowctl-browser-pages-');
-  await mkdir(join(project, 'ops'), { recursive: true });
-  const template = await readFile(join(SITE_DIR, 'ops/pages.yaml'), 'utf8');
-  await writeFile(join(project, 'ops/pages.yaml'), template.replaceAll('{{SITE}}', site.url));
+  await writeSiteOps(project, 'pages', { SITE: site.url });
 });
 
 afterAll(async () => {
@@ -94,15 +91,6 @@ describe('pages one by one', () => {
   let runs = 0;
   const tool = (name: string, version = '1.0.0'): Tool => exec.tools.find((t) => t.contract.ref === `browser/${name}` && t.contract.version === version)!;
   const newRun = (): TestToolContext => createTestToolContext({ runId: `pages-${++runs}`, cwd: project, timeoutMs: 8_000 });
-  async function failure(p: Promise<unknown>): Promise<FlowError> {
-    try {
-      await p;
-    } catch (err) {
-      expect(err).toBeInstanceOf(FlowError);
-      return err as FlowError;
-    }
-    throw new Error('expected the step to fail');
-  }
 
   beforeAll(() => {
     exec = createPlaywrightExecutor();
@@ -119,20 +107,20 @@ describe('pages one by one', () => {
       await tool('fill', '1.1.0').run({ target: '#who', value: 'erin' }, ctx);
       await tool('click', '1.1.0').run({ target: '#confirm' }, ctx);
       // The popup closed itself: acting on it says so, and switching to it too.
-      const closed = await failure(tool('extract', '1.1.0').run({ target: '#who' }, ctx));
+      const closed = await stepFailure(tool('extract', '1.1.0').run({ target: '#who' }, ctx));
       expect(closed.code).toBe('page_closed');
       expect(closed.message).toContain('(page 1) has closed');
-      expect((await failure(tool('switch').run({ page: 1 }, ctx))).code).toBe('page_closed');
-      expect((await failure(tool('switch').run({ page: 5 }, ctx))).data).toMatchObject({ page: 5, pages: 2 });
+      expect((await stepFailure(tool('switch').run({ page: 1 }, ctx))).code).toBe('page_closed');
+      expect((await stepFailure(tool('switch').run({ page: 5 }, ctx))).data).toMatchObject({ page: 5, pages: 2 });
       expect(await tool('switch').run({ page: 0 }, ctx)).toEqual({ page: 0, url: `${site.url}/pages.html` });
       expect(await tool('wait').run({ target: '#status', text: 'erin' }, ctx)).toMatchObject({ state: 'visible' });
       // An action that opens nothing fails once its budget is spent, not before.
-      const none = await failure(tool('click', '1.1.0').run({ target: '#nothing', opens_page: true }, ctx));
+      const none = await stepFailure(tool('click', '1.1.0').run({ target: '#nothing', opens_page: true }, ctx));
       expect(none.code).toBe('no_page_opened');
       // A page opened without opens_page is not followed: the run stays where it is.
       await tool('click', '1.1.0').run({ target: '#details' }, ctx);
       expect(await tool('extract', '1.1.0').run({ target: 'h1' }, ctx)).toMatchObject({ value: 'Orders' });
-      expect((await failure(tool('switch').run({ page: 2 }, ctx))).code).toBe('page_not_found');
+      expect((await stepFailure(tool('switch').run({ page: 2 }, ctx))).code).toBe('page_not_found');
     } finally {
       await ctx.close();
     }

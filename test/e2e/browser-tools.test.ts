@@ -7,7 +7,7 @@ import { digestBytes, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
 import { createTestToolContext, type TestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool, ToolContext } from '../../src/tools/types.js';
-import { startSite, type SiteServer } from '../helpers/site-server.js';
+import { startSite, type SiteServer, stepFailure } from '../helpers/site-server.js';
 
 /** The browser tools one by one in real Chromium against the fixture site, with a hand-made run context. */
 
@@ -45,15 +45,6 @@ async function login(ctx: ToolContext, site: SiteServer, user = 'alice'): Promis
   await tool('click').run({ target: { css: '#login', fallbacks: [{ role: 'button', name: 'Sign in' }] } }, ctx);
 }
 
-async function failure(p: Promise<unknown>): Promise<FlowError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(FlowError);
-    return err as FlowError;
-  }
-  throw new Error('expected the step to fail');
-}
 
 beforeAll(async () => {
   exec = createPlaywrightExecutor();
@@ -142,7 +133,7 @@ describe('browser tools on the fixture site', () => {
     const ctx = newRun();
     try {
       await login(ctx, removed);
-      const err = await failure(tool('fill').run({ target: { css: '#search', fallbacks: [{ label: 'Search' }, { testid: 'search' }] }, value: PASSWORD }, ctx));
+      const err = await stepFailure(tool('fill').run({ target: { css: '#search', fallbacks: [{ label: 'Search' }, { testid: 'search' }] }, value: PASSWORD }, ctx));
       expect(err.code).toBe('locator_drift');
       expect(err.data).toMatchObject({
         retryable: false,
@@ -165,7 +156,7 @@ describe('browser tools on the fixture site', () => {
     const ctx = newRun();
     try {
       await login(ctx, base);
-      const err = await failure(tool('click').run({ target: 'li' }, ctx));
+      const err = await stepFailure(tool('click').run({ target: 'li' }, ctx));
       expect(err.code).toBe('locator_drift');
       expect(err.data).toMatchObject({ tried: [{ locator: 'css=li', count: 2 }] });
       expect(await tool('click').run({ target: { css: 'li', fallbacks: [{ text: 'Review code' }] } }, ctx)).toEqual({ matched: 'text="Review code"' });
@@ -179,11 +170,11 @@ describe('browser tools on the fixture site', () => {
     const ctx = newRun();
     try {
       await login(ctx, base);
-      expect((await failure(tool('upload').run({ target: '#attachment', files: ['../etc/passwd'] }, ctx))).code).toBe('upload_path_outside_root');
-      expect((await failure(tool('upload').run({ target: '#attachment', files: ['/etc/passwd'] }, ctx))).code).toBe('upload_path_outside_root');
-      const changed = await failure(tool('upload').run({ target: '#attachment', files: [{ path: 'docs/report.csv', digest: digestBytes('other') }] }, ctx));
+      expect((await stepFailure(tool('upload').run({ target: '#attachment', files: ['../etc/passwd'] }, ctx))).code).toBe('upload_path_outside_root');
+      expect((await stepFailure(tool('upload').run({ target: '#attachment', files: ['/etc/passwd'] }, ctx))).code).toBe('upload_path_outside_root');
+      const changed = await stepFailure(tool('upload').run({ target: '#attachment', files: [{ path: 'docs/report.csv', digest: digestBytes('other') }] }, ctx));
       expect(changed.code).toBe('upload_digest_mismatch');
-      expect((await failure(tool('upload').run({ target: '#attachment', files: ['docs/missing.csv'] }, ctx))).code).toBe('upload_file_missing');
+      expect((await stepFailure(tool('upload').run({ target: '#attachment', files: ['docs/missing.csv'] }, ctx))).code).toBe('upload_file_missing');
     } finally {
       await ctx.close();
     }
@@ -192,9 +183,9 @@ describe('browser tools on the fixture site', () => {
   it('validates input against the contract', async () => {
     const ctx = newRun();
     try {
-      expect((await failure(tool('click').run({}, ctx))).code).toBe('invalid_tool_input');
-      expect((await failure(tool('click').run({ target: { name: 'b' } }, ctx))).code).toBe('invalid_tool_input');
-      expect((await failure(tool('navigate').run({ url: 'file:///etc/passwd' }, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(tool('click').run({}, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(tool('click').run({ target: { name: 'b' } }, ctx))).code).toBe('invalid_tool_input');
+      expect((await stepFailure(tool('navigate').run({ url: 'file:///etc/passwd' }, ctx))).code).toBe('invalid_tool_input');
       expect(ctx.effects).toEqual([]);
     } finally {
       await ctx.close();
@@ -231,7 +222,7 @@ describe('browser tools on the fixture site', () => {
       const pending = tool('click').run({ target: '#never-there' }, ctx);
       expect(exec.stats().openContexts).toBe(1);
       controller.abort(new FlowError('step_timeout', 'the step timed out'));
-      expect((await failure(pending)).code).toBe('step_timeout');
+      expect((await stepFailure(pending)).code).toBe('step_timeout');
     } finally {
       await ctx.close();
     }

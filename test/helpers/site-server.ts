@@ -1,7 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve } from 'node:path';
+import { expect } from 'vitest';
+import { FlowError } from '../../src/errors.js';
 
 /**
  * The fixture site (test/fixtures/site/) on 127.0.0.1, an ephemeral port. A variant folder
@@ -77,4 +79,26 @@ export async function startSite(options: { password: string; variant?: SiteVaria
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * Copy the fixture ops file `ops/<name>.yaml` into `project`, with each `{{KEY}}` of `values`
+ * replaced (the site's URL, say): the ops a test records with `flowctl record --ops ops/<name>.yaml`.
+ */
+export async function writeSiteOps(project: string, name: string, values: Record<string, string>): Promise<void> {
+  await mkdir(join(project, 'ops'), { recursive: true });
+  let text = await readFile(join(SITE_DIR, `ops/${name}.yaml`), 'utf8');
+  for (const [key, value] of Object.entries(values)) text = text.replaceAll(`{{${key}}}`, value);
+  await writeFile(join(project, `ops/${name}.yaml`), text);
+}
+
+/** The FlowError a step (a tool's promise) fails with; fails the test if it succeeds or throws anything else. */
+export async function stepFailure(p: Promise<unknown>): Promise<FlowError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FlowError);
+    return err as FlowError;
+  }
+  throw new Error('expected the step to fail');
 }

@@ -249,6 +249,24 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
+/** The end of a grid form: the action's error (if any) across the grid, then its submit button. */
+export function FormFooter({ action, label, busyLabel, disabled }: { action: { busy: boolean; error?: ApiError }; label: string; busyLabel: string; disabled?: boolean }) {
+  return (
+    <>
+      {action.error ? (
+        <div className="span-all">
+          <ErrorBox error={action.error} />
+        </div>
+      ) : null}
+      <div className="form-actions span-all">
+        <button className="btn btn-primary" disabled={action.busy || disabled}>
+          {action.busy ? busyLabel : label}
+        </button>
+      </div>
+    </>
+  );
+}
+
 export function Field({ label, hint, children, htmlFor }: { label: string; hint?: ReactNode; children: ReactNode; htmlFor?: string }) {
   return (
     <div className="field">

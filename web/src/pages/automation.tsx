@@ -4,7 +4,7 @@ import { pretty } from '../format';
 import { JsonView } from '../json-view';
 import { Link, useLocation } from '../router';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, ConfirmButton, CopyButton, Digest, Empty, ErrorBox, Field, Loading, OwnerOnly, PageHeader, StatusBadge, Time, asApiError, useAction, useResource } from '../ui';
+import { Async, Badge, Card, ConfirmButton, CopyButton, Digest, Empty, ErrorBox, Field, Loading, OwnerOnly, PageHeader, StatusBadge, Time, asApiError, useAction, useResource, FormFooter } from '../ui';
 import { KeysPanel } from './keys';
 import { ExecutionsList } from './runs';
 import { SecretsPanel } from './secrets';
@@ -483,16 +483,7 @@ function Schedules({ automation }: { automation: Automation }) {
                 </label>
               </div>
               {inputsError ? <div className="error-box span-all">{inputsError}</div> : null}
-              {create.error ? (
-                <div className="span-all">
-                  <ErrorBox error={create.error} />
-                </div>
-              ) : null}
-              <div className="form-actions span-all">
-                <button className="btn btn-primary" disabled={create.busy}>
-                  {create.busy ? 'Creating…' : 'Create schedule'}
-                </button>
-              </div>
+              <FormFooter action={create} label="Create schedule" busyLabel="Creating…" />
             </form>
           )}
         </Card>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, post, type ApiKey, type Automation } from '../api';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, ConfirmButton, CopyButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource } from '../ui';
+import { Async, Badge, Card, ConfirmButton, CopyButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** API keys (owner): mint (the secret shown once), list, revoke. */
 export function KeysPage() {
@@ -99,16 +99,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
               </Async>
             </div>
           ) : null}
-          {mint.error ? (
-            <div className="span-all">
-              <ErrorBox error={mint.error} />
-            </div>
-          ) : null}
-          <div className="form-actions span-all">
-            <button className="btn btn-primary" disabled={mint.busy || (scope === 'some' && chosen.length === 0)}>
-              {mint.busy ? 'Creating…' : 'Create key'}
-            </button>
-          </div>
+          <FormFooter action={mint} label="Create key" busyLabel="Creating…" disabled={scope === 'some' && chosen.length === 0} />
         </form>
       </Card>
       {revoke.error ? <ErrorBox error={revoke.error} /> : null}

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, patch, post, type Member, type Role } from '../api';
 import { useSession } from '../session';
-import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource } from '../ui';
+import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** Members of the active org; owners add, change roles and remove (an org always keeps an owner). */
 export function MembersPage() {
@@ -43,16 +43,7 @@ export function MembersPage() {
                   <option value="owner">owner</option>
                 </select>
               </Field>
-              {add.error ? (
-                <div className="span-all">
-                  <ErrorBox error={add.error} />
-                </div>
-              ) : null}
-              <div className="form-actions span-all">
-                <button className="btn btn-primary" disabled={add.busy}>
-                  {add.busy ? 'Adding…' : 'Add member'}
-                </button>
-              </div>
+              <FormFooter action={add} label="Add member" busyLabel="Adding…" />
             </form>
           </Card>
         ) : null}

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, put, type SecretMeta } from '../api';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource } from '../ui';
+import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** The org secret store: names only; values go in (owner), never out. */
 export function SecretsPage() {
@@ -60,16 +60,7 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
             <Field label="Value" htmlFor="secret-value" hint="Sent once over this connection; never shown again.">
               <input id="secret-value" type="password" autoComplete="off" required value={value} onChange={(e) => setValue(e.target.value)} />
             </Field>
-            {save.error ? (
-              <div className="span-all">
-                <ErrorBox error={save.error} />
-              </div>
-            ) : null}
-            <div className="form-actions span-all">
-              <button className="btn btn-primary" disabled={save.busy}>
-                {save.busy ? 'Saving…' : 'Save secret'}
-              </button>
-            </div>
+            <FormFooter action={save} label="Save secret" busyLabel="Saving…" />
           </form>
         </Card>
       ) : null}
