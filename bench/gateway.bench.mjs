@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { median, percentile, writeSection } from './results.mjs';
+import { GREET_FLOW, median, percentile, writeSection } from './results.mjs';
 
 const CONNECTIONS = 16;
 const WARMUP_S = 1;
@@ -31,30 +31,6 @@ const SECRETS_KEY = Buffer.alloc(32, 3).toString('base64');
 const BODY = JSON.stringify({ inputs: { who: 'Ada', times: 2 } });
 const LAUNCHER_BODY = JSON.stringify({ who: 'Ada', times: 2 });
 
-const FLOW = `name: greet
-inputs:
-  who: {type: string}
-  times: {type: integer, default: 1}
-steps:
-  - id: greet
-    tool: core/template@1
-    args:
-      template: Hello, {{ who }}!
-      values:
-        who: \${inputs.who}
-  - id: shape
-    tool: core/transform@1
-    args:
-      value:
-        greeting: \${steps.greet.output.text}
-        times: \${inputs.times}
-  - id: check
-    tool: core/assert@1
-    args:
-      that: \${steps.shape.output.value.times}
-output:
-  greeting: \${steps.shape.output.value.greeting}
-`;
 
 const databaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
 
@@ -86,7 +62,7 @@ async function child([store, role, schema, dispatch]) {
     },
   });
   if (queue && role !== 'api') await service.startWorker({ concurrency: 4 });
-  const r = compile(FLOW, { file: 'greet.yaml', tools });
+  const r = compile(GREET_FLOW, { file: 'greet.yaml', tools });
   if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
   const launcher = createLauncher({ engine, flows: [{ name: 'greet', spec: r.spec }] });
   const server = await serveNodeHttp({

@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import os from 'node:os';
-import { median, writeSection } from './results.mjs';
+import { GREET_FLOW, median, writeSection } from './results.mjs';
 
 const CONNECTIONS = 50;
 const WARMUP_S = 1;
@@ -29,37 +29,13 @@ const TARGET_OF_FLOOR = 0.7;
 const TARGET_P99_OF_FLOOR = 1.5;
 const BODY = JSON.stringify({ who: 'Ada', times: 2 });
 
-const FLOW = `name: greet
-inputs:
-  who: {type: string}
-  times: {type: integer, default: 1}
-steps:
-  - id: greet
-    tool: core/template@1
-    args:
-      template: Hello, {{ who }}!
-      values:
-        who: \${inputs.who}
-  - id: shape
-    tool: core/transform@1
-    args:
-      value:
-        greeting: \${steps.greet.output.text}
-        times: \${inputs.times}
-  - id: check
-    tool: core/assert@1
-    args:
-      that: \${steps.shape.output.value.times}
-output:
-  greeting: \${steps.shape.output.value.greeting}
-`;
 
 /** The greet flow compiled, with memory storage behind an engine (every server below starts here). */
 async function greetEngine() {
   const { builtinTools, compile, createEngine, createToolRegistry } = await import('../dist/index.js');
   const { createMemoryStorage } = await import('../dist/adapters/storage-memory.js');
   const tools = createToolRegistry(builtinTools());
-  const r = compile(FLOW, { file: 'greet.yaml', tools });
+  const r = compile(GREET_FLOW, { file: 'greet.yaml', tools });
   if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
   return { engine: createEngine({ storage: createMemoryStorage(), tools }), spec: r.spec };
 }

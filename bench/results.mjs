@@ -30,3 +30,29 @@ export function writeSection(name, title, body) {
   text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`;
   writeFileSync(file, text);
 }
+
+/** The pure 3-step flow the REST and gateway benchmarks run (8 journal entries per run). */
+export const GREET_FLOW = `name: greet
+inputs:
+  who: {type: string}
+  times: {type: integer, default: 1}
+steps:
+  - id: greet
+    tool: core/template@1
+    args:
+      template: Hello, {{ who }}!
+      values:
+        who: \${inputs.who}
+  - id: shape
+    tool: core/transform@1
+    args:
+      value:
+        greeting: \${steps.greet.output.text}
+        times: \${inputs.times}
+  - id: check
+    tool: core/assert@1
+    args:
+      that: \${steps.shape.output.value.times}
+output:
+  greeting: \${steps.shape.output.value.greeting}
+`;

@@ -1,9 +1,9 @@
 import { isFlowError } from '../errors.js';
 import type { QueueMessage, QueueWorker } from '../ports/queue.js';
 import type { ExecutionRecord } from '../ports/service-storage.js';
-import { TERMINAL_STATUSES, type JournalEntry, type Run } from '../run/types.js';
+import { TERMINAL_STATUSES } from '../run/types.js';
 import type { ServiceDeps } from './context.js';
-import { recordOutcome, RUN_QUEUE } from './domain/dispatch.js';
+import { finishRun, recordOutcome, RUN_QUEUE } from './domain/dispatch.js';
 import { orgSecretStore } from './routes/secrets.js';
 
 /**
@@ -38,13 +38,6 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
   const { engine, queue, logger } = deps;
   if (!engine || !queue) throw new Error('[flowctl] [service] a run worker needs an engine and a queue');
   const stats: RunWorkerStats = { executed: 0, duplicates: 0, dropped: 0 };
-
-  const waitForEnd = async (execution: ExecutionRecord, signal: AbortSignal): Promise<Run | undefined> => {
-    for await (const entry of engine.watch(execution.run_id, { signal })) {
-      if ((entry as JournalEntry).event === 'run_finished') break;
-    }
-    return engine.getRun(execution.run_id);
-  };
 
   const handle = async (message: QueueMessage, signal: AbortSignal): Promise<void> => {
     const { execution_id: executionId, org_id: orgId } = message.data as { execution_id?: unknown; org_id?: unknown };
@@ -85,7 +78,8 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
       // A redelivery usually means the first holder died: the recovery sweep ends its runs now when
       // their process is gone (same host) or their lease lapsed, instead of at the next sweep.
       if (message.attempt > 1) await engine.recover().catch((err: unknown) => logger.warn(`[flowctl] [service] recovery sweep: ${(err as Error)?.message ?? String(err)}`));
-      run = await waitForEnd(execution, signal);
+      await finishRun(deps, execution, signal);
+      return;
     }
     if (run && TERMINAL.has(run.status)) await recordOutcome(deps, execution, run);
   };

@@ -81,6 +81,23 @@ function engineIssues(err: unknown): Issue[] {
   }));
 }
 
+/** The executions index row of a run of `target`, as the dispatch that starts it writes it. */
+function executionRow(deps: ServiceDeps, target: Dispatchable, runId: string, via: { kind: DispatchKind; keyId?: string }, status: 'queued' | 'running'): ExecutionRecord {
+  const { automation } = target;
+  return {
+    id: deps.ids.uuid(),
+    org_id: automation.org_id,
+    automation_id: automation.id,
+    flow: automation.name,
+    run_id: runId,
+    flow_digest: target.digest,
+    dispatch: via.kind,
+    ...(via.keyId ? { key_id: via.keyId } : {}),
+    status,
+    created_at: deps.clock.now(),
+  };
+}
+
 /** The queue of hosted runs (one message per queued run: `{execution_id, org_id}`). */
 export const RUN_QUEUE = 'flowctl-runs';
 
@@ -110,18 +127,7 @@ export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs
   } catch (err) {
     throw inputError(err);
   }
-  const execution: ExecutionRecord = {
-    id: deps.ids.uuid(),
-    org_id: automation.org_id,
-    automation_id: automation.id,
-    flow: automation.name,
-    run_id: prepared.run_id,
-    flow_digest: target.digest,
-    dispatch: via.kind,
-    ...(via.keyId ? { key_id: via.keyId } : {}),
-    status: 'queued',
-    created_at: deps.clock.now(),
-  };
+  const execution: ExecutionRecord = executionRow(deps, target, prepared.run_id, via, 'queued');
   await deps.storage.executions.create(execution);
   try {
     await queue.send(RUN_QUEUE, { execution_id: execution.id, org_id: execution.org_id });
@@ -157,18 +163,7 @@ export async function runSync(
       secrets: orgSecretStore(deps, deps.storage, automation.org_id),
       ...(hooks.onEntry ? { onEntry: hooks.onEntry } : {}),
       onRunId: (runId) => {
-        execution = {
-          id: deps.ids.uuid(),
-          org_id: automation.org_id,
-          automation_id: automation.id,
-          flow: automation.name,
-          run_id: runId,
-          flow_digest: target.digest,
-          dispatch: via.kind,
-          ...(via.keyId ? { key_id: via.keyId } : {}),
-          status: 'running',
-          created_at: deps.clock.now(),
-        };
+        execution = executionRow(deps, target, runId, via, 'running');
         created = deps.storage.executions.create(execution);
         created.catch(() => undefined);
         hooks.onRunId?.(runId, execution);
@@ -198,18 +193,7 @@ export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: 
   } catch (err) {
     throw inputError(err);
   }
-  const execution: ExecutionRecord = {
-    id: deps.ids.uuid(),
-    org_id: automation.org_id,
-    automation_id: automation.id,
-    flow: automation.name,
-    run_id: started.run_id,
-    flow_digest: target.digest,
-    dispatch: via.kind,
-    ...(via.keyId ? { key_id: via.keyId } : {}),
-    status: 'running',
-    created_at: deps.clock.now(),
-  };
+  const execution: ExecutionRecord = executionRow(deps, target, started.run_id, via, 'running');
   await deps.storage.executions.create(execution);
   return execution;
 }
