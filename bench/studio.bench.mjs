@@ -3,6 +3,9 @@
 // - session open: upgrade -> `ready`, and -> first frame (a fresh context per session, warm browser);
 // - click -> captured op: mouse down/up sent until the `op` message (the capture script, the binding,
 //   the append to the authoring session);
+// - drag -> captured op: an HTML5 drag (down, 10 moves, up) relayed with CDP drag events until its `op`;
+// - upload -> captured op: a file chooser answered with 1 MiB and 10 MiB over the socket (chunks of
+//   40 KiB, base64) until the `upload` op (the file given to the input and stored in the session);
 // - frames: frames per second and KiB per frame while a page animates, at two viewport sizes.
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -19,12 +22,21 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const OPENS = QUICK ? 3 : 8;
 const CLICKS = QUICK ? 8 : 30;
 const FRAME_MS = QUICK ? 1500 : 4000;
+const DRAGS = QUICK ? 5 : 20;
+const UPLOADS = QUICK ? 2 : 5;
 const loadAtStart = os.loadavg()[0];
 
 const site = createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/html' });
+  // A still page (frames come only when it changes): each click paints the block another colour.
+  if (req.url.startsWith('/still')) return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px;background:#fff"></div>
+<script>let n = 0; const b = document.getElementById('b'); b.addEventListener('mousedown', () => { b.style.background = ['#4f46e5', '#f59e0b', '#10b981'][n++ % 3]; });</script></body></html>`);
   res.end(`<!doctype html><html><head><style>@keyframes spin{to{transform:rotate(360deg)}} .spin{position:absolute;left:400px;top:40px;width:160px;height:160px;background:linear-gradient(90deg,#4f46e5,#f59e0b);animation:spin 1s linear infinite}</style></head>
-<body style="margin:0"><button data-testid="go" style="position:absolute;left:40px;top:40px;width:200px;height:40px">Go</button><div class="spin"></div></body></html>`);
+<body style="margin:0"><button data-testid="go" style="position:absolute;left:40px;top:40px;width:200px;height:40px">Go</button><div class="spin"></div>
+<div draggable="true" id="card" style="position:absolute;left:40px;top:120px;width:200px;height:40px">Card</div>
+<div data-testid="zone" style="position:absolute;left:40px;top:220px;width:300px;height:100px">Zone</div>
+<input type="file" aria-label="Attachment" style="position:absolute;left:40px;top:360px;width:200px;height:30px">
+<script>const z = document.querySelector('[data-testid=zone]'); z.addEventListener('dragover', (e) => e.preventDefault()); z.addEventListener('drop', (e) => e.preventDefault());</script></body></html>`);
 });
 await new Promise((r) => site.listen(0, '127.0.0.1', r));
 const siteUrl = `http://127.0.0.1:${site.address().port}/`;
@@ -99,6 +111,70 @@ const clickMs = [];
   await new Promise((r) => v.ws.once('close', r));
 }
 
+// Page change -> frame in the client: on the still page the first frame after a click is the one
+// showing the click's change (a still page sends no frames otherwise).
+const changeMs = [];
+{
+  const v = open(800, 600);
+  await v.next((m) => m.type === 'loaded' && m.complete);
+  const loaded = v.next((m) => m.type === 'loaded' && m.complete);
+  v.send({ type: 'navigate', url: `${siteUrl}still` });
+  await loaded;
+  // Let the navigation's own frames drain: wait for a quiet gap of 300 ms (bounded).
+  for (let i = 0; i < 50; i++) {
+    const last = v.messages.filter((m) => m.type === 'frame').at(-1)?.at ?? 0;
+    if (performance.now() - last > 300) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (let i = 0; i < CLICKS; i++) {
+    const sent = performance.now();
+    const got = v.next((m) => m.type === 'frame' && m.at > sent);
+    v.send({ type: 'mouse', action: 'down', x: 400, y: 300, button: 'left', clickCount: 1 });
+    v.send({ type: 'mouse', action: 'up', x: 400, y: 300, button: 'left', clickCount: 1 });
+    changeMs.push((await got).at - sent);
+    await new Promise((r) => setTimeout(r, 150)); // one change at a time
+  }
+  v.ws.close();
+  await new Promise((r) => v.ws.once('close', r));
+}
+
+const dragMs = [];
+const uploads = [];
+{
+  const v = open(800, 600);
+  await v.next((m) => m.type === 'loaded' && m.complete);
+  for (let i = 0; i < DRAGS; i++) {
+    const sent = performance.now();
+    const got = v.next((m) => m.type === 'op' && m.op.kind === 'drag');
+    v.send({ type: 'mouse', action: 'move', x: 140, y: 140 });
+    v.send({ type: 'mouse', action: 'down', x: 140, y: 140, button: 'left', clickCount: 1 });
+    for (let k = 1; k <= 10; k++) v.send({ type: 'mouse', action: 'move', x: 140 + k * 5, y: 140 + k * 13 });
+    v.send({ type: 'mouse', action: 'up', x: 190, y: 270, button: 'left', clickCount: 1 });
+    dragMs.push((await got).at - sent);
+  }
+  for (const mib of [1, 10]) {
+    const bytes = Buffer.alloc(mib * 1024 * 1024, 7);
+    const times = [];
+    for (let i = 0; i < UPLOADS; i++) {
+      const chooser = v.next((m) => m.type === 'file_chooser');
+      v.send({ type: 'mouse', action: 'down', x: 140, y: 375, button: 'left', clickCount: 1 });
+      v.send({ type: 'mouse', action: 'up', x: 140, y: 375, button: 'left', clickCount: 1 });
+      await chooser;
+      const sent = performance.now();
+      const got = v.next((m) => m.type === 'op' && m.op.kind === 'upload');
+      v.send({ type: 'files', files: [{ name: `f${mib}.bin`, size: bytes.length }] });
+      for (let at = 0; at < bytes.length; at += 40 * 1024) {
+        while (v.ws.bufferedAmount > 1024 * 1024) await new Promise((r) => setTimeout(r, 5));
+        v.send({ type: 'file_data', data: bytes.subarray(at, at + 40 * 1024).toString('base64') });
+      }
+      times.push((await got).at - sent);
+    }
+    uploads.push({ mib, times });
+  }
+  v.ws.close();
+  await new Promise((r) => v.ws.once('close', r));
+}
+
 const frames = [];
 for (const [width, height] of [
   [800, 600],
@@ -130,7 +206,10 @@ const body = `
 |---|---|---|
 | session open: upgrade -> \`ready\` (fresh context, warm browser), ${OPENS} sessions | ${f(median(toReady))} ms | ${f(percentile(toReady, 95))} ms |
 | session open: upgrade -> first frame | ${f(median(toFrame))} ms | ${f(percentile(toFrame, 95))} ms |
-| click -> captured \`op\` message (stored in the session), ${CLICKS} clicks | ${f(median(clickMs))} ms | ${f(percentile(clickMs, 95))} ms |
+| click -> captured \`op\` message (stored in the session), ${CLICKS} clicks | ${f(median(clickMs))} ms | ${f(percentile(clickMs, 95))} ms (p99 ${f(percentile(clickMs, 99))} ms) |
+| click in the canvas -> first frame showing the page's change, in the client (still page), ${CLICKS} clicks | ${f(median(changeMs))} ms | ${f(percentile(changeMs, 95))} ms (p99 ${f(percentile(changeMs, 99))} ms) |
+| HTML5 drag (down, 10 moves, up) -> captured \`drag\` op, ${DRAGS} drags | ${f(median(dragMs))} ms | ${f(percentile(dragMs, 95))} ms |
+${uploads.map((u) => `| upload of ${u.mib} MiB over the socket -> captured \`upload\` op (given to the input, stored), ${UPLOADS} uploads | ${f(median(u.times))} ms | ${f(percentile(u.times, 95))} ms |`).join('\n')}
 
 | viewport | frames/s (animated page, mouse moving) | KiB per frame (JSON message) |
 |---|---|---|

@@ -100,3 +100,9 @@ if [ "$want_pg" = 1 ] && [ -z "${TEST_DATABASE_URL:-}" ]; then
   fi
   say "PostgreSQL answers on 127.0.0.1:5432"
 fi
+# The chaos test (test/chaos) stops and starts a private cluster of its own (initdb, pg_ctl): it needs
+# the server binaries even where a PostgreSQL already answers on 5432 or TEST_DATABASE_URL is given.
+if [ "$want_pg" = 1 ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  say "installing Debian's postgresql (server binaries for the chaos test's private cluster)"
+  apt_install postgresql || say "no postgresql server binaries: the chaos test will be skipped (failed under CI)"
+fi

@@ -124,6 +124,7 @@ export { startScheduler, type Scheduler, type SchedulerOptions } from './schedul
 // The hosted service (docs/hosted-api.md)
 export { createHostedService, type HostedService, type HostedServiceOptions } from './service/hosted-service.js';
 export type { StudioOptions } from './service/studio/live.js';
+export type { RunLiveOptions } from './service/live/run-live.js';
 export { settingsFromEnv, resolveSettings, type HostedSettings } from './service/settings.js';
 export { RUN_QUEUE } from './service/domain/dispatch.js';
 export type { RunWorker, RunWorkerStats } from './service/worker.js';

@@ -230,7 +230,7 @@ export class BrowserPool {
  * Note a main-frame navigation the proxy refused, however it started (navigate, a click, a script, a
  * redirect): as the proxy's 403 answer to a plain request, or as the failed request of a refused tunnel.
  */
-function watchRefusedNavigations(session: RunSession, proxy: EgressProxy, page: Page): void {
+export function watchRefusedNavigations(session: RunSession, proxy: EgressProxy, page: Page): void {
   page.on('response', (response) => {
     const request = response.request();
     if (!request.isNavigationRequest() || request.frame() !== page.mainFrame() || response.headers()[DENIED_HEADER] !== 'denied') return;

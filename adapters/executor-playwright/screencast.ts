@@ -44,18 +44,46 @@ export function createScreencast(pool: BrowserPool, options: ScreencastOptions =
     }
   }
 
-  function start(session: RunSession): void {
-    if (capturing.has(session)) return;
-    const started = (async () => {
-      const cdp = await session.context.newCDPSession(session.page);
+  /** Sessions whose capture is waiting for their page to load before trying again. */
+  const retrying = new Set<RunSession>();
+  const open = (session: RunSession) => pool.sessionsOf(session.runId).includes(session) && !session.page.isClosed();
+
+  function start(session: RunSession, attempt = 1): Promise<unknown> {
+    const current = capturing.get(session);
+    if (current) return current;
+    const page = session.page;
+    const started: Promise<CDPSession | undefined> = (async () => {
+      const cdp = await session.context.newCDPSession(page);
       cdp.on('Page.screencastFrame', (f) => {
         emit(session.runId, { runId: session.runId, data: f.data, format: 'jpeg', metadata: { ...f.metadata } });
         cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {});
       });
-      await cdp.send('Page.startScreencast', { format: 'jpeg', quality: options.quality ?? 60, everyNthFrame: options.everyNthFrame ?? 1 });
+      try {
+        await cdp.send('Page.startScreencast', { format: 'jpeg', quality: options.quality ?? 60, everyNthFrame: options.everyNthFrame ?? 1 });
+      } catch (err) {
+        await cdp.detach().catch(() => {});
+        throw err;
+      }
       return cdp;
-    })().catch(() => undefined);
+    })().catch(() => {
+      // Chromium refuses to start while the page is between documents ("Not attached to an active
+      // page": a navigation committing in another renderer). Forget this attempt, so the capture is not
+      // taken for running, and try again once the page's document has loaded (a few times at most).
+      if (capturing.get(session) === started) capturing.delete(session);
+      if (attempt < 4 && !retrying.has(session)) {
+        retrying.add(session);
+        void page
+          .waitForLoadState('load')
+          .catch(() => {})
+          .then(() => {
+            retrying.delete(session);
+            if (listeners.get(session.runId)?.size && open(session) && session.page === page) void start(session, attempt + 1);
+          });
+      }
+      return undefined;
+    });
     capturing.set(session, started);
+    return started;
   }
 
   async function stop(session: RunSession): Promise<void> {
@@ -69,15 +97,17 @@ export function createScreencast(pool: BrowserPool, options: ScreencastOptions =
 
   return {
     attach() {
-      pool.onOpen = (session) => {
-        if (listeners.get(session.runId)?.size) start(session);
+      // A subscriber already waits: the capture starts before the run's first navigation (openSession
+      // awaits this), while the page is blank and idle, never during the navigation's commit.
+      pool.onOpen = async (session) => {
+        if (listeners.get(session.runId)?.size) await start(session);
       };
       pool.onClose = (session) => stop(session);
       // The live view shows the page the run acts on: a new tab or popup it followed, or one it switched to.
       pool.onPageChange = async (session) => {
         if (!capturing.has(session)) return;
         await stop(session);
-        if (listeners.get(session.runId)?.size) start(session);
+        if (listeners.get(session.runId)?.size) await start(session);
       };
     },
     subscribe(runId, onFrame) {

@@ -125,6 +125,33 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
 }
 
 /**
+ * Paint a field black before a secret value goes into it, for as long as the page keeps the element:
+ * screenshots mask such fields when they are taken (`s.masks`), but the run's live screencast shows
+ * the page as Chromium renders it, so the field itself must never render the value (docs/browser.md,
+ * "Screencast"). Inline `!important` declarations win over the page's
+ * style sheets.
+ */
+const MASK_STYLE: readonly (readonly [string, string])[] = [
+  ['color', 'transparent'],
+  ['-webkit-text-fill-color', 'transparent'],
+  ['text-shadow', 'none'],
+  ['caret-color', 'transparent'],
+  ['background-color', '#000'],
+  ['background-image', 'none'],
+];
+
+async function paintOver(loc: PwLocator, timeoutMs: number): Promise<void> {
+  await loc.evaluate(
+    (el, style) => {
+      const css = (el as HTMLElement).style;
+      if (css) for (const [name, value] of style) css.setProperty(name, value, 'important');
+    },
+    MASK_STYLE,
+    { timeout: timeoutMs },
+  );
+}
+
+/**
  * How a step relates to settling (docs/browser.md, "Waiting"): an `action` leaves work to settle later;
  * a `read` settles the work of the actions before it first; a `wait` waits for its own condition and
  * settles nothing (it is for what settling cannot know).
@@ -294,6 +321,7 @@ type FileArg = string | { path: string; digest?: string; name?: string };
 
 async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: string; mimeType: string; buffer: Buffer; digest: string }> {
   const spec = typeof file === 'string' ? { path: file } : file;
+  if (ctx.files) return checkUpload(spec, await readFromSource(spec, ctx));
   const root = resolve(ctx.cwd);
   const full = resolve(root, spec.path);
   const outside = (p: string, base: string) => {
@@ -323,6 +351,28 @@ async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: stri
       data: { path: spec.path },
     });
   }
+  return checkUpload(spec, buffer);
+}
+
+/** The host's files (RunOptions.files): no disk read at all. */
+async function readFromSource(spec: { path: string; digest?: string }, ctx: ToolContext): Promise<Buffer> {
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = await ctx.files!.read(spec.digest === undefined ? { path: spec.path } : { path: spec.path, digest: spec.digest });
+  } catch {
+    // The host's store failed (not "no such file"): worth another attempt. Its error stays out of the journal.
+    throw toolError('upload_file_unavailable', `[flowctl] [${COMPONENT}] upload: "${spec.path}" could not be read from the host's file store`, {
+      retryable: true,
+      data: { path: spec.path },
+    });
+  }
+  if (bytes === undefined) {
+    throw toolError('upload_file_missing', `[flowctl] [${COMPONENT}] upload: no file "${spec.path}" here`, { retryable: false, data: { path: spec.path } });
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function checkUpload(spec: { path: string; digest?: string; name?: string }, buffer: Buffer): { name: string; mimeType: string; buffer: Buffer; digest: string } {
   const digest = digestBytes(buffer);
   if (spec.digest !== undefined && spec.digest !== digest) {
     throw toolError('upload_digest_mismatch', `[flowctl] [${COMPONENT}] upload: "${spec.path}" changed since it was recorded`, {
@@ -471,17 +521,19 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
   const [fill, fill11] = browserTools<{ target: unknown; value: string; mask?: boolean }, { matched: string }>([BROWSER_CONTRACTS.fill, BROWSER_CONTRACTS_1_1.fill], cfg, async (input, s, ctx, step) => {
     const target = parseTarget(input.target, 'target');
     ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+    // A value that came from a secret is blacked out even when the flow did not say mask.
+    const secret = input.mask === true || ctx.isSecret?.(input.value) === true;
     const r = await actOnTarget(s.page, target, ctx, {
       ...step,
       need: 'one',
       what: 'fill',
       act: async (loc, t) => {
+        if (secret) await paintOver(loc, t);
         await loc.fill(input.value, { timeout: t });
         return loc;
       },
     });
-    // A value that came from a secret is blacked out on screenshots even when the flow did not say mask.
-    if (input.mask || ctx.isSecret?.(input.value)) s.masks.push(r.value);
+    if (secret) s.masks.push(r.value);
     return { matched: r.matched };
   });
 
@@ -491,13 +543,17 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      const secret = input.mask === true || [input.value].flat().some((v) => ctx.isSecret?.(v) === true);
       const r = await actOnTarget(s.page, target, ctx, {
         ...step,
         need: 'one',
         what: 'select',
-        act: async (loc, t) => ({ loc, selected: await loc.selectOption(input.value, { timeout: t }) }),
+        act: async (loc, t) => {
+          if (secret) await paintOver(loc, t);
+          return { loc, selected: await loc.selectOption(input.value, { timeout: t }) };
+        },
       });
-      if (input.mask || [input.value].flat().some((v) => ctx.isSecret?.(v))) {
+      if (secret) {
         s.masks.push(r.value.loc);
         return { matched: r.matched };
       }

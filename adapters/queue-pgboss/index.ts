@@ -5,6 +5,7 @@ import { FlowError, prefixed } from '../../src/errors.js';
 import type { Logger } from '../../src/ports/clock.js';
 import type { Queue, QueueHandler, QueueSendOptions, QueueWorker, QueueWorkOptions } from '../../src/ports/queue.js';
 import type { SqlStorage } from '../storage-sql/sql-storage.js';
+import { isConnectionError } from '../../src/util/connection-errors.js';
 
 /**
  * The Queue port on pg-boss (docs/hosted-api.md, "Queue dispatch"): a durable queue in Postgres
@@ -61,13 +62,44 @@ export interface PgBossQueue extends Queue {
   crash(): Promise<void>;
 }
 
+/**
+ * pg-boss's 'error' events as warnings (its worker errors are plain objects with a `message`).
+ * While the database is away every poll, heartbeat and supervision pass fails, several a second per
+ * process: the first connection error is logged, then at most one every 10 s with the count of the
+ * others. Other errors are logged each time.
+ */
+function throttledWarn(logger: Logger | undefined): (err: unknown) => void {
+  let last = 0;
+  let quiet = 0;
+  return (err) => {
+    if (!logger) return;
+    const message = (err as { message?: unknown } | null)?.message;
+    const text = typeof message === 'string' && message !== '' ? message : String((err as { code?: unknown } | null)?.code ?? err);
+    if (!isConnectionError(err)) {
+      logger.warn(`[flowctl] [queue-pgboss] ${text}`);
+      return;
+    }
+    const now = Date.now();
+    if (now - last < 10_000) {
+      quiet++;
+      return;
+    }
+    logger.warn(`[flowctl] [queue-pgboss] database unreachable: ${text}${quiet > 0 ? ` (and ${quiet} more connection errors since the last report)` : ''}`);
+    last = now;
+    quiet = 0;
+  };
+}
+
 export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
   const given = [options.storage, options.databaseUrl, options.pglite].filter((v) => v !== undefined).length;
   if (given !== 1) throw new FlowError('invalid_options', prefixed('queue-pgboss', `give exactly one of storage, databaseUrl or pglite (got ${given === 0 ? 'none' : 'several'})`));
   const heartbeatSeconds = positive('heartbeatSeconds', options.heartbeatSeconds, 10, 10);
   const checkIntervalSeconds = Math.ceil(positive('checkIntervalSeconds', options.checkIntervalSeconds, 2, 1));
   const pollingIntervalSeconds = positive('pollingIntervalSeconds', options.pollingIntervalSeconds, 1, 0.5);
-  const retryLimit = positive('retryLimit', options.retryLimit ?? 5, 5, 0);
+  const retryLimit = options.retryLimit ?? 5;
+  if (typeof retryLimit !== 'number' || !Number.isInteger(retryLimit) || retryLimit < 0) {
+    throw new FlowError('invalid_options', prefixed('queue-pgboss', `retryLimit must be a whole number of at least 0 (0: never redeliver), got ${String(retryLimit)}`));
+  }
   const retryDelaySeconds = positive('retryDelaySeconds', options.retryDelaySeconds, 1, 1);
   const maxHoldSeconds = positive('maxHoldSeconds', options.maxHoldSeconds, 3600, 1);
   const poolSize = positive('poolSize', options.poolSize, 4, 1);
@@ -105,7 +137,7 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
       application_name: 'flowctl-queue',
     } as ConstructorOptions);
   }
-  boss.on('error', (err: unknown) => logger?.warn(`[flowctl] [queue-pgboss] ${err instanceof Error ? err.message : String(err)}`));
+  boss.on('error', throttledWarn(logger));
 
   let started: Promise<void> | undefined;
   let stopped = false;
@@ -146,20 +178,39 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
   };
 
   class PgBossWorker implements QueueWorker {
-    id: string | undefined;
+    ids: string[] = [];
     constructor(readonly queue: string) {}
     async stop(opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
       workers.delete(this);
-      if (this.id === undefined) return;
-      const id = this.id;
-      this.id = undefined;
+      const ids = this.ids;
+      this.ids = [];
+      if (ids.length === 0) return;
       const wait = opts.wait ?? true;
-      const off = boss.offWork(this.queue, { id, wait });
+      const off = Promise.all(ids.map((id) => boss.offWork(this.queue, { id, wait }))).then(() => undefined);
       if (!wait) return off;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([off, new Promise<void>((r) => (timer = setTimeout(r, opts.timeoutMs ?? 30_000)))]).finally(() => clearTimeout(timer));
     }
   }
+
+  /** One pg-boss worker fetching one message at a time for `worker`. */
+  const addSlot = async (worker: PgBossWorker, queue: string, handler: QueueHandler): Promise<void> => {
+    let id: string | undefined;
+    id = await boss.work<Record<string, unknown>>(
+      queue,
+      { batchSize: 1, localConcurrency: 1, pollingIntervalSeconds, notifyPollingIntervalSeconds: Math.max(pollingIntervalSeconds, 5) },
+      async ([job]: Job<Record<string, unknown>>[]) => {
+        if (!job) return;
+        try {
+          await handler({ id: job.id, queue, data: job.data ?? {}, attempt: job.retryCount + 1 }, job.signal);
+        } finally {
+          // Woken by itself: fetch again at once while there is work.
+          if (id !== undefined) boss.notifyWorker(id);
+        }
+      },
+    );
+    worker.ids.push(id);
+  };
 
   return {
     name: `pg-boss (${connection.driver})`,
@@ -177,14 +228,16 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new FlowError('invalid_options', prefixed('queue-pgboss', `concurrency must be an integer from 1 to 1000, got ${String(concurrency)}`));
       await ensureQueue(queue);
       const worker = new PgBossWorker(queue);
-      worker.id = await boss.work<Record<string, unknown>>(
-        queue,
-        { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds, notifyPollingIntervalSeconds: Math.max(pollingIntervalSeconds, 5) },
-        async ([job]: Job<Record<string, unknown>>[]) => {
-          if (!job) return;
-          await handler({ id: job.id, queue, data: job.data ?? {}, attempt: job.retryCount + 1 }, job.signal);
-        },
-      );
+      // One pg-boss worker per slot, each fetching one message at a time. pg-boss sleeps its poll
+      // interval after every fetch unless woken by a NOTIFY, so a backlog would drain one message
+      // per slot per interval; a slot that just handled a message wakes itself instead and fetches
+      // again at once, back to polling (and NOTIFY) only when a fetch comes back empty.
+      try {
+        for (let i = 0; i < concurrency; i++) await addSlot(worker, queue, handler);
+      } catch (err) {
+        await worker.stop({ wait: false });
+        throw err;
+      }
       workers.add(worker);
       return worker;
     },

@@ -110,7 +110,13 @@ export async function migrateSet(db: Kysely<any>, schema: string | undefined, se
     migrationLockTableName: set.lockTable,
     migrationTableSchema: schema,
   });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // kysely's Migrator looks for its tables by introspecting every schema of the database; a schema
+  // another process drops meanwhile (tests, tenants) fails that look-up with 3F000 naming that schema.
+  // Nothing was applied then: try again (bounded).
+  for (let i = 0; i < 5 && error !== undefined && otherSchemaVanished(error, schema); i++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error !== undefined) {
     if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) {
       await refuseNewerMigrations(db, schema, set);
@@ -118,6 +124,12 @@ export async function migrateSet(db: Kysely<any>, schema: string | undefined, se
     throw error;
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+function otherSchemaVanished(err: unknown, schema: string | undefined): boolean {
+  if (errorCode(err) !== '3F000' || !(err instanceof Error)) return false;
+  const named = /schema "([^"]+)" does not exist/.exec(err.message)?.[1];
+  return named !== undefined && named !== schema;
 }
 
 /** Whether every migration of the set is applied (readiness checks). */

@@ -51,7 +51,22 @@ export function connectFromUrl(databaseUrl: string, options: { poolSize?: number
   // An idle client's socket error would otherwise be an unhandled 'error' event that kills the
   // process; the next query gets a fresh connection (or a db_unreachable FlowError).
   pool.on('error', () => {});
+  guardCheckedOutClients(pool);
   return { pool, clientConfig, target, password, owned: true };
+}
+
+/**
+ * pg-pool listens for a client's 'error' only while the client sits idle in the pool. A client that
+ * is checked out but between statements (kysely holds one for a whole transaction) when the server
+ * goes away (a restart's 57P01 admin_shutdown, a reset socket) emits 'error' with no listener: an
+ * uncaught exception that kills the process. Every client gets a listener of its own; the error
+ * still reaches the query that runs on it (as "not queryable", a connection error) and pg-pool
+ * discards the client when it is released (docs/deploy.md, "Database outage").
+ */
+function guardCheckedOutClients(pool: pg.Pool): void {
+  pool.on('connect', (client: pg.PoolClient) => {
+    client.on('error', () => {});
+  });
 }
 
 export function connectFromPool(pool: pg.Pool): PgConnection {
@@ -72,5 +87,7 @@ export function connectFromPool(pool: pg.Pool): PgConnection {
     };
   }
   const { max: _max, idleTimeoutMillis: _idle, ...clientConfig } = o;
+  // The caller's pool too: a restart of the database must not kill the process through it.
+  guardCheckedOutClients(pool);
   return { pool, clientConfig: clientConfig as pg.ClientConfig, target, password, owned: false };
 }

@@ -1,4 +1,8 @@
 import { FlowError, isFlowError, prefixed } from '../../src/errors.js';
+import { isConnectionError } from '../../src/util/connection-errors.js';
+
+/** The one classifier of "no usable connection" (src/util/connection-errors.ts). */
+export { isConnectionError };
 
 /** Where the storage points, for error messages. Never holds a password. */
 export type SqlTarget =
@@ -20,23 +24,6 @@ export function errorCode(err: unknown): string | undefined {
 export function constraintOf(err: unknown): string | undefined {
   const c = (err as { constraint?: unknown } | null)?.constraint;
   return typeof c === 'string' ? c : undefined;
-}
-
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
-
-/**
- * Errors that mean "no usable connection": sockets, pg's connect timeout, SQLSTATE class 08
- * (connection exception), 57P0x (server shutting down / starting up), 3D000 (no such database),
- * 28xxx (authentication).
- */
-export function isConnectionError(err: unknown): boolean {
-  const code = errorCode(err);
-  if (code !== undefined) {
-    if (SOCKET_CODES.has(code) || code.startsWith('08') || code.startsWith('28') || code === '3D000') return true;
-    if (code === '57P01' || code === '57P02' || code === '57P03') return true;
-  }
-  const message = err instanceof Error ? err.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
 }
 
 /** Human reason for a connection failure; AggregateError (happy eyeballs) has an empty message. */

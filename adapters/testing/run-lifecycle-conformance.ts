@@ -181,5 +181,37 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         await sweeper.dispose();
       }
     });
+
+    it('a start deadline (prepare startWithinMs): a run nobody starts ends start_timeout; one started in time runs; a cancel closes it at once', async () => {
+      const a = createEngine({ storage: await options.open(), tools: tools(), leaseMs, sweepMs: 0, logger: silent });
+      const b = createEngine({ storage: await options.open(), tools: tools(), leaseMs, sweepMs: 0, logger: silent });
+      try {
+        // Nobody executes it (its queue message was lost): a watch checks it every lease time and,
+        // the deadline passed, recovery closes it; it never started.
+        const orphan = await a.prepare({ spec: spec(false) }, { who: 'org-a' }, { startWithinMs: leaseMs });
+        expect((await b.getRun(orphan.run_id))!.status).toBe('pending');
+        const entries = await collect(b.watch(orphan.run_id));
+        expect(entries.map((e) => e.event)).toEqual(['run_started', 'run_finished']);
+        expect(entries.at(-1)).toMatchObject({ status: 'failed', error: { code: 'start_timeout' } });
+        const closed = (await a.getRun(orphan.run_id))!;
+        expect(closed.status).toBe('failed');
+        expect(() => verifyJournal(closed)).not.toThrow();
+        await expect(b.execute(orphan.run_id)).rejects.toMatchObject({ code: 'run_not_pending' });
+
+        // Started in time: the executor's lease replaces the deadline and the run goes to its end.
+        const timely = await a.prepare({ spec: spec(false) }, { who: 'org-b' }, { startWithinMs: 3_600_000 });
+        expect(await a.recover()).toEqual([]);
+        expect(await b.execute(timely.run_id)).toMatchObject({ status: 'succeeded', output: 'org-b' });
+
+        // A cancel does not wait for a heartbeat nobody sends.
+        const dropped = await a.prepare({ spec: spec(false) }, { who: 'org-c' }, { startWithinMs: 3_600_000 });
+        expect(await b.cancel(dropped.run_id)).toEqual({ run_id: dropped.run_id, status: 'canceled' });
+        expect((await a.getRun(dropped.run_id))!.journal.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled' });
+        await expect(a.prepare({ spec: spec(false) }, { who: 'x' }, { startWithinMs: 0 })).rejects.toMatchObject({ code: 'invalid_options' });
+      } finally {
+        await a.dispose();
+        await b.dispose();
+      }
+    });
   });
 }

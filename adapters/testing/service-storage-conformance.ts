@@ -427,6 +427,14 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         await storage.authoring.putFile(org.id, a.id, { name: 'f.bin', digest: 'sha256:x', bytes });
         expect(await other.authoring.getFile(org.id, a.id, 'f.bin')).toEqual({ digest: 'sha256:x', bytes });
         expect(await other.authoring.getFile(orgB.id, a.id, 'f.bin')).toBeUndefined();
+        // A name reused for other bytes: the capture sees the new file, the old stays readable by digest, for this org only.
+        const newer = new Uint8Array([9, 9]);
+        await storage.authoring.putFile(org.id, a.id, { name: 'f.bin', digest: 'sha256:y', bytes: newer });
+        expect(await other.authoring.getFile(org.id, a.id, 'f.bin')).toEqual({ digest: 'sha256:y', bytes: newer });
+        expect(await other.authoring.fileByDigest(org.id, 'sha256:x')).toEqual(bytes);
+        expect(await other.authoring.fileByDigest(org.id, 'sha256:y')).toEqual(newer);
+        expect(await other.authoring.fileByDigest(orgB.id, 'sha256:x')).toBeUndefined();
+        expect(await other.authoring.fileByDigest(org.id, 'sha256:z')).toBeUndefined();
       });
 
       it('versions: newest first, a republished digest keeps its first row, per org', async () => {
@@ -514,6 +522,32 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect(await other.executions.get(org.id, row.id)).toMatchObject({ status: 'canceled', finished_at: at(8) });
         expect((await other.executions.get(org.id, row.id))?.error_code).toBeUndefined();
         expect(await storage.executions.finish(org.id, 'no-such-row', { status: 'failed' })).toBe(false);
+      });
+      it('listUnfinished: queued and running rows of every org created before a time, oldest first, paged', async () => {
+        const { org } = await seedOrg(1);
+        const { org: orgB } = await seedOrg(1);
+        const rows = [
+          execution(org.id, 1, { status: 'queued', dispatch: 'queue' }),
+          execution(orgB.id, 2),
+          execution(org.id, 3, { status: 'succeeded', finished_at: at(4) }),
+          execution(orgB.id, 4, { status: 'queued', dispatch: 'queue' }),
+          execution(org.id, 5),
+          execution(org.id, 9),
+        ];
+        for (const r of rows) await storage.executions.create(r);
+        await storage.executions.finish(org.id, rows[4]!.id, { status: 'failed', error_code: 'worker_lost' });
+        const other = await independent();
+        const all = await other.executions.listUnfinished({ createdBefore: at(9), limit: 10 });
+        expect(all.map((e) => [e.created_at, e.status])).toEqual([
+          [at(1), 'queued'],
+          [at(2), 'running'],
+          [at(4), 'queued'],
+        ]);
+        expect(all[0]).toEqual(rows[0]);
+        const page1 = await other.executions.listUnfinished({ createdBefore: at(9), limit: 2 });
+        const page2 = await other.executions.listUnfinished({ createdBefore: at(9), limit: 2, after: { created_at: page1[1]!.created_at, id: page1[1]!.id } });
+        expect([...page1, ...page2].map((e) => e.id)).toEqual(all.map((e) => e.id));
+        expect(await other.executions.listUnfinished({ createdBefore: at(1), limit: 10 })).toEqual([]);
       });
     });
 

@@ -70,9 +70,11 @@ async function main() {
     const local = await localSecrets(dataDir);
     settings.sessionSecrets ??= local.session_secrets;
     settings.secretsKeys ??= [Buffer.from(local.secrets_key, 'base64')];
-    if (env.DATABASE_URL && !env.SVC_SESSION_SECRETS) {
-      say('[hosted] note: DATABASE_URL is set but SVC_SESSION_SECRETS is not: every process sharing this database must share');
-      say('         SVC_SESSION_SECRETS and SVC_SECRETS_KEY, or their sessions and secrets will not verify in each other.');
+    const missing = ['SVC_SESSION_SECRETS', 'SVC_SECRETS_KEY'].filter((name) => !env[name]);
+    if (env.DATABASE_URL && missing.length > 0) {
+      say(`[hosted] note: DATABASE_URL is set but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not: this process uses the one${missing.length > 1 ? 's' : ''} in ${join(dataDir, 'secrets.json')}.`);
+      say('         Every process sharing this database must share SVC_SESSION_SECRETS and SVC_SECRETS_KEY, or sessions');
+      say('         signed by one are refused by another and secrets sealed by one cannot be opened by another.');
     }
   }
 
@@ -107,7 +109,8 @@ async function main() {
   const server = await serveNodeHttp(
     {
       fetch: (req, e) => (role === 'worker' ? probes(req) : service.fetch(req, e)),
-      // The studio's live capture WebSocket (GET /api/authoring/{id}/live); a worker has none.
+      // The WebSockets: the studio's live capture (GET /api/authoring/{id}/live) and the run live
+      // view (GET /api/automations/{id}/live); a worker has none.
       upgrade: (req, socket, head) => (role === 'worker' || !service ? socket.destroy() : service.upgrade(req, socket, head)),
     },
     { port: Number(port), host },
@@ -129,7 +132,12 @@ async function main() {
   }
   // SVC_BROWSER_CDP_URL: run browser steps on a Chromium reached over CDP (a browser fleet) instead of
   // launching one here; still one fresh context per run.
-  const browser = createPlaywrightExecutor(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {});
+  // SVC_RUN_SCREENSHOTS (default on): a PNG after every successful browser step, stored as a run
+  // artifact (the run page shows them; fields filled from secret slots are blacked out); `off` saves the space.
+  const shots = env.SVC_RUN_SCREENSHOTS || 'on';
+  if (shots !== 'on' && shots !== 'off') fail(`SVC_RUN_SCREENSHOTS must be on or off, got ${JSON.stringify(shots)}`);
+  const screenshots = shots === 'on';
+  const browser = createPlaywrightExecutor({ screenshots, ...(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {}) });
   // The studio's browser: one Chromium for live capture sessions (launched on the first one), under
   // the same egress rule as runs (a site runs may not reach cannot be recorded either).
   const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard({ allow: [...egressAllow, ...ownOrigin] }) });
@@ -138,7 +146,18 @@ async function main() {
   // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
   const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
   try {
-    service = createHostedService({ storage, engine, tools, settings, logger: consoleLogger(), queue, ...(studio ? { studio: { browser: studio } } : {}) });
+    // runLive: the run live view (GET /api/automations/{id}/live) relays the screencast of the runs
+    // this process executes synchronously (gateway, MCP); queued runs relay none.
+    service = createHostedService({
+      storage,
+      engine,
+      tools,
+      settings,
+      logger: consoleLogger(),
+      queue,
+      ...(studio ? { studio: { browser: studio } } : {}),
+      ...(role === 'worker' ? {} : { runLive: { screencast: browser.screencast } }),
+    });
   } catch (err) {
     await server.close();
     fail(err.message);
@@ -152,7 +171,7 @@ async function main() {
     }
   }
   if (role === 'worker') {
-    say(`flowctl hosted worker on ${server.url} (health only), executing queued runs ${settings.workerConcurrency} at a time`);
+    say(`flowctl hosted worker on ${server.url} (health only), executing queued runs ${service.settings.workerConcurrency} at a time`);
   }
 
   const url = server.url;

@@ -22,6 +22,7 @@ import { checkToolPolicy } from '../tools/policy.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { createRunScope } from '../tools/run-scope.js';
 import { cryptoIds, silentLogger, systemClock } from './defaults.js';
+import { isConnectionError } from '../util/connection-errors.js';
 import { assertFlowSpec } from './spec-guard.js';
 import { createStorageRuntime } from './storage-runtime.js';
 import type { Engine, EngineOptions, ReplayMode, ReplaySource, RunOptions, RunTarget } from './types.js';
@@ -83,6 +84,7 @@ export function createEngine(options: EngineOptions): Engine {
   // gets the run's `running` with its run_started and its end with its run_finished: two writes fewer
   // per run, and the record never lags the journal.
   const recordWithEntries = options.storage.flags?.appendUpdatesRun === true;
+  const durable = options.storage.flags?.durable === true;
 
   const alive = () => {
     if (disposed) throw new FlowError('engine_disposed', '[flowctl] [engine] the engine was disposed');
@@ -132,8 +134,9 @@ export function createEngine(options: EngineOptions): Engine {
     target: RunTarget | { resolved: { digest: Digest; spec: FlowSpec } },
     inputs: Record<string, unknown> | undefined,
     extra: Pick<Partial<Launch>, 'replayOf' | 'recorded' | 'secrets'> = {},
-    // false: prepare (no process executes it yet); true: this engine executes it at once (run, start, replay).
-    leased = true,
+    // This engine's lease: it executes the run at once (run, start, replay). Prepare gives null (no
+    // process executes it yet) or its start deadline (a `prepared` lease).
+    lease: RunLease | null = newLease(),
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
@@ -151,7 +154,7 @@ export function createEngine(options: EngineOptions): Engine {
       started_at: launch.startedAt,
       ...(extra.replayOf ? { replay_of: extra.replayOf.run_id } : {}),
       inputs: resolved.inputs,
-      ...(leased ? { lease: newLease() } : {}),
+      ...(lease ? { lease } : {}),
     };
     await storage.runs.create(record);
     return launch;
@@ -258,6 +261,7 @@ export function createEngine(options: EngineOptions): Engine {
           cwd,
           toolOptions: options.toolOptions,
           policy: runOptions.toolPolicy ?? options.toolPolicy,
+          ...(runOptions.files ? { files: runOptions.files } : {}),
           scope,
           artifacts: storage.artifacts,
           confirm: confirm
@@ -298,6 +302,14 @@ export function createEngine(options: EngineOptions): Engine {
     if (last?.event !== 'run_finished' && outcome.fatal?.code === 'journal_conflict') return outcome;
     // Our run_finished was stored, and with it the record's end (recordPatchOf): nothing left to write.
     if (recordWithEntries && last?.event === 'run_finished') return logOutcome(runId, outcome);
+    // The database went away under the run and its run_finished was not stored: a terminal record
+    // over a journal without its end would hide the run from recovery. Left `running`, its lease
+    // lapses and the sweep (any process) closes it with a run_finished at the next seq, continuing
+    // the chain (docs/deploy.md, "Database outage").
+    if (durable && last?.event !== 'run_finished' && (isFlowError(outcome.fatal, 'db_unreachable') || isConnectionError(outcome.fatal))) {
+      logger.warn(`[flowctl] [engine] run ${runId}: the database became unreachable; the run is left to recovery (worker_lost once its lease lapses)`);
+      return outcome;
+    }
     try {
       await storage.runs.update(runId, {
         status: outcome.status,
@@ -373,7 +385,15 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
-  const lostError = (record: RunRecord): StepError => ({
+  const lostError = (record: RunRecord): StepError =>
+    record.lease?.prepared
+      ? {
+          code: 'start_timeout',
+          message: `[flowctl] [engine] no executor started the prepared run ${record.id} before its start deadline (${record.lease.expires_at}); it was ended by recovery and is not executed`,
+          retryable: false,
+        }
+      : lostErrorOf(record);
+  const lostErrorOf = (record: RunRecord): StepError => ({
     code: 'worker_lost',
     message: `[flowctl] [engine] the process executing run ${record.id} is gone (its lease${record.lease ? ` held by ${record.lease.owner}${record.lease.pid !== undefined ? ` pid ${record.lease.pid}` : ''} expired at ${record.lease.expires_at}` : ' expired'}); the run was ended by recovery and is not executed again`,
     retryable: false,
@@ -433,7 +453,7 @@ export function createEngine(options: EngineOptions): Engine {
       const journal = await storage.journal.read(runId);
       if (journal[journal.length - 1]?.event === 'run_finished') return result();
       // Nobody executes it (prepared, never started) or its executor is gone: close it here.
-      if (!record.lease || leaseExpired(record.lease) || ownerGone(record.lease)) {
+      if (!record.lease || record.lease.prepared || leaseExpired(record.lease) || ownerGone(record.lease)) {
         await closeRun(record, 'canceled', canceledError(runId));
         continue;
       }
@@ -563,7 +583,10 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async prepare(target, inputs, prepareOptions) {
       alive();
-      const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, false);
+      const within = prepareOptions?.startWithinMs;
+      if (within !== undefined && !(Number.isFinite(within) && within > 0)) throw new FlowError('invalid_options', '[flowctl] [engine] startWithinMs must be a positive number of milliseconds');
+      const deadline: RunLease | null = within === undefined ? null : { owner, expires_at: new Date(Date.now() + within).toISOString(), prepared: true };
+      const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, deadline);
       return { run_id: launch.runId, status: 'pending' };
     },
     async execute(runId, runOptions = {}) {
@@ -596,6 +619,10 @@ export function createEngine(options: EngineOptions): Engine {
     getRun(id) {
       alive();
       return getRun(id);
+    },
+    async getArtifact(digest) {
+      alive();
+      return storage.artifacts?.get(digest);
     },
     listRuns(query) {
       alive();

@@ -6,7 +6,7 @@ import type { SecretStore } from '../ports/secrets.js';
 import type { RunListQuery, RunRecord, Storage } from '../ports/storage.js';
 import type { JournalEntry, Run, RunStatus } from '../run/types.js';
 import type { ToolPolicy } from '../tools/policy.js';
-import type { ToolRegistry } from '../tools/types.js';
+import type { FileSource, ToolRegistry } from '../tools/types.js';
 
 export interface EngineOptions {
   storage: Storage;
@@ -88,6 +88,12 @@ export interface RunOptions {
    * malformed policy is `invalid_tool_policy`, before any run is created.
    */
   toolPolicy?: ToolPolicy;
+  /**
+   * Where this run's upload steps read their files, instead of the folder relative paths resolve
+   * against (`cwd`): a host that keeps files elsewhere (the hosted service: per org, by digest) passes
+   * its own. With it, no upload reads the disk.
+   */
+  files?: FileSource;
 }
 
 export type ReplayMode = 'hermetic' | 'verify' | 'rerun';
@@ -111,9 +117,12 @@ export interface Engine {
   /**
    * Validate inputs (and resolve secret inputs, as `run` does), then store the run record with its
    * FlowSpec digest and its inputs (secret inputs only as references): status `pending`. Any engine
-   * over the same store can then `execute` it.
+   * over the same store can then `execute` it. With `startWithinMs`, a run no engine starts within
+   * that time is ended `failed` with `start_timeout` by recovery (a queue whose message for it was
+   * lost, or never sent because the caller died): a prepared run is never left pending for good.
+   * Without it, the run waits for an executor for ever.
    */
-  prepare(target: RunTarget, inputs?: Record<string, unknown>, options?: Pick<RunOptions, 'secrets'>): Promise<{ run_id: string; status: RunStatus }>;
+  prepare(target: RunTarget, inputs?: Record<string, unknown>, options?: Pick<RunOptions, 'secrets'> & { startWithinMs?: number }): Promise<{ run_id: string; status: RunStatus }>;
   /**
    * Execute a prepared run (from this or another process sharing the store), holding its lease while
    * it runs. Resolves with the finished Run. FlowError `not_found`, or `run_not_pending` when the run
@@ -133,6 +142,13 @@ export interface Engine {
    */
   recover(): Promise<string[]>;
   getRun(id: string): Promise<Run | undefined>;
+  /**
+   * A run artifact's bytes and media type by its digest (the `artifacts` of a `step_succeeded`
+   * entry), from the storage's artifact store. Undefined when the store has none by that digest or
+   * the storage keeps no artifacts. Artifacts are content-addressed and shared by every run: a caller
+   * serving them to a tenant checks first that the digest is in a run of that tenant's journal.
+   */
+  getArtifact(digest: Digest): Promise<{ bytes: Uint8Array; mediaType: string } | undefined>;
   listRuns(query?: RunListQuery): Promise<RunRecord[]>;
   replay(source: ReplaySource, options?: { mode?: ReplayMode; spec?: FlowSpec } & RunOptions): Promise<Run>;
   /** The run's entries as they are appended; ends when the run is terminal by any path (recovery included). */

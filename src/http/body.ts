@@ -116,3 +116,27 @@ export function assertJsonBodyHeaders(request: Request): void {
     }
   }
 }
+
+/**
+ * Whether JSON `text` nests arrays and objects deeper than `max` levels (brackets inside strings do
+ * not count). One pass, no parse: a server refuses such a body before it reaches code that recurses
+ * over values (serializers, validators, the secret mask), which a deep enough value overflows.
+ */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}

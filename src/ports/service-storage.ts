@@ -258,9 +258,16 @@ export interface AuthoringStore {
   get(orgId: string, automationId: string): Promise<AuthoringRecord | undefined>;
   /** Replace the given fields; returns the updated record. */
   update(orgId: string, automationId: string, patch: Partial<Omit<AuthoringRecord, 'automation_id' | 'org_id' | 'error'>> & { error?: string | null }): Promise<AuthoringRecord | undefined>;
-  /** Bytes of a capture's upload file. */
+  /**
+   * Attach an upload file to a capture under `name` (replacing that name's earlier file). The bytes go
+   * to the org's content-addressed files, by `digest` (the sha256 of the bytes, `sha256:<hex>`), where
+   * they stay: a published version keeps reading them by digest after the name is reused.
+   */
   putFile(orgId: string, automationId: string, file: { name: string; digest: string; bytes: Uint8Array }): Promise<void>;
+  /** The file a capture holds under `name` now. */
   getFile(orgId: string, automationId: string, name: string): Promise<{ digest: string; bytes: Uint8Array } | undefined>;
+  /** An upload file of the org by digest (what runs of its published versions read); never another org's. */
+  fileByDigest(orgId: string, digest: string): Promise<Uint8Array | undefined>;
 }
 
 export interface VersionStore {
@@ -322,6 +329,12 @@ export interface ExecutionStore {
   list(orgId: string, query: { limit: number; before?: { created_at: string; id: string }; flow?: string }): Promise<ExecutionRecord[]>;
   /** Per automation of the org: runs since `since`, and the newest run's time. */
   usage(orgId: string, since: string): Promise<Map<string, { calls: number; last_run_at: string }>>;
+  /**
+   * Across every org, for the service's reconcile sweep: rows still `queued` or `running` created
+   * before `createdBefore`, oldest first (created_at, id); `after` is the (created_at, id) of the
+   * last row of the previous page.
+   */
+  listUnfinished(query: { createdBefore: string; limit: number; after?: { created_at: string; id: string } }): Promise<ExecutionRecord[]>;
 }
 
 /**

@@ -53,6 +53,12 @@ export interface RunLease {
   /** The executing process's pid and host: a store local to one machine may recover a dead pid at once. */
   pid?: number;
   host?: string;
+  /**
+   * A start deadline, not an executor (`engine.prepare` with `startWithinMs`): nobody executes the
+   * run yet; `execute` replaces it with its own lease. Once `expires_at` passes, recovery ends the
+   * never-started run `failed` with `start_timeout`; a cancel closes it at once.
+   */
+  prepared?: true;
 }
 
 export interface RunListQuery {

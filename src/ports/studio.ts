@@ -18,7 +18,10 @@ export interface StudioFrame {
 
 export type StudioMouseButton = 'left' | 'middle' | 'right' | 'none';
 
-/** Input from the viewer, in page CSS pixels. */
+/**
+ * Input from the viewer, in page CSS pixels. A drag is mouse input too: `down`, `move`s with the button
+ * held, `up`; the browser relays an HTML5 drag and drop the page starts as CDP drag events.
+ */
 export type StudioInput =
   | { type: 'mouse'; action: 'down' | 'up' | 'move' | 'wheel'; x: number; y: number; button?: StudioMouseButton; clickCount?: number; deltaX?: number; deltaY?: number; modifiers?: number }
   | { type: 'key'; action: 'down' | 'up'; key: string }
@@ -43,7 +46,23 @@ export type StudioAction =
   | { kind: 'fill'; target: unknown; value?: unknown; secret?: unknown; field?: unknown }
   | { kind: 'select'; target: unknown; value: unknown }
   | { kind: 'extract'; target: unknown; name: unknown }
+  | { kind: 'drag'; source: unknown; target: unknown }
   | { kind: 'refused'; message: unknown };
+
+/** A file chooser the page opened (its `<input type=file>` clicked), intercepted: no dialog shows. */
+export interface StudioFileChooser {
+  /** The input, as the capture script names it (untrusted, like an action's target); undefined in a frame. */
+  target: unknown;
+  multiple: boolean;
+  /** The input's `accept` attribute ("" when none). */
+  accept: string;
+}
+
+/** A file to give the open chooser (its media type is the browser's guess from the name's extension, as for a picked file). */
+export interface StudioFile {
+  name: string;
+  bytes: Uint8Array;
+}
 
 export interface StudioPageHandlers {
   /** A frame; call `ack` once it is sent (or dropped): the next frame comes only after it. */
@@ -60,15 +79,60 @@ export interface StudioPageHandlers {
   onLoaded?(url: string, complete: boolean): void;
   /** The page went away on its own (crash, browser gone). */
   onGone?(reason: string): void;
+  /**
+   * The page opened a file chooser: answer with `StudioPage.setFiles` (or `cancelFileChooser`). A newer
+   * chooser replaces one not answered yet. Without this handler choosers are not intercepted.
+   */
+  onFileChooser?(chooser: StudioFileChooser): void;
+}
+
+/**
+ * One step of a replay (docs/hosted-api.md, "Re-record"): a browser tool call as the engine makes it,
+ * from the compiled capture (`browser/<kind>@<MAJOR.MINOR>` and its input, expressions resolved).
+ */
+export interface StudioReplayStep {
+  /** The step's id in the FlowSpec (`fill_2`), for messages. */
+  id: string;
+  /** `browser/<kind>@<MAJOR.MINOR>`, as the compiled capture names it. */
+  tool: string;
+  /** The tool's input with every `${inputs.x}` resolved (a secret slot's value included). */
+  input: Record<string, unknown>;
+  /** The step's budget (ms). */
+  timeoutMs: number;
+  /**
+   * The input holds a secret value: the studio shows its page to a viewer, so the value is typed only
+   * into a password field (which Chromium draws as dots); any other field fails the replay.
+   */
+  secret?: boolean;
+}
+
+export interface StudioReplayOptions {
+  /** Called before each step (0-based index). */
+  onStep?(index: number, step: StudioReplayStep): void;
 }
 
 export interface StudioPage {
   input(input: StudioInput): void;
+  /**
+   * Replay steps in this page with the engine's browser tools (the page's state is then what a run's
+   * page is before the next step). What the page reports while replaying is not an action of the
+   * user: it is dropped, up to and including a blur of the focused field at the end (whose `change`
+   * would otherwise report the last fill again). Rejects with a FlowError `replay_failed` whose data
+   * is `{step, index, code}`: the step that failed and the tool's error code (`locator_drift`, ...).
+   */
+  replay(steps: StudioReplayStep[], options?: StudioReplayOptions): Promise<void>;
   /** Navigate the page (a typed URL). Rejects when the navigation fails. */
   navigate(url: string): Promise<void>;
   /** Arm extract mode: the next click picks the element of output field `field` (null disarms). */
   extract(field: string | null): Promise<void>;
   resize(viewport: StudioViewport): Promise<void>;
+  /**
+   * Give the open file chooser these files (as the user picking them: the input's `input` and `change`
+   * events fire). FlowError `no_file_chooser` when none is open; rejects when its input is gone.
+   */
+  setFiles(files: StudioFile[]): Promise<void>;
+  /** Forget the open file chooser (the input keeps what it had). */
+  cancelFileChooser(): void;
   readonly viewport: StudioViewport;
   close(): Promise<void>;
 }
@@ -79,4 +143,24 @@ export interface StudioBrowser {
   /** Pages open now. */
   openPages(): number;
   dispose(): Promise<void>;
+}
+
+/**
+ * Live frames of runs by engine run id: the source of the run live view (docs/hosted-api.md, "Run
+ * live view"). The executor that runs the browser steps captures them; flowctl/adapters/executor-playwright's
+ * `createPlaywrightExecutor().screencast` implements it (CDP `Page.startScreencast`, captured only
+ * while someone subscribes).
+ */
+export interface RunScreencast {
+  /**
+   * Receive frames of run `runId` until the returned function is called. Subscribing before the
+   * run's page opens is fine: frames start when it does.
+   */
+  subscribe(runId: string, onFrame: (frame: RunScreencastFrame) => void): () => void;
+}
+
+/** A frame of a run's page: JPEG bytes in base64, and CDP's frame metadata (`deviceWidth`, `deviceHeight`: CSS px). */
+export interface RunScreencastFrame {
+  data: string;
+  metadata?: Record<string, unknown>;
 }

@@ -11,7 +11,7 @@ import { mentionsRef, stringLeaves } from '../secrets/refs.js';
 import { contractDigest, formatIssues, isRetryableError, toolError, validateAgainstSchema } from '../tools/contract.js';
 import { createEgressGuard, type EgressGuard } from '../tools/egress.js';
 import { deniedCapabilities, type ToolPolicy } from '../tools/policy.js';
-import type { RunScope, StepWarning, Tool, ToolContext, ToolRegistry } from '../tools/types.js';
+import type { FileSource, RunScope, StepWarning, Tool, ToolContext, ToolRegistry } from '../tools/types.js';
 import type { AttemptHooks, AttemptRequest, AttemptResult, StepSource } from './step-source.js';
 import type { StepError } from './types.js';
 
@@ -33,6 +33,8 @@ export interface LiveSourceOptions {
   confirm?: () => Promise<boolean>;
   /** The run's tool policy (capabilities, egress guard); absent: everything allowed. */
   policy?: ToolPolicy;
+  /** Where upload files are read instead of `cwd` (RunOptions.files). */
+  files?: FileSource;
 }
 
 /** Executes steps for real: tool lookup and pin check, secrets, timeout, contract checks. */
@@ -138,6 +140,7 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
     isSecret: (text) => o.mask.covers(text),
     ...(egress ? { egress } : {}),
     ...(o.policy ? { policy: o.policy } : {}),
+    ...(o.files ? { files: o.files } : {}),
   };
   try {
     // The journaled input stays as journaled whatever the tool does with the object it is given.

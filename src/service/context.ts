@@ -5,6 +5,7 @@ import type { Engine } from '../engine/types.js';
 import type { Queue } from '../ports/queue.js';
 import type { ToolRegistry } from '../tools/types.js';
 import type { ScheduleLoop } from './domain/schedules.js';
+import type { RunRegistry } from './live/run-registry.js';
 import type { ServiceLimiters } from './rate-limits.js';
 import type { SecretBox } from './secret-box.js';
 import type { HostedSettings } from './settings.js';
@@ -28,6 +29,8 @@ export interface ServiceDeps {
   queue?: Queue;
   /** The scheduler loop of this process, when it runs one (routes poke it after a change). */
   scheduler?: Pick<ScheduleLoop, 'poke'>;
+  /** The sync runs in flight in this process, for the run live view (createHostedService makes one). */
+  liveRuns?: RunRegistry;
 }
 
 /** The caller of a session-authenticated route. */

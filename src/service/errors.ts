@@ -1,4 +1,5 @@
 import { FlowError, isFlowError } from '../errors.js';
+import { isConnectionError } from '../util/connection-errors.js';
 
 /**
  * Errors of the hosted service (docs/hosted-api.md, "Status codes and error bodies"). One table maps
@@ -28,7 +29,29 @@ export const SERVICE_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   rate_limited: 429,
   not_ready: 503,
   queue_unavailable: 503,
+  unavailable: 503,
 };
+
+/**
+ * Seconds a client is told to wait (`Retry-After`) on 503 `unavailable` and `queue_unavailable`: a
+ * database restart or failover takes a few seconds, and the pool reconnects on the next request.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Whether `err` means the database cannot be reached right now (docs/deploy.md, "Database
+ * outage"): the storage's `db_unreachable`, or a connection error (refused, reset, `57P01`
+ * admin_shutdown, `57P03` starting up, "Connection terminated") anywhere in its `cause` chain, as
+ * stores that wrap driver errors leave them. Such an error is answered 503 `unavailable`, never 500.
+ */
+export function isUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && e !== undefined && e !== null; depth++) {
+    if (isFlowError(e, 'db_unreachable') || isConnectionError(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
 
 export function serviceError(code: keyof typeof SERVICE_STATUS_BY_CODE, message: string, data?: unknown): FlowError {
   return new FlowError(code, message, data === undefined ? {} : { data });
@@ -58,13 +81,21 @@ export function serviceErrorBody(err: unknown): { status: number; body: Record<s
       return { status, body: { error: err.code, message: stripPrefix(err.message) } };
     }
   }
+  if (isUnavailable(err)) {
+    return { status: 503, body: { error: 'unavailable', message: `the database is unreachable for the moment; try again in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds` } };
+  }
   return { status: 500, body: { error: 'internal_error', message: 'internal error' } };
+}
+
+/** Headers that go with an error answer: `Retry-After` on the 503s a client should retry. */
+export function serviceErrorHeaders(status: number, body: Record<string, unknown>): Record<string, string> {
+  return status === 503 && (body.error === 'unavailable' || body.error === 'queue_unavailable') ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
 }
 
 /** The response for any thrown value. */
 export function serviceErrorResponse(err: unknown, headers: Record<string, string> = {}): Response {
   const { status, body } = serviceErrorBody(err);
-  return json(status, body, headers);
+  return json(status, body, { ...serviceErrorHeaders(status, body), ...headers });
 }
 
 /** Messages from the core carry `[flowctl] [component]`; the hosted API answers plain sentences. */

@@ -1,9 +1,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { Context, MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { cryptoIds, silentLogger, systemClock } from '../engine/defaults.js';
 import { FlowError, isFlowError } from '../errors.js';
-import { DEFAULT_MAX_BODY_BYTES, readBodyText } from '../http/body.js';
+import { DEFAULT_MAX_BODY_BYTES, jsonDeeperThan, readBodyText } from '../http/body.js';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
 import type { Queue } from '../ports/queue.js';
 import type { ServiceStorage } from '../ports/service-storage.js';
@@ -12,10 +13,11 @@ import type { ToolRegistry } from '../tools/types.js';
 import { requireKey } from './auth/bearer.js';
 import { requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
-import { invalidRequest, serviceError, serviceErrorBody, serviceErrorResponse, type Issue } from './errors.js';
+import { invalidRequest, serviceError, serviceErrorBody, serviceErrorHeaders, serviceErrorResponse, type Issue } from './errors.js';
 import { startScheduleLoop, type ScheduleLoop } from './domain/schedules.js';
 import { createLimiters } from './rate-limits.js';
 import { toRouteConfig, type ServiceRoute } from './route-table.js';
+import { MAX_BODY_DEPTH, nulIssues, urlNulIssues } from './request-guards.js';
 import { createSecretBox } from './secret-box.js';
 import { auditRoutes } from './routes/audit.js';
 import { authoringRoutes } from './routes/authoring.js';
@@ -35,7 +37,10 @@ import { startWebhookWorker } from './domain/webhooks.js';
 import { resolveSettings, type HostedSettings } from './settings.js';
 import { startRunWorker, type RunWorker } from './worker.js';
 import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
-import { createLiveCapture, type StudioOptions } from './studio/live.js';
+import { createLiveCapture, LIVE_PATH, type StudioOptions } from './studio/live.js';
+import { createRunRegistry } from './live/run-registry.js';
+import { createRunLive, RUN_LIVE_PATH, type RunLiveOptions } from './live/run-live.js';
+import { answerUpgrade } from './live/upgrade.js';
 import { withCaptureLock } from './studio/capture-lock.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -80,6 +85,12 @@ export interface HostedServiceOptions {
    * upgrade is answered 503 `not_ready` after the usual checks.
    */
   studio?: StudioOptions;
+  /**
+   * The run live view (`GET /api/automations/{id}/live`, a WebSocket): the frames of runs
+   * (`createPlaywrightExecutor().screencast` of the executor the engine runs browser steps with) and
+   * limits. Without it the upgrade is answered 503 `not_ready` after the usual checks.
+   */
+  runLive?: RunLiveOptions;
 }
 
 export interface HostedService {
@@ -97,7 +108,7 @@ export interface HostedService {
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
   /** The folder of the web app served at `/`, or undefined when none is served. */
   readonly webRoot: string | undefined;
-  /** node:http 'upgrade' handler: the studio's WebSocket (serveNodeHttp wires it when given). */
+  /** node:http 'upgrade' handler: the studio's and the run live view's WebSockets (serveNodeHttp wires it when given). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   dispose(): Promise<void>;
 }
@@ -105,11 +116,43 @@ export interface HostedService {
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
+/**
+ * Logs the 503 `unavailable` answers of a database outage as one warning per 10 s (with the count
+ * since the last one), not one line (or stack) per request.
+ */
+function outageLog(logger: Logger): (c: Context<ServiceEnv>, err: unknown) => void {
+  let last = 0;
+  let quiet = 0;
+  return (c, err) => {
+    const now = Date.now();
+    if (now - last < 10_000) {
+      quiet++;
+      return;
+    }
+    const more = quiet > 0 ? ` (and ${quiet} more since the last report)` : '';
+    last = now;
+    quiet = 0;
+    const reason = (err as Error)?.message ?? String(err);
+    logger.warn(`[flowctl] [service] database unreachable: ${c.req.method} ${new URL(c.req.url).pathname} answered 503 unavailable${more}: ${reason.slice(0, 300)}`);
+  };
+}
+
+/**
+ * Hono and its zod-openapi layer refuse some requests themselves with an HTTPException (a body
+ * without a JSON Content-Type, malformed JSON): the same structured answers as the service's own.
+ */
+const HTTP_EXCEPTION_CODES: Readonly<Record<number, string>> = { 400: 'invalid_json', 413: 'body_too_large', 415: 'unsupported_media_type' };
+
 /** Error answer through the context, so headers set earlier (a cleared cookie) go out with it. */
-function respondError(c: Context<ServiceEnv>, err: unknown, logger: Logger): Response {
-  if (!isFlowError(err)) logger.error(`[flowctl] [service] ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error)?.stack ?? String(err)}`);
+function respondError(c: Context<ServiceEnv>, thrown: unknown, logger: Logger, outage?: (c: Context<ServiceEnv>, err: unknown) => void): Response {
+  const known = thrown instanceof HTTPException ? HTTP_EXCEPTION_CODES[thrown.status] : undefined;
+  const err = known ? serviceError(known, (thrown as HTTPException).message || 'the request was refused') : thrown;
   const { status, body } = serviceErrorBody(err);
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  // A database outage is a warning per 10 s; a 500 is a bug (a thrown value that is no FlowError, or a
+  // code the status table lacks): logged, never sent.
+  if (body.error === 'unavailable') outage?.(c, err);
+  else if (status === 500) logger.error(`[flowctl] [service] ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error)?.stack ?? String(err)}`);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...serviceErrorHeaders(status, body) };
   const data = isFlowError(err) ? (err.data as { retry_after?: number; limit?: number } | undefined) : undefined;
   if (isFlowError(err, 'rate_limited') && data?.retry_after !== undefined) {
     headers['retry-after'] = String(data.retry_after);
@@ -121,7 +164,8 @@ function respondError(c: Context<ServiceEnv>, err: unknown, logger: Logger): Res
 
 /**
  * Body rules of every route (docs/hosted-api.md, "Requests"): a body must be `application/json`
- * (415), at most 1 MiB (413), valid UTF-8 JSON (400 `invalid_json`) and an object (400). The parsed
+ * (415), at most 1 MiB (413), valid UTF-8 JSON nested at most MAX_BODY_DEPTH levels (400
+ * `invalid_json`) and an object (400). The parsed
  * body is left in Hono's body cache for the route's schema validation.
  */
 function bodyGuard(maxBytes: number): MiddlewareHandler<ServiceEnv> {
@@ -130,29 +174,46 @@ function bodyGuard(maxBytes: number): MiddlewareHandler<ServiceEnv> {
     const type = c.req.header('content-type');
     const length = c.req.header('content-length');
     const hasBody = (length !== undefined && length !== '0') || c.req.header('transfer-encoding') !== undefined;
-    if (!hasBody && type === undefined) return next();
-    if (type === undefined || !JSON_TYPE.test(type)) throw serviceError('unsupported_media_type', 'send the body as application/json');
+    const cache = (c.req as unknown as { bodyCache: Record<string, unknown> }).bodyCache;
+    const read = async () => {
+      try {
+        return await readBodyText(c.req.raw, maxBytes);
+      } catch (err) {
+        if (isFlowError(err, 'body_too_large')) throw serviceError('body_too_large', `the body is larger than ${maxBytes} bytes`);
+        if (isFlowError(err, 'invalid_json')) throw serviceError('invalid_json', 'the body is not valid UTF-8');
+        if (isFlowError(err, 'body_incomplete')) throw serviceError('invalid_json', 'the body was not received in full');
+        throw err;
+      }
+    };
+    if (type === undefined) {
+      if (hasBody) throw serviceError('unsupported_media_type', 'send the body as application/json');
+      // node:http always says when there is a body; a host that hands over a Request without
+      // Content-Length or Transfer-Encoding may still carry one: read it (bounded) to know.
+      if (c.req.raw.body === null) return next();
+      if ((await read()) !== '') throw serviceError('unsupported_media_type', 'send the body as application/json');
+      cache.text = Promise.resolve('');
+      return next();
+    }
+    if (!JSON_TYPE.test(type)) throw serviceError('unsupported_media_type', 'send the body as application/json');
     const encoding = c.req.header('content-encoding');
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw serviceError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported`);
-    let text: string;
-    try {
-      text = await readBodyText(c.req.raw, maxBytes);
-    } catch (err) {
-      if (isFlowError(err, 'body_too_large')) throw serviceError('body_too_large', `the body is larger than ${maxBytes} bytes`);
-      if (isFlowError(err, 'invalid_json')) throw serviceError('invalid_json', 'the body is not valid UTF-8');
-      throw err;
-    }
+    const text = await read();
     let parsed: unknown = undefined;
     if (text.trim() !== '') {
+      if (jsonDeeperThan(text, MAX_BODY_DEPTH)) throw serviceError('invalid_json', `the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`);
       try {
         parsed = JSON.parse(text);
       } catch (err) {
         throw serviceError('invalid_json', `the body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw serviceError('invalid_json', 'the body must be a JSON object');
+      const nul = nulIssues(parsed);
+      if (nul.length > 0) throw invalidRequest(nul);
     }
-    // Hand the parsed body to the validators (Hono reads `bodyCache` before the raw request).
-    (c.req as unknown as { bodyCache: Record<string, unknown> }).bodyCache.json = Promise.resolve(parsed ?? {});
+    // Hand the body to the validators (Hono reads `bodyCache` before the raw request). Its json()
+    // parses the cached text: with only a cached value it would serialize that value again first.
+    cache.text = Promise.resolve(parsed === undefined ? '{}' : text);
+    cache.json = Promise.resolve(parsed ?? {});
     c.set('body', parsed as Record<string, unknown> | undefined);
     return next();
   };
@@ -180,6 +241,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     box: createSecretBox(settings.secretsKeys),
     limiters: createLimiters(settings, options.storage.rateLimitStore),
     ...(options.queue ? { queue: options.queue } : {}),
+    liveRuns: createRunRegistry(),
   };
   if (settings.runDispatch === 'queue' && (!options.queue || !options.engine)) {
     throw new FlowError('invalid_settings', '[flowctl] [service] SVC_RUN_DISPATCH=queue needs a queue (createPgBossQueue) and an engine');
@@ -191,7 +253,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
       if (!result.success) throw invalidRequest(issuesOf(result.error as never));
     },
   });
-  app.onError((err, c) => respondError(c, err, logger));
+  const outage = outageLog(logger);
+  app.onError((err, c) => respondError(c, err, logger, outage));
 
   const routes: ServiceRoute[] = [
     ...authRoutes(deps),
@@ -215,9 +278,18 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');
   });
+  // A NUL in the path or query never names anything and cannot reach the database (request-guards.ts).
+  const urlGuard: MiddlewareHandler<ServiceEnv> = async (c, next) => {
+    const issues = urlNulIssues(new URL(c.req.url));
+    if (issues.length > 0) throw invalidRequest(issues);
+    return next();
+  };
+  for (const prefix of ['/api/*', '/v1/*', '/mcp']) app.use(prefix, urlGuard);
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
   app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
+  // So does attaching a file (it rewrites the session's file list, as a studio upload does).
+  app.use('/api/authoring/:id/files/:name', (c, next) => (c.req.method === 'PUT' ? withCaptureLock(c.req.param('id'), next) : next()));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
 
   const session = requireSession(deps);
@@ -231,6 +303,21 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   // The studio's WebSocket is upgraded by `upgrade()` (node:http); a plain GET is told so.
   app.get('/api/authoring/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
   const live = createLiveCapture(deps, options.studio);
+  // The run live view's WebSocket, likewise.
+  app.get('/api/automations/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
+  const runLive = createRunLive(deps, deps.liveRuns!, options.runLive);
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    let path = '';
+    try {
+      path = new URL(req.url ?? '/', 'http://x').pathname;
+    } catch {
+      // Answered 404 below.
+    }
+    if (LIVE_PATH.test(path)) return live.upgrade(req, socket, head);
+    if (RUN_LIVE_PATH.test(path)) return runLive.upgrade(req, socket, head);
+    socket.on('error', () => socket.destroy());
+    answerUpgrade(socket, 'not_found', 'no WebSocket here (the WebSockets are /api/authoring/{id}/live and /api/automations/{id}/live)');
+  };
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
   app.get('/readyz', async (c) =>
@@ -299,10 +386,11 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
       return worker;
     },
     webRoot,
-    upgrade: (req, socket, head) => live.upgrade(req, socket, head),
+    upgrade,
     dispose() {
       disposed ??= (async () => {
         await live.dispose();
+        await runLive.dispose();
         await Promise.all([...workers].map((w) => w.stop()));
         workers.clear();
         await scheduler?.stop();

@@ -41,6 +41,18 @@ export interface HostedSettings {
   runDispatch: 'sync' | 'queue';
   /** Runs one worker process executes at once (SVC_WORKER_CONCURRENCY). Default 4. */
   workerConcurrency: number;
+  /**
+   * Seconds a queued run may wait for a worker to start it (SVC_QUEUE_TIMEOUT). Past that, recovery
+   * ends it `failed` with `start_timeout`: a run whose message was lost (the API process died, or the
+   * database went away, between storing the run and its message) never stays `queued`. Default 3600.
+   */
+  queueTimeoutSeconds: number;
+  /**
+   * Seconds between passes of the reconcile sweep of worker processes (SVC_RECONCILE_INTERVAL): an
+   * execution still `queued` or `running` whose engine run has ended (recovered after a crash or a
+   * database outage) gets its outcome. Default 30 (the engine's lease).
+   */
+  reconcileIntervalSeconds: number;
   /** Seconds between the comment heartbeats of a quiet run stream (SVC_STREAM_HEARTBEAT). Default 15. */
   streamHeartbeatSeconds: number;
   /** Egress allowlist entries (SVC_EGRESS_ALLOW): private destinations webhook deliveries may reach. Default none. */
@@ -55,6 +67,8 @@ export const DEFAULT_AUTH_IP_LIMIT = 100;
 export const DEFAULT_AUTH_ACCOUNT_LIMIT = 10;
 export const DEFAULT_MIN_CRON_INTERVAL = 60;
 export const DEFAULT_WORKER_CONCURRENCY = 4;
+export const DEFAULT_QUEUE_TIMEOUT = 3600;
+export const DEFAULT_RECONCILE_INTERVAL = 30;
 
 const int = (name: string, value: string | undefined): number | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -81,6 +95,8 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
     ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
     ['workerConcurrency', 'SVC_WORKER_CONCURRENCY'],
+    ['queueTimeoutSeconds', 'SVC_QUEUE_TIMEOUT'],
+    ['reconcileIntervalSeconds', 'SVC_RECONCILE_INTERVAL'],
     ['streamHeartbeatSeconds', 'SVC_STREAM_HEARTBEAT'],
   ];
   for (const [key, name] of limits) {
@@ -140,6 +156,14 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   if (!Number.isInteger(workerConcurrency) || workerConcurrency < 1 || workerConcurrency > 256) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_WORKER_CONCURRENCY must be an integer from 1 to 256, got ${String(workerConcurrency)}`));
   }
+  const queueTimeoutSeconds = given.queueTimeoutSeconds ?? DEFAULT_QUEUE_TIMEOUT;
+  if (!Number.isFinite(queueTimeoutSeconds) || queueTimeoutSeconds < 1 || queueTimeoutSeconds > 30 * 86_400) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_QUEUE_TIMEOUT must be seconds from 1 to 2592000 (30 days), got ${String(queueTimeoutSeconds)}`));
+  }
+  const reconcileIntervalSeconds = given.reconcileIntervalSeconds ?? DEFAULT_RECONCILE_INTERVAL;
+  if (!Number.isFinite(reconcileIntervalSeconds) || reconcileIntervalSeconds < 1 || reconcileIntervalSeconds > 86_400) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_RECONCILE_INTERVAL must be seconds from 1 to 86400, got ${String(reconcileIntervalSeconds)}`));
+  }
   const streamHeartbeatSeconds = given.streamHeartbeatSeconds ?? 15;
   if (typeof streamHeartbeatSeconds !== 'number' || !(streamHeartbeatSeconds > 0) || streamHeartbeatSeconds > 3600) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_STREAM_HEARTBEAT must be a number of seconds from 1 to 3600, got ${String(streamHeartbeatSeconds)}`));
@@ -170,6 +194,8 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     scheduler: given.scheduler ?? true,
     runDispatch,
     workerConcurrency,
+    queueTimeoutSeconds,
+    reconcileIntervalSeconds,
     streamHeartbeatSeconds,
     egressAllow: [...egressAllow],
     webhookRetrySeconds: [...webhookRetrySeconds],

@@ -3,8 +3,8 @@ import type { QueueMessage, QueueWorker } from '../ports/queue.js';
 import type { ExecutionRecord } from '../ports/service-storage.js';
 import { TERMINAL_STATUSES } from '../run/types.js';
 import type { ServiceDeps } from './context.js';
-import { finishRun, recordOutcome, RUN_QUEUE } from './domain/dispatch.js';
-import { orgSecretStore } from './routes/secrets.js';
+import { finishRun, orgRunOptions, recordOutcome, RUN_QUEUE } from './domain/dispatch.js';
+import { startReconcileLoop } from './domain/reconcile.js';
 
 /**
  * The run worker (docs/hosted-api.md, "Queue dispatch"): takes messages `{execution_id, org_id}` of
@@ -62,7 +62,7 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
     if (run.status === 'pending') {
       try {
         await deps.storage.executions.update(orgId, executionId, { status: 'running' });
-        run = await engine.execute(execution.run_id, { secrets: orgSecretStore(deps, deps.storage, orgId), signal });
+        run = await engine.execute(execution.run_id, { ...orgRunOptions(deps, orgId), signal });
         stats.executed++;
       } catch (err) {
         // Another holder of a redelivered message started it first, or this run was recovered under
@@ -85,8 +85,12 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
   };
 
   const worker = await queue.work(RUN_QUEUE, { concurrency: options.concurrency ?? deps.settings.workerConcurrency }, handle);
+  // Rows whose run ended without them (a killed API process, a database outage) take its end.
+  const reconcile = startReconcileLoop(deps);
   return {
     stats,
-    stop: (opts) => worker.stop(opts),
+    stop: async (opts) => {
+      await Promise.all([worker.stop(opts), reconcile.stop()]);
+    },
   };
 }

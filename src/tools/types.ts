@@ -59,6 +59,14 @@ export interface ToolLogger {
   warn(message: string, data?: unknown): void;
 }
 
+/**
+ * Files by the path (and digest) a flow names them with, for hosts that do not keep them on disk.
+ * `undefined`: no such file.
+ */
+export interface FileSource {
+  read(file: { path: string; digest?: string }): Promise<Uint8Array | undefined>;
+}
+
 export interface ToolContext {
   runId: string;
   stepId: string;
@@ -89,6 +97,8 @@ export interface ToolContext {
   egress?: EgressGuard;
   /** The run's tool policy, for tools that start runs of their own (composite tools pass it on). */
   policy?: ToolPolicy;
+  /** Where upload files are read, when the host keeps them off disk (`RunOptions.files`); absent: `cwd`. */
+  files?: FileSource;
 }
 
 /** A tool implementation: a contract plus the code that honours it. */

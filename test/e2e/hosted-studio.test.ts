@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -29,6 +30,9 @@ const at = (top: number) => ({ x: 190, y: top + 16 });
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body style="margin:0;font:16px sans-serif">${body}</body></html>`;
 }
+
+/** The drift page's variant: as recorded, its test ids and ids renamed, or the Send button removed. */
+let driftVariant: 'base' | 'renamed' | 'removed' = 'base';
 
 async function startDemoSite() {
   const server = createServer((req, res) => {
@@ -90,6 +94,70 @@ async function startDemoSite() {
     }
     if (url.pathname === '/popup') {
       return html(page('Popup', `<a href="/" target="_blank" ${box(40)}>Open in a new tab</a><iframe src="/" title="framed" style="position:absolute;left:40px;top:120px;width:400px;height:240px"></iframe>`));
+    }
+    if (url.pathname === '/drift') {
+      // Every strategy names the field and the button: test id, role + name, label or text, id. The
+      // variants rename the test ids and ids (the page's own script follows), or remove the button.
+      const v = driftVariant === 'base' ? '' : '-v2';
+      const button = driftVariant === 'removed' ? '' : `<button id="send${v}" data-testid="send-button${v}" ${box(100)}>Send</button>`;
+      return html(
+        page(
+          'Drift',
+          `<label for="email${v}" style="position:absolute;left:360px;top:40px">Email</label><input id="email${v}" data-testid="email-input${v}" autocomplete="off" ${box(40)}>
+${button}<output class="result" ${box(160)}></output>
+<script>document.getElementById('send${v}')?.addEventListener('click', () => { document.querySelector('.result').textContent = 'Sent to ' + document.getElementById('email${v}').value; });</script>`,
+        ),
+      );
+    }
+    if (url.pathname === '/board') {
+      // Drags and an upload: an HTML5 card dropped on a basket, a pointer-dragged chip dropped on a
+      // shelf (mousedown/mousemove/mouseup, no HTML5), a file input; Done carries what happened.
+      return html(
+        page(
+          'Board',
+          `<div draggable="true" id="pears" ${box(40)}>Pears</div>
+<div data-testid="basket" aria-label="Basket" style="position:absolute;left:400px;top:40px;width:300px;height:120px;border:1px solid #999">Basket: <span id="basket-items"></span></div>
+<div id="chip" ${box(200)}>Chip</div>
+<div id="shelf" aria-label="Shelf" style="position:absolute;left:400px;top:200px;width:300px;height:120px;border:1px solid #999">Shelf: <span id="shelf-items"></span></div>
+<label for="receipt" style="position:absolute;left:360px;top:360px">Receipt</label><input type="file" id="receipt" ${box(360)}>
+<p id="file-status" style="position:absolute;left:400px;top:400px;margin:0"></p>
+<button id="done" ${box(420)}>Done</button>
+<script>
+const basket = document.getElementById('basket-items'), shelf = document.getElementById('shelf-items');
+document.getElementById('pears').addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'Pears'));
+const zone = document.querySelector('[data-testid=basket]');
+zone.addEventListener('dragover', (e) => e.preventDefault());
+zone.addEventListener('drop', (e) => { e.preventDefault(); basket.textContent = e.dataTransfer.getData('text/plain'); });
+const chip = document.getElementById('chip');
+let dragging = false;
+chip.addEventListener('mousedown', () => { dragging = true; });
+document.addEventListener('mousemove', (e) => { if (dragging) { chip.style.left = (e.clientX - 150) + 'px'; chip.style.top = (e.clientY - 16) + 'px'; } });
+document.addEventListener('mouseup', (e) => {
+  if (!dragging) return;
+  dragging = false;
+  const r = document.getElementById('shelf').getBoundingClientRect();
+  if (e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom) shelf.textContent = 'Chip';
+  chip.style.left = '40px'; chip.style.top = '200px';
+});
+let file = 'none';
+document.getElementById('receipt').addEventListener('change', async (e) => {
+  const f = e.target.files[0];
+  file = f ? f.name + ' ' + f.size + ' bytes, ' + (await f.text()).trim().split('\\n').length + ' lines' : 'none';
+  document.getElementById('file-status').textContent = file;
+});
+document.getElementById('done').addEventListener('click', () => {
+  location.href = '/board-result?basket=' + encodeURIComponent(basket.textContent) + '&shelf=' + encodeURIComponent(shelf.textContent) + '&file=' + encodeURIComponent(file);
+});
+</script>`,
+        ),
+      );
+    }
+    if (url.pathname === '/framed-board') {
+      return html(page('Framed board', `<iframe src="/board" title="board" style="position:absolute;left:0;top:0;width:780px;height:560px;border:0"></iframe>`));
+    }
+    if (url.pathname === '/board-result') {
+      const q = url.searchParams;
+      return html(page('Board result', `<p id="outcome" ${box(40)}>${`basket ${q.get('basket')}; shelf ${q.get('shelf')}; receipt ${q.get('file')}`.replace(/[<&]/g, '')}</p>`));
     }
     if (url.pathname === '/result') {
       // CSS only: no test id, role, label or id on the summary.
@@ -345,6 +413,168 @@ describe('capturing a demonstration in real Chromium', () => {
   }, 120_000);
 });
 
+describe('drags and uploads', () => {
+  it('an HTML5 drag and a pointer drag become drag ops, a file chosen for the page an upload op; relayed for real, published and run', async () => {
+    const a = (await owner.call('POST', '/api/automations', { name: 'board', site: `${site.url}/board`, task: 'Fill the basket and the shelf, attach the receipt' })).body.automation;
+    const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
+    if (process.env.STUDIO_DEBUG) viewer.ws.on('message', (d) => !d.toString().startsWith('{"type":"frame"') && console.log(d.toString().slice(0, 300)));
+    await viewer.next((m) => m.type === 'ready');
+    await viewer.loaded('/board', true);
+    const drag = (from: { x: number; y: number }, to: { x: number; y: number }) => {
+      viewer.send({ type: 'mouse', action: 'move', ...from });
+      viewer.send({ type: 'mouse', action: 'down', ...from, button: 'left', clickCount: 1 });
+      // In steps, as a hand moves (each is relayed: moves are only coalesced while one is in flight).
+      for (let i = 1; i <= 10; i++) viewer.send({ type: 'mouse', action: 'move', x: from.x + ((to.x - from.x) * i) / 10, y: from.y + ((to.y - from.y) * i) / 10 });
+      viewer.send({ type: 'mouse', action: 'up', ...to, button: 'left', clickCount: 1 });
+    };
+    // HTML5: Pears onto the basket.
+    drag(at(40), { x: 550, y: 100 });
+    await viewer.opCount(2);
+    // Pointer: the chip onto the shelf.
+    drag(at(200), { x: 550, y: 260 });
+    await viewer.opCount(3);
+
+    // The file input: the chooser is the service's; the viewer sends the file in chunks.
+    viewer.click(at(360));
+    const chooser = await viewer.next((m) => m.type === 'file_chooser');
+    expect(chooser).toMatchObject({ multiple: false, accept: '', max_bytes: 10 * 1024 * 1024, max_files: 1 });
+    const RECEIPT = Buffer.from('item,total\npears,3\nchip,1\n'.repeat(2000));
+    viewer.send({ type: 'files', files: [{ name: 'receipt.csv', size: RECEIPT.length }] });
+    for (let at = 0; at < RECEIPT.length; at += 40_000) viewer.send({ type: 'file_data', data: RECEIPT.subarray(at, at + 40_000).toString('base64') });
+    const received = await viewer.next((m) => m.type === 'files_received');
+    expect(received.files).toEqual([{ name: 'receipt.csv', digest: `sha256:${createHash('sha256').update(RECEIPT).digest('hex')}`, size: RECEIPT.length }]);
+    await viewer.opCount(4);
+    viewer.click(at(420));
+    await viewer.loaded('/board-result');
+    viewer.send({ type: 'extract', field: 'outcome' });
+    await viewer.next((m) => m.type === 'extract_armed');
+    viewer.click(at(40));
+    const ops = await viewer.opCount(6);
+    viewer.close();
+
+    expect(ops.map((o: any) => o.kind)).toEqual(['navigate', 'drag', 'drag', 'upload', 'click', 'extract']);
+    const [, html5, pointer, upload] = ops;
+    expect(html5).toMatchObject({ source: { text: 'Pears' }, target: { testid: 'basket' } });
+    expect(pointer.source).toMatchObject({ text: 'Chip' });
+    expect(pointer.target).toEqual({ text: 'Shelf:', fallbacks: [{ css: '#shelf' }] });
+    expect(upload).toEqual({ kind: 'upload', target: expect.objectContaining({ label: 'Receipt' }), files: 'receipt.csv' });
+    // What the page did while it was recorded: the drops and the file reached it.
+    const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
+    expect(session.files).toEqual([{ name: 'receipt.csv', digest: received.files[0].digest, size: RECEIPT.length }]);
+    expect(viewer.messages.find((m) => m.type === 'url' && /board-result/.test(m.url))?.url).toContain('basket=Pears&shelf=Chip&file=receipt.csv%20');
+
+    // Published and run: the run drags, drops and uploads the stored file (read by digest, for this org).
+    expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
+    const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
+    const run = await fetch(`${h.url}/v1/run/board`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const result = (await run.json()) as any;
+    expect([run.status, result.status, result.error]).toEqual([200, 'succeeded', undefined]);
+    expect(result.output).toEqual({ outcome: `basket Pears; shelf Chip; receipt receipt.csv ${RECEIPT.length} bytes, 6000 lines` });
+  }, 120_000);
+});
+
+describe('upload refusals', () => {
+  it('files without a chooser, too large, badly named, more bytes than announced, a cancel; a chooser inside a frame: nothing captured', async () => {
+    const a = (await owner.call('POST', '/api/automations', { name: 'upload-refusals', site: `${site.url}/board`, task: 'x' })).body.automation;
+    const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
+    await viewer.next((m) => m.type === 'ready');
+    await viewer.loaded('/board', true);
+    const error = async (pattern: RegExp) => (await viewer.next((m) => m.type === 'error' && pattern.test(m.message), false)) as { error: string };
+    let waiting = error(/no file chooser is open/);
+    viewer.send({ type: 'files', files: [{ name: 'a.txt', size: 1 }] });
+    expect((await waiting).error).toBe('invalid_message');
+
+    viewer.click(at(360));
+    await viewer.next((m) => m.type === 'file_chooser');
+    waiting = error(/at most 10485760 bytes/);
+    viewer.send({ type: 'files', files: [{ name: 'big.bin', size: 10 * 1024 * 1024 + 1 }] });
+    expect((await waiting).error).toBe('file_too_large');
+    for (const name of ['../up.txt', 'a/b.txt', '', 'x'.repeat(201), 'bell\u0007.txt']) {
+      waiting = error(/a file name is/);
+      viewer.send({ type: 'files', files: [{ name, size: 1 }] });
+      await waiting;
+    }
+    waiting = error(/at most 1 files|1 to 10 files/);
+    viewer.send({ type: 'files', files: [] });
+    await waiting;
+    viewer.send({ type: 'files', files: [{ name: 'two.txt', size: 2 }] });
+    waiting = error(/more bytes than announced/);
+    viewer.send({ type: 'file_data', data: Buffer.from('three').toString('base64') });
+    await waiting;
+    waiting = error(/file_data comes after a files message/);
+    viewer.send({ type: 'file_data', data: 'AAAA' });
+    await waiting;
+    viewer.send({ type: 'files', files: [{ name: 'two.txt', size: 2 }] });
+    viewer.send({ type: 'file_cancel' });
+    waiting = error(/file_data comes after a files message/);
+    viewer.send({ type: 'file_data', data: Buffer.from('ok').toString('base64') });
+    await waiting;
+
+    // A file input inside a frame: its chooser is refused with a notice.
+    viewer.send({ type: 'navigate', url: `${site.url}/framed-board` });
+    await viewer.loaded('/framed-board', true);
+    viewer.click(at(360));
+    await viewer.next((m) => m.type === 'notice' && /file chooser that cannot be captured/.test(m.message));
+    viewer.close();
+    const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
+    expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'navigate']);
+    expect(session.files).toEqual([]);
+    expect(viewer.messages.some((m) => m.type === 'file_chooser' && viewer.messages.indexOf(m) > viewer.messages.findIndex((x) => x.type === 'url' && /framed/.test(x.url)))).toBe(false);
+  }, 120_000);
+});
+
+describe('locator quality', () => {
+  it('the primary is the highest-ranked unique strategy and the next ones are its fallbacks; the run survives renamed ids through them and fails locator_drift when the element is gone', async () => {
+    driftVariant = 'base';
+    const a = (await owner.call('POST', '/api/automations', { name: 'drift-demo', site: `${site.url}/drift`, task: 'Send to an address and read the confirmation' })).body.automation;
+    const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
+    await viewer.next((m) => m.type === 'ready');
+    await viewer.loaded('/drift');
+    viewer.click(at(40));
+    viewer.send({ type: 'text', text: 'ada@example.test' });
+    viewer.click(at(100));
+    await viewer.opCount(3);
+    viewer.send({ type: 'extract', field: 'confirmation' });
+    await viewer.next((m) => m.type === 'extract_armed');
+    viewer.click({ x: 60, y: 176 });
+    const ops = await viewer.opCount(4);
+    viewer.close();
+    // Ranked as codegen ranks: test id, then role + name, then label (or text), then the id; two fallbacks.
+    expect(ops[1]).toEqual({ kind: 'fill', target: { testid: 'email-input', fallbacks: [{ role: 'textbox', name: 'Email' }, { label: 'Email' }] }, value: 'ada@example.test' });
+    expect(ops[2]).toEqual({ kind: 'click', target: { testid: 'send-button', fallbacks: [{ role: 'button', name: 'Send' }, { text: 'Send' }] } });
+    expect(ops[3]).toMatchObject({ kind: 'extract', name: 'confirmation', target: { role: 'status' } });
+
+    expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
+    const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
+    const call = async () => {
+      const res = await fetch(`${h.url}/v1/run/drift-demo`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+      return (await res.json()) as any;
+    };
+    const journalOf = async (runId: string) => {
+      const list = (await owner.call('GET', '/api/executions?flow=drift-demo')).body.executions;
+      const execution = list.find((e: any) => e.run_id === runId);
+      return (await owner.call('GET', `/api/executions/${execution.id}`)).body.journal as any[];
+    };
+    expect((await call()).output).toEqual({ confirmation: 'Sent to ada@example.test' });
+
+    // Ids renamed: the fallbacks (role + name) carry the run, each such step with a drift warning.
+    driftVariant = 'renamed';
+    const renamed = await call();
+    expect([renamed.status, renamed.output]).toEqual(['succeeded', { confirmation: 'Sent to ada@example.test' }]);
+    const warned = (await journalOf(renamed.run_id)).filter((e) => e.event === 'step_succeeded' && e.warnings?.some((w: any) => w.code === 'drift'));
+    expect(warned.map((e) => e.step)).toEqual(['fill_2', 'click_3']);
+    expect(warned[1].warnings[0].data.matched).toBe('role=button[name="Send"]');
+    expect((await owner.call('GET', `/api/automations/${a.id}`)).body.automation.status).toBe('published');
+
+    // The button removed: no locator matches, the step fails locator_drift and the automation is failing.
+    driftVariant = 'removed';
+    const removed = await call();
+    expect([removed.status, removed.error?.code, removed.error?.step]).toEqual(['failed', 'locator_drift', 'click_3']);
+    expect((await owner.call('GET', `/api/automations/${a.id}`)).body.automation).toMatchObject({ status: 'failing', needs_attention: true });
+    driftVariant = 'base';
+  }, 120_000);
+});
+
 describe('limits and refusals', () => {
   it('the process-wide cap, the idle close (which frees the place and the browser context), new tabs and frames refused', async () => {
     let shown: Viewer | undefined;
@@ -543,6 +773,13 @@ describe('the studio page of the web app', () => {
       expect(session.captured_ops[1]).toMatchObject({ kind: 'fill', slot: 'username', value: 'grace' });
       expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'navigate', 'extract']);
       expect(session.captured_ops[3]).toEqual({ kind: 'extract', target: { css: '.summary' }, name: 'summary' });
+
+      // Test run before publishing: the capture runs once in a fresh context; nothing goes live.
+      await page.getByRole('button', { name: 'Test run' }).click();
+      await page.getByTestId('test-result').getByText('Test run succeeded').waitFor();
+      expect(await page.getByTestId('test-result').textContent()).toContain('summary');
+      expect((await owner.call('GET', `/api/automations/${a.id}`)).body.automation.status).toBe('draft');
+      await page.screenshot({ path: join(SHOTS, '03b-studio-test-run.png'), fullPage: true });
 
       // Publish from the studio: a version goes live, and recording waits for a reopen.
       await page.getByRole('button', { name: 'Publish' }).click();

@@ -95,12 +95,14 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'put /api/authoring/{id}/files/{name}': { path: `/api/authoring/${ids.automationA}/files/a.txt`, body: { content_base64: 'eA==' } },
     'post /api/authoring/{id}/publish': { path: `/api/authoring/${ids.automationA}/publish` },
     'post /api/authoring/{id}/edit': { path: `/api/authoring/${ids.automationA}/edit` },
+    'post /api/authoring/{id}/test': { path: `/api/authoring/${ids.automationA}/test` },
     'put /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret', body: { value: 'overwritten?' } },
     'get /api/secrets': { path: '/api/secrets' },
     'delete /api/secrets/{name}': { path: '/api/secrets/tenant_a_secret' },
     'get /api/executions': { path: '/api/executions' },
     'get /api/executions/{id}': { path: `/api/executions/${ids.executionA}` },
     'get /api/runs/{id}/stream': { path: `/api/runs/${ids.runA}/stream` },
+    'get /api/executions/{id}/artifacts/{digest}': { path: `/api/executions/${ids.executionA}/artifacts/sha256:${'0'.repeat(64)}` },
     'post /api/automations/{id}/schedules': { path: `/api/automations/${ids.automationA}/schedules`, body: { cron: '0 3 29 2 *' } },
     'get /api/automations/{id}/schedules': { path: `/api/automations/${ids.automationA}/schedules` },
     'patch /api/schedules/{id}': { path: `/api/schedules/${ids.scheduleA}`, body: { enabled: false } },
@@ -141,7 +143,13 @@ describe('tenancy matrix (from the route table)', () => {
     const [body, sig] = A.owner.cookie!.split('.') as [string, string];
     const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
     const forgedBody = Buffer.from(JSON.stringify({ ...payload, exp: payload.exp + 1 })).toString('base64url');
-    const variants = [`${forgedBody}.${sig}`, `${body}.${sig.slice(0, -2)}AA`, signSession(payload, ['x'.repeat(40)]), 'garbage', ''];
+    const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // The first character flipped (always other bytes), and the last one respelled: base64url ignores
+    // its two low bits, so this is the same signature written another way, refused too.
+    const flipped = `${B64[(B64.indexOf(sig[0]!) + 1) % 64]}${sig.slice(1)}`;
+    const last = B64.indexOf(sig.at(-1)!);
+    const respelled = `${sig.slice(0, -1)}${B64[(last & ~3) | ((last + 1) & 3)]}`;
+    const variants = [`${forgedBody}.${sig}`, `${body}.${flipped}`, `${body}.${respelled}`, signSession(payload, ['x'.repeat(40)]), 'garbage', ''];
     for (const cookie of variants) {
       for (const r of authed()) {
         const res = await call({ cookie }, r);
@@ -183,8 +191,10 @@ describe('tenancy matrix (from the route table)', () => {
       'put /api/authoring/{id}/files/{name}': [404, 'not_found'],
       'post /api/authoring/{id}/publish': [404, 'not_found'],
       'post /api/authoring/{id}/edit': [404, 'not_found'],
+      'post /api/authoring/{id}/test': [404, 'not_found'],
       'get /api/executions/{id}': [404, 'not_found'],
       'get /api/runs/{id}/stream': [404, 'not_found'],
+      'get /api/executions/{id}/artifacts/{digest}': [404, 'not_found'],
       'post /api/automations/{id}/schedules': [404, 'not_found'],
       'get /api/automations/{id}/schedules': [404, 'not_found'],
       'patch /api/schedules/{id}': [404, 'not_found'],

@@ -132,6 +132,16 @@ describe('outbound webhooks', () => {
     await waitUntil(async () => (await deliveriesOf(finished.id)).length === 1 && (await deliveriesOf(finished.id))[0]!.status === 'delivered', { what: 'run.finished delivered' });
     expect((await deliveriesOf(failures.id)).length).toBe(0);
     expect((await deliveriesOf(finished.id))[0]!.payload.data.run_id).toBe(ok.run_id);
+    // Changes apply to the very next run (the per-process endpoint cache is dropped by the routes):
+    // `finished` now takes run.failed only, and `late`, registered just now, takes run.finished.
+    expect((await owner.call('PATCH', `/api/webhooks/${finished.id}`, { events: ['run.failed'] })).status).toBe(200);
+    const late = await register('/late', { events: ['run.finished'] });
+    const again = await (await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'y' } }) })).json();
+    await waitUntil(async () => (await deliveriesOf(late.id))[0]?.status === 'delivered', { what: 'run.finished delivered to the endpoint registered last' });
+    expect((await deliveriesOf(late.id))[0]!.payload.data.run_id).toBe(again.run_id);
+    // Deliveries of one event are queued in registration order, so `finished`'s would exist by now.
+    expect((await deliveriesOf(finished.id)).length).toBe(1);
+    await owner.call('DELETE', `/api/webhooks/${late.id}`);
     await owner.call('DELETE', `/api/webhooks/${failures.id}`);
     await owner.call('DELETE', `/api/webhooks/${finished.id}`);
   });

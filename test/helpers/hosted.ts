@@ -26,6 +26,8 @@ export interface HostedFixture {
   storage: ServiceStorage;
   /** The pg-boss queue on the same PGlite, when the fixture was asked for one. */
   queue?: PgBossQueue;
+  /** The Playwright executor of the browser tools (its screencast feeds the run live view), when `browser`. */
+  executor?: PlaywrightExecutor;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,8 @@ export interface HostedFixtureOptions {
   queue?: boolean;
   /** PGlite data folder (default: in memory). */
   dataDir?: string;
+  /** Browser steps store a screenshot each (the executor's `screenshots`). Default false. */
+  screenshots?: boolean;
 }
 
 export async function startHosted(
@@ -45,7 +49,7 @@ export async function startHosted(
 ): Promise<HostedFixture> {
   const pglite = await PGlite.create(fixture.dataDir);
   const engineStorage = createSqlStorage({ pglite });
-  const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor() : undefined;
+  const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor(fixture.screenshots ? { screenshots: true } : {}) : undefined;
   const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);
   const engine = createEngine({ storage: engineStorage, tools });
   const storage = createSqlServiceStorage(engineStorage);
@@ -59,6 +63,8 @@ export async function startHosted(
     tools,
     settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
     ...(queue ? { queue } : {}),
+    // The run live view relays the executor's screencast (as npm start wires it).
+    ...(browser ? { runLive: { screencast: browser.screencast } } : {}),
     ...extra,
   });
   return {
@@ -69,6 +75,7 @@ export async function startHosted(
     engine,
     storage,
     ...(queue ? { queue } : {}),
+    ...(browser ? { executor: browser } : {}),
     async close() {
       await server.close();
       await service.dispose();

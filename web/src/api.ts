@@ -67,6 +67,15 @@ export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, b
 export const put = <T>(path: string, body: unknown) => api<T>('PUT', path, body);
 export const del = (path: string) => api<void>('DELETE', path);
 
+/** A run artifact (a step screenshot) by its digest: GET /api/executions/{id}/artifacts/{digest}. */
+export const artifactUrl = (execution: string, digest: string) => `/api/executions/${encodeURIComponent(execution)}/artifacts/${encodeURIComponent(digest)}`;
+
+/** The app path of a rerecord_href (an absolute URL on the service's public origin): the studio at the drifted step. */
+export function rerecordPath(href: string): string {
+  const u = new URL(href, window.location.origin);
+  return `${u.pathname}${u.search}`;
+}
+
 export const q = (params: Record<string, string | number | undefined | null>) => {
   const s = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') s.set(k, String(v));
@@ -133,7 +142,7 @@ export interface Execution {
   automation_id: string;
   flow: string;
   flow_digest: string;
-  dispatch: 'gateway' | 'mcp' | 'schedule';
+  dispatch: 'sync' | 'queue' | 'mcp' | 'schedule';
   status: string;
   created_at: string;
   finished_at: string | null;

@@ -281,3 +281,15 @@ export function OwnerOnly({ isOwner, children }: { isOwner: boolean; children: R
   if (isOwner) return <>{children}</>;
   return <span className="muted small">Only an owner can change this.</span>;
 }
+
+/** The "older" footer of a cursor-paged list: shown while there is a next cursor. */
+export function LoadOlder({ cursor, busy, label, onLoad }: { cursor: string | null | undefined; busy: boolean; label: string; onLoad(cursor: string): void }) {
+  if (!cursor) return null;
+  return (
+    <div className="card-foot">
+      <button className="btn" disabled={busy} onClick={() => onLoad(cursor)}>
+        {busy ? 'Loading…' : label}
+      </button>
+    </div>
+  );
+}

@@ -3,7 +3,10 @@
  * scripts/build-capture-script.mjs (-> page-script.generated.ts) and injected into every page of a
  * studio context with `context.addInitScript`. It reports completed actions through the exposed
  * binding `__flowctlStudio` as raw ops: `click`, `fill` (one per field with its final value, on
- * change), `select`, and `extract` (the next click after extract mode is armed picks the element).
+ * change), `select`, `drag` (an HTML5 drag and drop from its dragstart to its drop, or a pointer drag:
+ * the button pressed on one element and released over another), and `extract` (the next click after
+ * extract mode is armed picks the element). Clicks on file inputs are not steps: the file chooser they
+ * open is the service's (an `upload`), which asks this script for the input's target.
  * Everything is installed when the document is created, before the page's own scripts run.
  * Targets are computed here, ranked as Playwright's codegen ranks them: data-testid, ARIA role +
  * accessible name (dom-accessibility-api), label, exact text, a stable id, a short CSS path
@@ -20,11 +23,14 @@ type Message =
   | { kind: 'fill'; target: Target; value?: string; secret?: boolean; field?: string }
   | { kind: 'select'; target: Target; value: string | string[] }
   | { kind: 'extract'; target: Target; name: string }
+  | { kind: 'drag'; source: Target; target: Target }
   | { kind: 'refused'; message: string };
 
 type StudioWindow = Window & {
   __flowctlStudio?: (message: Message) => Promise<void>;
   __flowctlStudioExtract?: (field: string | null) => void;
+  __flowctlStudioTarget?: (el: Element) => Target | undefined;
+  __flowctlStudioDragStarted?: () => boolean;
   __flowctlStudioInstalled?: boolean;
 };
 
@@ -154,6 +160,26 @@ function fieldName(el: HTMLInputElement | HTMLTextAreaElement): string {
   return el.name || el.id || labelOf(el) || el.type || 'field';
 }
 
+const isFileInput = (el: Element | null | undefined): boolean => el instanceof HTMLInputElement && el.type === 'file';
+
+/**
+ * Where a drag ends, as a step names it: the element under the pointer, or an ancestor (up to three
+ * levels) that has an identity of its own (a test id, an aria-label, a stable id), which is the drop
+ * zone more often than the child the pointer happens to be over.
+ */
+function dropElement(el: Element): Element {
+  let at: Element | null = el;
+  for (let depth = 0; at && depth <= 3 && at !== document.body && at !== document.documentElement; depth++, at = at.parentElement) {
+    if (at.hasAttribute('data-testid') || at.hasAttribute('aria-label') || (at.id && stableIdent(at.id))) return at;
+  }
+  return el;
+}
+
+/** A hook on window that the page's own scripts cannot replace. */
+function hook<K extends keyof StudioWindow>(name: K, value: StudioWindow[K]): void {
+  Object.defineProperty(w, name, { value, writable: false, configurable: false, enumerable: false });
+}
+
 function install(): void {
   if (w.__flowctlStudioInstalled) return;
   w.__flowctlStudioInstalled = true;
@@ -169,11 +195,14 @@ function install(): void {
     outline?.remove();
     outline = null;
   };
-  w.__flowctlStudioExtract = (field) => {
+  const setExtract = (field: string | null) => {
     extractField = field;
     if (document.documentElement) document.documentElement.style.cursor = field ? 'crosshair' : '';
     if (!field) hideOutline();
   };
+  hook('__flowctlStudioExtract', setExtract);
+  // The file chooser's input, named as a step names it (the service asks when the chooser opens).
+  hook('__flowctlStudioTarget', (el: Element) => (el instanceof Element ? targetOf(el, 'action') : undefined));
   document.addEventListener(
     'mousemove',
     (event) => {
@@ -199,15 +228,105 @@ function install(): void {
   // In extract mode the page sees none of the picking click.
   for (const type of ['mousedown', 'mouseup', 'pointerdown', 'pointerup']) document.addEventListener(type, (e) => void pick(e), { capture: true });
 
+  // Drags. HTML5: the source is named at its dragstart, the drop zone at its drop (before the page's
+  // own handlers change anything); a drag that is not dropped on a target that takes it is no step.
+  // The service relays an HTML5 drag with CDP drag events and asks `__flowctlStudioDragStarted` after
+  // a move with the button held whether one began.
+  let press: { el: Element; x: number; y: number; source?: Target | undefined; moved: boolean } | null = null;
+  let swallowClick = false;
+  let dragSource: Target | undefined | null = null;
+  let dragStart: DragEvent | null = null;
+  hook('__flowctlStudioDragStarted', () => {
+    const started = dragStart !== null && !dragStart.defaultPrevented;
+    dragStart = null;
+    return started;
+  });
+  document.addEventListener(
+    'dragstart',
+    (event) => {
+      if (extractField !== null) return;
+      press = null;
+      dragStart = event;
+      const origin = event.target instanceof Element ? event.target : event.target instanceof Node ? event.target.parentElement : null;
+      const el = origin ? (origin.closest('[draggable="true"]') ?? origin) : null;
+      dragSource = el ? targetOf(el, 'action') : undefined;
+    },
+    { capture: true },
+  );
+  document.addEventListener(
+    'drop',
+    (event) => {
+      const source = dragSource;
+      dragSource = null;
+      if (source === null || !(event.target instanceof Element)) return;
+      const target = targetOf(dropElement(event.target), 'action');
+      if (source && target) send({ kind: 'drag', source, target });
+      else send({ kind: 'refused', message: 'the drag could not be captured: no locator found for its source or its drop target' });
+    },
+    { capture: true },
+  );
+  document.addEventListener('dragend', () => (dragSource = null), { capture: true });
+
+  // Pointer drags (libraries that move things on mousemove, not HTML5): the button pressed on one
+  // element, moved more than 8 px, and released over another. Selecting text this way is no step.
+  document.addEventListener(
+    'mousedown',
+    (event) => {
+      swallowClick = false;
+      press = null;
+      if (extractField !== null || event.button !== 0 || !(event.target instanceof Element)) return;
+      const el = actionable(event.target);
+      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
+      press = { el, x: event.clientX, y: event.clientY, moved: false };
+    },
+    { capture: true },
+  );
+  document.addEventListener(
+    'mousemove',
+    (event) => {
+      if (!press || press.moved || (event.buttons & 1) === 0) return;
+      if (Math.hypot(event.clientX - press.x, event.clientY - press.y) <= 8) return;
+      press.moved = true;
+      // Named before the page's own handlers (a sortable list) move it.
+      press.source = targetOf(press.el, 'action');
+    },
+    { capture: true, passive: true },
+  );
+  document.addEventListener(
+    'mouseup',
+    (event) => {
+      const p = press;
+      press = null;
+      if (!p?.moved || event.button !== 0 || extractField !== null) return;
+      const selection = window.getSelection();
+      if (selection && !selection.isCollapsed && selection.toString().trim() !== '') return;
+      // Under the pointer, leaving out what is dragged (a library may move it along with the pointer).
+      const under = document.elementsFromPoint(event.clientX, event.clientY).find((el) => el !== outline && !p.el.contains(el) && el !== document.documentElement && el !== document.body);
+      if (!under) return;
+      const drop = dropElement(under);
+      if (drop === p.el || drop.contains(p.el)) return;
+      const target = targetOf(drop, 'action');
+      if (!p.source || !target) return send({ kind: 'refused', message: 'the drag could not be captured: no locator found for its source or its drop target' });
+      // The click the browser sends after the release (on the two elements' common ancestor) is part of the drag.
+      swallowClick = true;
+      send({ kind: 'drag', source: p.source, target });
+    },
+    { capture: true },
+  );
+
   document.addEventListener(
     'click',
     (event) => {
       const origin = event.target instanceof Element ? event.target : null;
       if (!origin) return;
+      if (swallowClick && extractField === null) {
+        swallowClick = false;
+        return;
+      }
       if (extractField !== null) {
         pick(event);
         const name = extractField;
-        w.__flowctlStudioExtract!(null);
+        setExtract(null);
         hideOutline();
         const target = targetOf(origin, 'extract');
         if (target) send({ kind: 'extract', target, name });
@@ -218,6 +337,8 @@ function install(): void {
       // Focusing a field or opening a select is not a step: its fill or select is.
       if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
       if (el instanceof HTMLLabelElement && el.control && (isTextEntry(el.control) || el.control instanceof HTMLSelectElement)) return;
+      // A file input's click opens its chooser: what is captured is the upload the chooser ends with.
+      if (isFileInput(el) || (el instanceof HTMLLabelElement && isFileInput(el.control))) return;
       const target = targetOf(el, 'action');
       if (target) send({ kind: 'click', target });
     },

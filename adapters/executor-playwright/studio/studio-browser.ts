@@ -1,11 +1,16 @@
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import type { Browser, CDPSession, FileChooser, Page } from 'playwright-core';
 import { FlowError } from '../../../src/errors.js';
 import type { StudioBrowser, StudioInput, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
 import type { EgressGuard } from '../../../src/tools/egress.js';
-import { LAUNCH_FLAGS } from '../browser-pool.js';
+import { LAUNCH_FLAGS, watchRefusedNavigations, type RunSession } from '../browser-pool.js';
 import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.js';
+import { installTimerCounter, trackNetwork } from '../settle.js';
 import { CAPTURE_SCRIPT } from './page-script.generated.js';
+import { replayInSession } from './replay.js';
 
 /**
  * The studio's browser over Chromium (playwright-core): one browser per service process, launched on
@@ -14,6 +19,14 @@ import { CAPTURE_SCRIPT } from './page-script.generated.js';
  * keyboard (which sends `Input.dispatchKeyEvent` with the key codes of its US layout). The capture
  * script (page-script.ts) runs in every page through `addInitScript` and reports through an exposed
  * binding. Mouse moves are coalesced: while one is being dispatched only the latest waiting one is kept.
+ *
+ * Drags: CDP drag interception is on for the page (`Input.setInterceptDrags`), so an HTML5 drag the
+ * page starts is handed to us (`Input.dragIntercepted`, with its drag data) instead of waiting for an
+ * OS drag loop headless Chromium does not have; the moves that follow are relayed as
+ * `Input.dispatchDragEvent` `dragOver`, the release as `drop` (Escape: `dragCancel`), as Playwright's
+ * own mouse does. A pointer drag (no HTML5 drag starts) stays plain mouse events with the button held.
+ * File choosers are intercepted (Playwright's `filechooser`): the handler is told, and `setFiles`
+ * answers the chooser.
  */
 
 export interface StudioBrowserOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
@@ -28,6 +41,8 @@ export interface StudioBrowserOptions extends Pick<ResolveBrowserOptions, 'execu
 }
 
 const BINDING = '__flowctlStudio';
+/** The message a replay ends with, through the binding itself: every report sent before it has arrived. */
+const BARRIER = '__flowctlReplayBarrier';
 
 /** JPEG quality by frame area: smaller canvases get sharper frames for the same bytes. */
 export function screencastQuality(viewport: StudioViewport): number {
@@ -49,6 +64,9 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       if (b?.isConnected()) return b;
     }
     browser = (async () => {
+      // playwright-core loads on the first session, not with the service (an API process that never
+      // opens the studio does not carry it: bench/RESULTS.md#scale).
+      const { chromium } = await import('playwright-core');
       const { executablePath } = await resolveBrowser({ ...(options.executablePath ? { executablePath: options.executablePath } : {}), ...(options.env ? { env: options.env } : {}) });
       return chromium.launch({ executablePath, headless: options.headless ?? true, args: [...LAUNCH_FLAGS] });
     })();
@@ -69,13 +87,23 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
     let page!: Page;
     let cdp!: CDPSession;
     let viewport = { ...opts.viewport };
+    /** While a replay runs, what the page reports is the replay's doing, not the user's: dropped. */
+    let replaying: AbortController | undefined;
+    let session!: RunSession;
     try {
       await context.exposeBinding(BINDING, (source, message: unknown) => {
-        if (closed || source.page !== page || message === null || typeof message !== 'object') return;
+        if (closed || replaying || source.page !== page || message === null || typeof message !== 'object') return;
+        if ((message as { kind?: unknown }).kind === BARRIER) return;
         opts.onAction(message as never);
       });
       await context.addInitScript({ content: CAPTURE_SCRIPT });
+      // As in a run's context: a replay's steps settle on the page's short timers too (settle.ts).
+      await installTimerCounter(context);
       page = await context.newPage();
+      // The page as the executor's browser tools see a run's page (a replay runs them on it).
+      const net = trackNetwork(page);
+      session = { runId: 'studio', context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: { proxy } } : {}) };
+      if (proxy) watchRefusedNavigations(session, proxy, page);
       // One page per session: new tabs and popups are closed, with a word to the user.
       context.on('page', (other) => {
         if (other === page) return;
@@ -104,6 +132,30 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           if (r.isNavigationRequest() && r.frame() === page.mainFrame()) refused(r.url());
         });
       }
+      // File choosers: intercepted (no dialog), the last one kept until it is answered.
+      let chooser: FileChooser | null = null;
+      let fileDir: string | undefined;
+      let fileSets = 0;
+      if (opts.onFileChooser) {
+        page.on('filechooser', (fc) => {
+          chooser = fc;
+          void (async () => {
+            let found: { target: unknown; accept: string } = { target: undefined, accept: '' };
+            // Only the top document's capture script names targets (frames are not captured).
+            if ((await fc.element().ownerFrame().catch(() => null)) === page.mainFrame()) {
+              // In the page's main world, where the capture script is (an element handle's own evaluate runs in a utility world).
+              found = await page
+                .evaluate((node) => {
+                  const hook = (window as unknown as { __flowctlStudioTarget?: (e: Element) => unknown }).__flowctlStudioTarget;
+                  return { target: typeof hook === 'function' ? hook(node as Element) : undefined, accept: (node as HTMLInputElement).accept ?? '' };
+                }, fc.element())
+                .catch(() => found);
+            }
+            if (closed || chooser !== fc) return;
+            opts.onFileChooser!({ target: found.target, multiple: fc.isMultiple(), accept: String(found.accept ?? '').slice(0, 500) });
+          })();
+        });
+      }
       page.on('crash', () => opts.onGone?.('the page crashed'));
       context.on('close', () => {
         if (!closed) opts.onGone?.('the browser context closed');
@@ -122,18 +174,78 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       const startScreencast = () =>
         cdp.send('Page.startScreencast', { format: 'jpeg', quality: screencastQuality(viewport), maxWidth: viewport.width, maxHeight: viewport.height, everyNthFrame: 1 });
       await startScreencast();
+      // HTML5 drags are handed to us (see above); one in progress holds its drag data.
+      let drag: { data: unknown; entered: boolean } | null = null;
+      let dragArrived: (() => void) | null = null;
+      cdp.on('Input.dragIntercepted', (e) => {
+        if (closed) return;
+        drag = { data: e.data, entered: false };
+        dragArrived?.();
+        // Released before the drag was known: it ends where the pointer is.
+        if ((held & BUTTONS.left!) === 0) studioPage.input({ type: 'mouse', action: 'up', x: last.x, y: last.y, button: 'left' });
+      });
+      await cdp.send('Input.setInterceptDrags', { enabled: true });
       await page.goto(opts.url, { waitUntil: 'commit' }).catch((err: Error) => opts.onNotice(`could not open ${opts.url}: ${err.message.split('\n')[0]}`));
 
       // Input, in order; a move waiting behind another input is replaced by the next move.
       const queue: StudioInput[] = [];
       let running = false;
       let held = 0;
+      let last = { x: 0, y: 0 };
+      let dragAt = { x: -1, y: -1 };
+      const heldButton = () => (held & 1 ? 'left' : held & 4 ? 'middle' : held & 2 ? 'right' : 'none');
+      /** After a move with the left button held: did the page start an HTML5 drag? Then wait for its data. */
+      const dragBegan = async (): Promise<boolean> => {
+        if (drag) return true;
+        const started = await page.evaluate(() => (window as unknown as { __flowctlStudioDragStarted?: () => boolean }).__flowctlStudioDragStarted?.() === true).catch(() => false);
+        if (!started) return false;
+        if (!drag) {
+          let timer: NodeJS.Timeout | undefined;
+          await new Promise<void>((resolve) => {
+            dragArrived = resolve;
+            // Caps a hang only (the event follows the dragstart at once).
+            timer = setTimeout(resolve, 2000);
+          });
+          clearTimeout(timer);
+          dragArrived = null;
+        }
+        return drag !== null;
+      };
+      const dispatchDrag = (type: 'dragEnter' | 'dragOver' | 'drop' | 'dragCancel', x: number, y: number, modifiers = 0) =>
+        cdp.send('Input.dispatchDragEvent', { type, x, y, modifiers, data: (drag?.data ?? { items: [], dragOperationsMask: 65535 }) as never });
       const dispatch = async (input: StudioInput) => {
         if (input.type === 'mouse') {
           const base = { x: input.x, y: input.y, modifiers: input.modifiers ?? 0 };
           const button = input.button ?? 'left';
+          last = { x: input.x, y: input.y };
+          if (drag) {
+            // An HTML5 drag in progress: moves are drag-overs, the release drops; other input waits for its end.
+            // A drag learnt of without our asking (one a frame started, or one released early) enters first.
+            if (!drag.entered && (input.action === 'move' || input.action === 'up')) {
+              drag.entered = true;
+              await dispatchDrag('dragEnter', input.x, input.y, base.modifiers);
+              dragAt = { x: input.x, y: input.y };
+            }
+            if (input.action === 'move') {
+              await dispatchDrag('dragOver', input.x, input.y, base.modifiers);
+              dragAt = { x: input.x, y: input.y };
+            } else if (input.action === 'up') {
+              held &= ~BUTTONS[button]!;
+              // The drop target is the one the last drag-over found: over the release point first.
+              if (dragAt.x !== input.x || dragAt.y !== input.y) await dispatchDrag('dragOver', input.x, input.y, base.modifiers).catch(() => {});
+              await dispatchDrag('drop', input.x, input.y, base.modifiers).finally(() => (drag = null));
+            }
+            return;
+          }
           if (input.action === 'move') {
-            await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...base, button: 'none', buttons: held });
+            await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...base, button: heldButton(), buttons: held });
+            // (drag is set by the event handler meanwhile: read it again.)
+            const began = held & BUTTONS.left! && (await dragBegan()) ? (drag as { data: unknown; entered: boolean } | null) : null;
+            if (began && !began.entered) {
+              began.entered = true;
+              await dispatchDrag('dragEnter', input.x, input.y, base.modifiers);
+              dragAt = { x: input.x, y: input.y };
+            }
           } else if (input.action === 'wheel') {
             await cdp.send('Input.dispatchMouseEvent', { type: 'mouseWheel', ...base, deltaX: input.deltaX ?? 0, deltaY: input.deltaY ?? 0 });
           } else {
@@ -141,6 +253,14 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
             await cdp.send('Input.dispatchMouseEvent', { type: input.action === 'down' ? 'mousePressed' : 'mouseReleased', ...base, button, buttons: held, clickCount: input.clickCount ?? 1 });
           }
         } else if (input.type === 'key') {
+          if (drag) {
+            // Escape cancels a drag in progress; other keys wait for its end.
+            if (input.key === 'Escape' && input.action === 'down') {
+              held = 0;
+              await dispatchDrag('dragCancel', last.x, last.y).finally(() => (drag = null));
+            }
+            return;
+          }
           try {
             if (input.action === 'down') await page.keyboard.down(input.key);
             else await page.keyboard.up(input.key);
@@ -168,8 +288,32 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         get viewport() {
           return { ...viewport };
         },
+        async replay(steps, replayOptions) {
+          if (closed) throw new FlowError('replay_failed', '[flowctl] [studio] the page is closed', { data: { step: null, index: 0, code: 'page_closed' } });
+          if (replaying) throw new FlowError('replay_failed', '[flowctl] [studio] a replay is already running', { data: { step: null, index: 0, code: 'busy' } });
+          const controller = new AbortController();
+          replaying = controller;
+          try {
+            await replayInSession(session, steps, controller.signal, replayOptions);
+          } finally {
+            // The focused field's change event (a replayed fill) fires on its blur: now, still dropped.
+            // Then a barrier through the binding: the reports sent before it are all delivered (and
+            // dropped) by the time it answers, so none is taken for the user's.
+            await page
+              .evaluate(
+                ([binding, barrier]) => {
+                  (document.activeElement as HTMLElement | null)?.blur?.();
+                  const fn = (window as unknown as Record<string, ((m: unknown) => Promise<void>) | undefined>)[binding];
+                  return typeof fn === 'function' ? fn({ kind: barrier }) : undefined;
+                },
+                [BINDING, BARRIER] as const,
+              )
+              .catch(() => {});
+            if (replaying === controller) replaying = undefined;
+          }
+        },
         input(input) {
-          if (closed) return;
+          if (closed || replaying) return;
           const last = queue[queue.length - 1];
           if (input.type === 'mouse' && input.action === 'move' && last?.type === 'mouse' && last.action === 'move') queue[queue.length - 1] = input;
           else queue.push(input);
@@ -187,6 +331,32 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           }, field);
           if (!armed) throw new FlowError('studio_not_ready', '[flowctl] [studio] the page has no capture script yet');
         },
+        async setFiles(files) {
+          const fc = chooser;
+          if (!fc) throw new FlowError('no_file_chooser', '[flowctl] [studio] no file chooser is open');
+          for (const f of files) {
+            if (f.name === '' || f.name === '.' || f.name === '..' || basename(f.name) !== f.name || /[\\/\0]/.test(f.name)) {
+              throw new FlowError('invalid_file_name', `[flowctl] [studio] ${JSON.stringify(f.name.slice(0, 60))} is not a file name`);
+            }
+          }
+          chooser = null;
+          // Through files on disk: Chromium reads them itself (DOM.setFileInputFiles), where Playwright's
+          // in-memory payloads cross the protocol as base64 (seconds for 10 MiB). The folder lives as
+          // long as the page, which may read the files at any time.
+          fileDir ??= await mkdtemp(join(tmpdir(), 'flowctl-studio-'));
+          const dir = join(fileDir, String(++fileSets));
+          await mkdir(dir);
+          const paths: string[] = [];
+          for (const f of files) {
+            const path = join(dir, f.name);
+            await writeFile(path, f.bytes);
+            paths.push(path);
+          }
+          await fc.setFiles(paths);
+        },
+        cancelFileChooser() {
+          chooser = null;
+        },
         async resize(next) {
           viewport = { ...next };
           await page.setViewportSize(viewport);
@@ -196,9 +366,11 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         async close() {
           if (closed) return;
           closed = true;
+          replaying?.abort();
           pages.delete(studioPage);
           await cdp?.send('Page.stopScreencast').catch(() => {});
           await context.close().catch(() => {});
+          if (fileDir) await rm(fileDir, { recursive: true, force: true }).catch(() => {});
         },
       };
       pages.add(studioPage);

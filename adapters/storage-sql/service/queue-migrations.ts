@@ -51,4 +51,15 @@ export const QUEUE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.createIndex('svc_webhook_deliveries_newest').on('svc_webhook_deliveries').columns(['org_id', 'webhook_id', 'created_at desc', 'id desc']).execute();
     },
   },
+  // The rows the reconcile sweep reads (executions.listUnfinished): few, whatever the table's size.
+  '0008_executions_unfinished': {
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createIndex('svc_executions_unfinished')
+        .on('svc_executions')
+        .columns(['created_at', 'id'])
+        .where(sql<boolean>`status in ('queued', 'running')`)
+        .execute();
+    },
+  },
 };

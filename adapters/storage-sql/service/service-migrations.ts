@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { quoteIdent } from '../journal-notifier.js';
 import { migrateSet, setCurrent, type MigrationSet } from '../migration-set.js';
+import { FILE_MIGRATIONS } from './file-migrations.js';
 import { QUEUE_MIGRATIONS } from './queue-migrations.js';
 import { SCHEDULE_MIGRATIONS } from './schedule-migrations.js';
 
@@ -16,8 +17,10 @@ export const SERVICE_MIGRATION_LOCK_TABLE = 'svc_migration_lock';
 export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   // 0005_schedules (the Migrator orders by name, not by place here).
   ...SCHEDULE_MIGRATIONS,
-  // 0006_dispatch_kinds, 0007_webhooks.
+  // 0006_dispatch_kinds, 0007_webhooks, 0008_executions_unfinished.
   ...QUEUE_MIGRATIONS,
+  // 0009_org_files.
+  ...FILE_MIGRATIONS,
   '0001_accounts': {
     async up(db: Kysely<any>): Promise<void> {
       await db.schema

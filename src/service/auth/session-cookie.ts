@@ -44,7 +44,9 @@ export function verifySession(value: string | undefined, secrets: readonly strin
   const sig = value.slice(dot + 1);
   if (!/^[A-Za-z0-9_-]+$/.test(body) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return undefined;
   const given = Buffer.from(sig, 'base64url');
-  if (given.length !== 32 || !secrets.some((s) => timingSafeEqual(mac(s, body), given))) return undefined;
+  // One spelling per signature: base64url ignores the low bits of the last character, so without this
+  // check four spellings of each cookie would verify.
+  if (given.length !== 32 || b64url(given) !== sig || !secrets.some((s) => timingSafeEqual(mac(s, body), given))) return undefined;
   let payload: unknown;
   try {
     payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));

@@ -4,8 +4,9 @@ import type { FlowSpec } from '../../flow/types.js';
 import type { AutomationRecord, DispatchKind, ExecutionRecord } from '../../ports/service-storage.js';
 import type { JournalEntry, Run, RunFinishedEntry, StepFailedEntry } from '../../run/types.js';
 import type { RunOptions } from '../../engine/types.js';
+import type { FileSource } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
-import { invalidRequest, serviceError, type Issue } from '../errors.js';
+import { invalidRequest, isUnavailable, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
 import { emitWebhookEvent } from './webhooks.js';
 
@@ -101,6 +102,30 @@ function executionRow(deps: ServiceDeps, target: Dispatchable, runId: string, vi
 /** The queue of hosted runs (one message per queued run: `{execution_id, org_id}`). */
 export const RUN_QUEUE = 'flowctl-runs';
 
+/**
+ * The upload files runs of an org read (RunOptions.files): that org's stored files, by digest (the
+ * step's `digest`, else the `<hex>` folder of a recorded path `…/<hex>/<name>`). Nothing is read from
+ * the service's disk, and another org's files are never found.
+ */
+const RECORDED_FILE = /(?:^|\/)([0-9a-f]{64})\/[^/]+$/;
+
+export function orgFileSource(deps: ServiceDeps, orgId: string): FileSource {
+  return {
+    async read(file) {
+      const hex = RECORDED_FILE.exec(file.path)?.[1];
+      const digest = file.digest ?? (hex ? `sha256:${hex}` : undefined);
+      if (digest === undefined || !/^sha256:[0-9a-f]{64}$/.test(digest)) return undefined;
+      return deps.storage.authoring.fileByDigest(orgId, digest);
+    },
+  };
+}
+
+/** What every run of an org gets: its secret store and its upload files. */
+export const orgRunOptions = (deps: ServiceDeps, orgId: string): Pick<RunOptions, 'secrets' | 'files'> => ({
+  secrets: orgSecretStore(deps, deps.storage, orgId),
+  files: orgFileSource(deps, orgId),
+});
+
 function inputError(err: unknown): unknown {
   if (isFlowError(err, 'invalid_inputs')) return invalidRequest(engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }]);
   if (isFlowError(err, 'secret_not_found')) return serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
@@ -123,7 +148,9 @@ export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs
   if (!engine || !queue) throw serviceError('not_ready', 'this service has no engine or queue to run automations');
   let prepared;
   try {
-    prepared = await engine.prepare({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id) });
+    // The start deadline: a run whose message never reaches a worker (this process dies, or the
+    // database goes away, before the message is stored) is ended by recovery, never left pending.
+    prepared = await engine.prepare({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id), startWithinMs: deps.settings.queueTimeoutSeconds * 1000 });
   } catch (err) {
     throw inputError(err);
   }
@@ -157,29 +184,40 @@ export async function runSync(
   if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
   let execution: ExecutionRecord | undefined;
   let created: Promise<void> | undefined;
-  let run: Run;
+  let run: Run | undefined;
   try {
-    run = await engine.run({ digest: target.digest }, inputs, {
-      secrets: orgSecretStore(deps, deps.storage, automation.org_id),
-      ...(hooks.onEntry ? { onEntry: hooks.onEntry } : {}),
-      onRunId: (runId) => {
-        execution = executionRow(deps, target, runId, via, 'running');
-        created = deps.storage.executions.create(execution);
-        created.catch(() => undefined);
-        hooks.onRunId?.(runId, execution);
-      },
-    });
-  } catch (err) {
-    await created?.catch(() => undefined);
-    if (execution) {
-      const code = isFlowError(err) ? err.code : 'run_failed';
-      await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: code }).catch(() => undefined);
+    try {
+      run = await engine.run({ digest: target.digest }, inputs, {
+        ...orgRunOptions(deps, automation.org_id),
+        ...(hooks.onEntry ? { onEntry: hooks.onEntry } : {}),
+        onRunId: (runId) => {
+          execution = executionRow(deps, target, runId, via, 'running');
+          created = deps.storage.executions.create(execution);
+          created.catch(() => undefined);
+          // The run live view (src/service/live/run-live.ts) finds it from now until it ends.
+          deps.liveRuns?.started({ run_id: runId, execution_id: execution.id, org_id: execution.org_id, automation_id: execution.automation_id, dispatch: via.kind, started_at: execution.created_at });
+          hooks.onRunId?.(runId, execution);
+        },
+      });
+    } catch (err) {
+      await created?.catch(() => undefined);
+      // The database went away under the run: the engine leaves it to recovery, and the reconcile sweep
+      // records the end it gets (docs/deploy.md, "Database outage"); a row written `failed` here would
+      // disagree with it.
+      if (execution && !isUnavailable(err)) {
+        const code = isFlowError(err) ? err.code : 'run_failed';
+        await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: code }).catch(() => undefined);
+      }
+      throw inputError(err);
     }
-    throw inputError(err);
+    await created;
+    if (execution) await recordOutcome(deps, execution, run);
+    return run;
+  } finally {
+    // After the outcome is recorded, so a viewer told `run_finished` reads the finished execution.
+    const ended = execution as ExecutionRecord | undefined;
+    if (ended) deps.liveRuns?.finished(ended.run_id, run?.status === 'succeeded' || run?.status === 'canceled' ? run.status : 'failed');
   }
-  await created;
-  if (execution) await recordOutcome(deps, execution, run);
-  return run;
 }
 
 /** Start the live version; the execution row exists from the moment the engine run does. */
@@ -189,7 +227,7 @@ export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: 
   if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
   let started;
   try {
-    started = await engine.start({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id) });
+    started = await engine.start({ digest: target.digest }, inputs, orgRunOptions(deps, automation.org_id));
   } catch (err) {
     throw inputError(err);
   }

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { fetch as undiciFetch } from 'undici';
 import { isFlowError, type FlowError } from '../../errors.js';
 import type { QueueMessage, QueueWorker } from '../../ports/queue.js';
-import type { WebhookDeliveryRecord, WebhookEventType } from '../../ports/service-storage.js';
-import { createGuardedAgent } from '../../tools/egress-agent.js';
+import type { WebhookDeliveryRecord, WebhookEventType, WebhookRecord } from '../../ports/service-storage.js';
 import { createEgressGuard } from '../../tools/egress.js';
 import type { ServiceDeps } from '../context.js';
 
@@ -28,13 +26,50 @@ export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString(
 export const webhookSecretName = (webhookId: string): string => `webhook:${webhookId}`;
 
 /**
+ * The org's endpoints as events read them, kept per process for WEBHOOK_LIST_TTL_MS so a finished
+ * run does not cost a query (most orgs have no endpoint). The webhook routes drop an org's entry on
+ * every change, so this process sees a change at once; another process sees it within the TTL
+ * (docs/hosted-api.md, "Webhooks"). Delivery re-reads the endpoint, so a deleted or disabled one is
+ * never called.
+ */
+export const WEBHOOK_LIST_TTL_MS = 2000;
+const MAX_CACHED_ORGS = 10_000;
+const listCaches = new WeakMap<object, Map<string, { at: number; hooks: Promise<WebhookRecord[]> }>>();
+
+function cacheOf(deps: ServiceDeps): Map<string, { at: number; hooks: Promise<WebhookRecord[]> }> {
+  let cache = listCaches.get(deps.storage);
+  if (!cache) listCaches.set(deps.storage, (cache = new Map()));
+  return cache;
+}
+
+/** Forget the org's cached endpoints (the webhook routes call it after every change). */
+export function forgetWebhooks(deps: ServiceDeps, orgId: string): void {
+  cacheOf(deps).delete(orgId);
+}
+
+function webhooksOf(deps: ServiceDeps, orgId: string): Promise<WebhookRecord[]> {
+  const cache = cacheOf(deps);
+  const now = Date.now();
+  const hit = cache.get(orgId);
+  if (hit && now - hit.at < WEBHOOK_LIST_TTL_MS) return hit.hooks;
+  if (cache.size >= MAX_CACHED_ORGS) cache.clear();
+  const hooks = deps.storage.webhooks.list(orgId);
+  const entry = { at: now, hooks };
+  cache.set(orgId, entry);
+  hooks.catch(() => {
+    if (cache.get(orgId) === entry) cache.delete(orgId);
+  });
+  return hooks;
+}
+
+/**
  * Queue one delivery of `event` to each enabled endpoint of the org that subscribes to it. Never
  * throws (an event must not fail the run that caused it); without a queue nothing is delivered.
  */
 export async function emitWebhookEvent(deps: ServiceDeps, orgId: string, event: WebhookEventType, data: Record<string, unknown>): Promise<void> {
   if (!deps.queue) return;
   try {
-    const hooks = (await deps.storage.webhooks.list(orgId)).filter((h) => h.enabled && h.events.includes(event));
+    const hooks = (await webhooksOf(deps, orgId)).filter((h) => h.enabled && h.events.includes(event));
     for (const hook of hooks) {
       const now = deps.clock.now();
       const delivery: WebhookDeliveryRecord = {
@@ -83,6 +118,8 @@ export async function startWebhookWorker(deps: ServiceDeps, options: { concurren
   const schedule = deps.settings.webhookRetrySeconds;
   // Deliveries go through the hosted egress guard: public addresses, and private ones only when
   // SVC_EGRESS_ALLOW names them; every connection (and its DNS answer) is checked.
+  // undici loads with the delivery worker, not with the service (an API process never delivers).
+  const [{ fetch: undiciFetch }, { createGuardedAgent }] = await Promise.all([import('undici'), import('../../tools/egress-agent.js')]);
   const agent = createGuardedAgent(createEgressGuard({ allow: deps.settings.egressAllow }));
 
   const handle = async (message: QueueMessage): Promise<void> => {
@@ -136,6 +173,7 @@ export async function startWebhookWorker(deps: ServiceDeps, options: { concurren
     if (status === 410) {
       // Gone: the receiver asks not to be called again. The endpoint is disabled (an owner re-enables it).
       await deps.storage.webhooks.update(orgId, hook.id, { enabled: false, disabled_reason: 'the endpoint answered 410 Gone', updated_at: deps.clock.now() });
+      forgetWebhooks(deps, orgId);
       await deps.storage.webhooks.updateDelivery(orgId, id, { status: 'failed', attempts, next_attempt_at: undefined, updated_at: deps.clock.now() });
       return;
     }

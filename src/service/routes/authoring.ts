@@ -3,11 +3,17 @@ import { digestBytes } from '../../canonical.js';
 import type { AuthoringRecord } from '../../ports/service-storage.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
 import { audit, type ServiceDeps } from '../context.js';
+import { checkCallerInputs, runResult, runSync } from '../domain/dispatch.js';
 import { compileCapture, orgSecretValues, publishVersion } from '../domain/publish.js';
 import { findOrgSecrets, leakMessage } from '../domain/secret-leak.js';
 import { invalidRequest, serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 import { Automation, automationJson } from './automations.js';
+import { RunResult } from './gateway.js';
+
+const TestBody = z
+  .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Inputs by name; unset ones take their recorded samples' }) })
+  .openapi('TestCaptureBody');
 
 /** Authoring sessions, publish and reopen (docs/hosted-api.md, "Authoring"). */
 
@@ -183,6 +189,34 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         }
         const updated = await publishVersion(deps, automation, compiled, user.id);
         return c.json({ automation: automationJson(deps, updated), flow_digest: updated.live_digest! }, 200);
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/authoring/{id}/test',
+      auth: 'owner',
+      summary: 'Test the capture before publishing: compile it as publish does and run it once, in a fresh browser context, without publishing',
+      tags: ['authoring'],
+      request: { params: IdParam, body: { content: { 'application/json': { schema: TestBody } }, required: false } },
+      responses: {
+        200: jsonResponse('The test run (a failed run is 200 with `error`); listed among the executions like any sync run', RunResult),
+        422: jsonResponse('`secret_leak`, or `invalid_request` when the capture does not compile or an input is wrong', z.object({ error: z.string() })),
+      },
+      handler: async (c) => {
+        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+        const body = (c.get('body') ?? {}) as { inputs?: unknown };
+        const { org } = c.get('auth');
+        const engine = deps.engine;
+        if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
+        const { automation, session } = await load(org.id, id);
+        if (session.captured_ops.length === 0) throw invalidRequest([{ path: ['captured_ops'], message: 'capture at least one operation before testing', code: 'too_small' }]);
+        // The same compile (and secret_leak check) as publish; the FlowSpec is stored by digest (it
+        // is what the run executes) but no version is made and the live one stays live.
+        const compiled = await compileCapture(deps, storage, automation, session);
+        await engine.putSpec(compiled.spec);
+        const inputs = checkCallerInputs(compiled.spec, body.inputs);
+        const run = await runSync(deps, { automation, digest: compiled.digest, spec: compiled.spec }, inputs, { kind: 'sync' });
+        return c.json(runResult(run), 200);
       },
     },
     {

@@ -12,6 +12,16 @@ const ListQuery = z.object({
   flow: z.string().min(1).max(64).optional().openapi({ param: { name: 'flow', in: 'query' } }),
 });
 const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const ArtifactParams = z.object({
+  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }),
+  digest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, 'an artifact digest: sha256:<64 lowercase hex>, as a step_succeeded entry lists it')
+    .openapi({ param: { name: 'digest', in: 'path' }, example: `sha256:${'0'.repeat(64)}` }),
+});
+
+/** Media types an artifact is served as; anything else goes out as a download, never rendered. */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg']);
 
 export const Execution = z
   .object({
@@ -90,6 +100,43 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
         const run = execution ? await deps.engine?.getRun(execution.run_id) : undefined;
         if (!execution || !run) throw serviceError('not_found', 'no such execution in this org');
         return c.json({ execution: executionJson(execution), run, journal: run.journal }, 200);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/executions/{id}/artifacts/{digest}',
+      auth: 'session',
+      summary: 'The bytes of a run artifact (a step screenshot) by its digest, as the journal lists it (id: run_ref id or engine run id)',
+      tags: ['executions'],
+      request: { params: ArtifactParams },
+      responses: {
+        200: {
+          description: 'The artifact, `Cache-Control: private, max-age=31536000, immutable` (content-addressed), `ETag: "<digest>"`',
+          content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/jpeg': { schema: z.string().openapi({ format: 'binary' }) } },
+        },
+        304: { description: 'Not modified (If-None-Match names the digest)' },
+        404: jsonResponse('`not_found`: no such execution in this org, or the digest is in none of its steps', z.object({ error: z.string(), message: z.string() })),
+      },
+      handler: async (c) => {
+        const { id, digest } = c.req.valid('param') as z.infer<typeof ArtifactParams>;
+        const execution = await findExecution(deps, c.get('auth').org.id, id);
+        const run = execution ? await deps.engine?.getRun(execution.run_id) : undefined;
+        if (!execution || !run) throw serviceError('not_found', 'no such execution in this org');
+        // Artifacts are content-addressed and shared by every run of every org: only a digest this
+        // run's own journal lists is served, so a digest seen elsewhere reads nothing here.
+        const listed = run.journal.some((e) => e.event === 'step_succeeded' && (e.artifacts ?? []).includes(digest as never));
+        const artifact = listed ? await deps.engine!.getArtifact(digest as never) : undefined;
+        if (!artifact) throw serviceError('not_found', 'no such artifact in this run');
+        const headers: Record<string, string> = {
+          'cache-control': 'private, max-age=31536000, immutable',
+          etag: `"${digest}"`,
+          'content-type': IMAGE_TYPES.has(artifact.mediaType) ? artifact.mediaType : 'application/octet-stream',
+        };
+        if (!IMAGE_TYPES.has(artifact.mediaType)) headers['content-disposition'] = `attachment; filename="${digest.slice('sha256:'.length, 'sha256:'.length + 16)}.bin"`;
+        const match = c.req.header('if-none-match');
+        if (match !== undefined && match.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${digest}"`)) return c.body(null, 304, headers);
+        headers['content-length'] = String(artifact.bytes.byteLength);
+        return c.body(artifact.bytes as never, 200, headers);
       },
     },
   ];

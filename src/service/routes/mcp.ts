@@ -2,12 +2,24 @@ import { z } from '@hono/zod-openapi';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { prettyJson, type Digest } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
 import type { FlowSpec } from '../../flow/types.js';
-import { readBodyText } from '../../http/body.js';
+import { jsonDeeperThan, readBodyText } from '../../http/body.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
@@ -16,7 +28,9 @@ import type { JournalEntry } from '../../run/types.js';
 import { validateAgainstSchema } from '../../tools/contract.js';
 import type { JsonSchema } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
+import { MAX_BODY_DEPTH, nulIssues } from '../request-guards.js';
 import { enqueueRun, queueDispatch, recordOutcome, runResult, runSync, secretInputsOf, type Dispatchable } from '../domain/dispatch.js';
+import { serviceErrorBody } from '../errors.js';
 import type { ServiceRoute } from '../route-table.js';
 
 /**
@@ -50,6 +64,19 @@ const RUN_STATUS_TOOL_DEF: McpTool = {
   inputSchema: { type: 'object', properties: { run_id: { type: 'string', description: 'The run_id the queued call answered' } }, required: ['run_id'], additionalProperties: false },
   annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
 };
+
+/**
+ * A failed dispatch as a tool result. A database outage is `unavailable` in words (never the
+ * storage's own message, which names the database host); any other error that is not a FlowError
+ * is a bug and is rethrown (the SDK answers it as a JSON-RPC error).
+ */
+function toolError(err: unknown): CallToolResult {
+  const { status, body } = serviceErrorBody(err);
+  if (status === 503 && body.error === 'unavailable') return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'unavailable', message: body.message } }) }] };
+  if (!isFlowError(err)) throw err;
+  const data = err.data as { issues?: unknown } | undefined;
+  return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+}
 
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
   JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
@@ -189,10 +216,22 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     return json;
   };
 
+  /**
+   * The SDK answers a handler's throw as JSON-RPC error -32603 carrying its message: anything that is
+   * not an McpError is a bug here (a storage failure), logged and answered without its text.
+   */
+  const internal = <T>(fn: () => Promise<T>): Promise<T> =>
+    fn().catch((err: unknown) => {
+      if (err instanceof McpError) throw err;
+      deps.logger.error(`[flowctl] [service] mcp: ${(err as Error)?.stack ?? String(err)}`);
+      throw new McpError(ErrorCode.InternalError, 'internal error');
+    });
+
   function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
     const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    server.setRequestHandler(ListToolsRequestSchema, () => internal(async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => internal(() => callTool(request, extra)));
+    const callTool = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
       const name = request.params.name;
       if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
       const found = await visibleByName(key, name);
@@ -211,9 +250,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           const ack = { run_id: q.run_id, status: 'queued' };
           return { content: [{ type: 'text', text: prettyJson(ack) }], structuredContent: ack, _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest } };
         } catch (err) {
-          if (!isFlowError(err)) throw err;
-          const data = err.data as { issues?: unknown } | undefined;
-          return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+          return toolError(err);
         }
       }
       const token = request.params._meta?.progressToken;
@@ -250,9 +287,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           },
         });
       } catch (err) {
-        if (!isFlowError(err)) throw err;
-        const data = err.data as { issues?: unknown } | undefined;
-        return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+        return toolError(err);
       } finally {
         hangup?.removeEventListener('abort', cancelRun);
       }
@@ -265,7 +300,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
       if (!shape.output.schema) return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (it has no output)` }], _meta: meta };
       const structured = (shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
       return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
-    });
+    };
     return server;
   }
 
@@ -300,10 +335,21 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         let text: string | undefined;
         try {
           text = await readBodyText(raw, deps.settings.maxBodyBytes);
+          if (jsonDeeperThan(text, MAX_BODY_DEPTH)) {
+            return c.body(jsonRpcError(null, -32600, `the request nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`), 400, { 'content-type': 'application/json' });
+          }
           parsed = JSON.parse(text);
         } catch (err) {
           if (isFlowError(err, 'body_too_large')) return c.body(jsonRpcError(null, -32600, 'the request body is larger than 1 MiB'), 413, { 'content-type': 'application/json' });
           parsed = undefined;
+        }
+        // Postgres stores no NUL: a string with one would fail the lookup or run it names (request-guards.ts).
+        const nul = nulIssues(parsed);
+        if (nul.length > 0) {
+          const id = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as { id?: unknown }).id : null;
+          return c.body(jsonRpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32602, `invalid params: ${nul.map((i) => i.path.join('.') || '(message)').join(', ')} must not contain the NUL character (U+0000)`), 400, {
+            'content-type': 'application/json',
+          });
         }
         const messages = Array.isArray(parsed) ? parsed : parsed === undefined ? [] : [parsed];
         for (const m of messages as { method?: string; id?: unknown; params?: { name?: string } }[]) {
@@ -326,6 +372,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         if (
           !streamFirst &&
           list !== undefined &&
+          list !== null &&
           !Array.isArray(list) &&
           list.jsonrpc === '2.0' &&
           list.method === 'tools/list' &&

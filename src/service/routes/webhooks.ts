@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { WebhookDeliveryRecord, WebhookEventType, WebhookRecord } from '../../ports/service-storage.js';
 import { audit, type ServiceDeps } from '../context.js';
-import { newWebhookSecret, WEBHOOK_EVENTS, webhookSecretName } from '../domain/webhooks.js';
+import { forgetWebhooks, newWebhookSecret, WEBHOOK_EVENTS, webhookSecretName } from '../domain/webhooks.js';
 import { invalidRequest, serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 
@@ -129,6 +129,7 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
           await tx.webhooks.create(record);
           await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.create', detail: { url: new URL(url).origin, events: record.events } });
         });
+        forgetWebhooks(deps, org.id);
         return c.json({ webhook: publicWebhook(record), secret }, 201);
       },
     },
@@ -168,6 +169,7 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
           await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.update', detail: { fields: Object.keys(body) } });
           return w;
         });
+        forgetWebhooks(deps, org.id);
         return c.json({ webhook: publicWebhook(updated) }, 200);
       },
     },
@@ -186,6 +188,7 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
           if (!(await tx.webhooks.delete(org.id, id))) throw serviceError('not_found', 'no such webhook in this org');
           await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.delete' });
         });
+        forgetWebhooks(deps, org.id);
         return c.body(null, 204);
       },
     },

@@ -1,15 +1,17 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { digestBytes } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
-import type { StudioAction, StudioBrowser, StudioInput, StudioPage, StudioViewport } from '../../ports/studio.js';
+import type { StudioAction, StudioBrowser, StudioFileChooser, StudioInput, StudioPage, StudioViewport } from '../../ports/studio.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
 import { sessionFromCookie } from '../auth/guards.js';
+import { answerUpgrade as answer, isRefusal, originRefusal, upgradeSession } from '../live/upgrade.js';
 import type { ServiceDeps } from '../context.js';
 import { orgSecretValues } from '../domain/publish.js';
 import { findOrgSecrets } from '../domain/secret-leak.js';
-import { SERVICE_STATUS_BY_CODE } from '../errors.js';
 import { withCaptureLock } from './capture-lock.js';
+import { appendCursor, maskSecrets, planRerecord, rerecordCursor, usedSlots, type CaptureCursor, type RerecordPlan } from './rerecord.js';
 
 /**
  * The studio's live capture (docs/hosted-api.md, "Studio (live capture)"): `GET
@@ -47,17 +49,17 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Viewer messages taken per second; more are dropped (one `rate_limited` error per second says so). */
 export const MAX_MESSAGES_PER_SECOND = 400;
 const MAX_OP_BYTES = 16 * 1024;
-const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
+/** What one file chooser may be given: at most this many bytes in all, in at most this many files. */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+export const MAX_UPLOAD_FILES = 10;
+/** One `file_data` message carries at most this many bytes (base64 of them fits a 64 KiB message). */
+export const MAX_FILE_CHUNK_BYTES = 45 * 1024;
 
-function answer(socket: Duplex, code: string, message: string): void {
-  if (socket.destroyed) return;
-  const status = SERVICE_STATUS_BY_CODE[code] ?? 500;
-  const body = JSON.stringify({ error: code, message });
-  socket.end(
-    [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body].join('\r\n'),
-    () => socket.destroy(),
-  );
+/** An upload file name: what the chooser reports (`File.name`), no folders, no control characters. */
+export function validFileName(name: unknown): name is string {
+  return typeof name === 'string' && name.length >= 1 && name.length <= 200 && name !== '.' && name !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(name);
 }
+const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
 
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.round(n)));
 
@@ -116,7 +118,7 @@ interface Live {
 }
 
 export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | undefined): LiveCapture {
-  const { storage, settings, logger } = deps;
+  const { storage, logger } = deps;
   const maxSessions = options?.maxSessions ?? 4;
   const maxPerOrg = options?.maxSessionsPerOrg ?? 2;
   const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
@@ -131,12 +133,10 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const match = LIVE_PATH.exec(path);
     if (!match) return { code: 'not_found', message: 'no WebSocket here (the studio is at /api/authoring/{id}/live)' };
-    const origin = req.headers.origin;
-    if (origin === undefined || !settings.origins.includes(origin.replace(/\/+$/, ''))) {
-      return { code: 'forbidden', message: origin === undefined ? 'a WebSocket needs an Origin on SVC_ORIGINS' : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)` };
-    }
-    const auth = await sessionFromCookie(req.headers.cookie, deps);
-    if (auth === 'none' || auth === 'invalid') return { code: 'unauthenticated', message: 'sign in first: no valid session cookie' };
+    const badOrigin = originRefusal(req, deps);
+    if (badOrigin) return badOrigin;
+    const auth = await upgradeSession(req, deps);
+    if (isRefusal(auth)) return auth;
     if (auth.role !== 'owner') return { code: 'forbidden', message: 'only an owner of the org may capture' };
     let id: string;
     try {
@@ -175,7 +175,8 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         wss.handleUpgrade(req, socket, head, (ws) => {
           socket.off('close', free);
           free();
-          void run(ws, res, viewportOf(new URL(req.url ?? '/', 'http://x').searchParams.get('width'), new URL(req.url ?? '/', 'http://x').searchParams.get('height')));
+          const query = new URL(req.url ?? '/', 'http://x').searchParams;
+          void run(ws, res, viewportOf(query.get('width'), query.get('height')), query.get('from_step') ?? undefined);
         });
       },
       (err) => {
@@ -185,7 +186,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     );
   }
 
-  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport): Promise<void> {
+  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport, fromStep?: string): Promise<void> {
     const { orgId, automationId, site } = who;
     const sendJson = (message: unknown, cb?: (err?: Error) => void) => {
       if (ws.readyState !== ws.OPEN) return cb?.(new Error('closed'));
@@ -222,9 +223,10 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     ws.on('error', () => void teardown());
     touch();
 
-    // Ops are appended one at a time, in the order the page reported them.
+    // Ops are appended one at a time, in the order the page reported them (re-record: at the drifted step).
+    let cursor: CaptureCursor = appendCursor;
     let chain: Promise<void> = Promise.resolve();
-    const append = (op: Record<string, unknown>, secretSlot?: string) => {
+    const append = (op: Record<string, unknown>, secretSlot?: string, files?: { name: string; digest: string; bytes: Uint8Array }[]) => {
       chain = chain.then(() => withCaptureLock(automationId, async () => {
           if (closed) return;
           const { issues } = checkOps([op]);
@@ -251,12 +253,13 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             notice(`not captured: the value typed into a field is ${leaks[0]!.what}; type secrets into a password field (a secret slot)`);
             return;
           }
-          if (op.kind === 'extract' && session.captured_ops.some((o) => (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
+          const replacing = cursor.replacing(session.captured_ops);
+          if (op.kind === 'extract' && session.captured_ops.some((o) => o !== replacing && (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
             notice(`an output field "${String(op.name)}" is already extracted: pick another name`);
             return;
           }
           if (op.kind === 'navigate') {
-            const last = session.captured_ops[session.captured_ops.length - 1] as { kind?: string; url?: string } | undefined;
+            const last = cursor.previous(session.captured_ops) as { kind?: string; url?: string } | undefined;
             if (last?.kind === 'navigate' && last.url === op.url) return;
           }
           let secretSlots = session.secret_slots;
@@ -267,8 +270,19 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             }
             secretSlots = [...secretSlots, secretSlot];
           }
-          const updated = await storage.authoring.update(orgId, automationId, { captured_ops: [...session.captured_ops, op], secret_slots: secretSlots, updated_at: deps.clock.now() });
-          sendJson({ type: 'op', op, index: (updated?.captured_ops.length ?? 1) - 1, secret_slots: secretSlots });
+          // An upload's files are attached to the session first, as PUT /api/authoring/{id}/files/{name} does.
+          let attached = session.files;
+          for (const f of files ?? []) {
+            await storage.authoring.putFile(orgId, automationId, f);
+            attached = [...attached.filter((x) => x.name !== f.name), { name: f.name, digest: f.digest, size: f.bytes.byteLength }].sort((a, b) => a.name.localeCompare(b.name));
+          }
+          const placed = cursor.place(session.captured_ops, op);
+          // A replaced op's slot that no op uses any more leaves the slot lists (publish refuses unused slots).
+          const slots = placed.replaced ? { secret_slots: usedSlots(placed.ops, secretSlots), input_slots: usedSlots(placed.ops, session.input_slots) } : { secret_slots: secretSlots };
+          await storage.authoring.update(orgId, automationId, { captured_ops: placed.ops, ...slots, ...(files ? { files: attached } : {}), updated_at: deps.clock.now() });
+          placed.commit();
+          if (files) sendJson({ type: 'files_received', files: files.map((f) => ({ name: f.name, digest: f.digest, size: f.bytes.byteLength })) });
+          sendJson({ type: 'op', op, index: placed.index, ...(placed.replaced ? { replaced: true, input_slots: slots.input_slots } : {}), secret_slots: slots.secret_slots });
       }));
       chain = chain.catch((err) => {
         logger.error(`[flowctl] [studio] append: ${(err as Error)?.stack ?? String(err)}`);
@@ -276,11 +290,55 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       });
     };
 
+    /** The re-record plan, or undefined after telling the viewer why there is none (the session then closes). */
+    async function startRerecord(step: string): Promise<RerecordPlan | undefined> {
+      try {
+        const automation = await storage.automations.get(orgId, automationId);
+        const session = await storage.authoring.get(orgId, automationId);
+        if (!automation || !session) throw new Error('gone');
+        return await planRerecord(deps, automation, session, step);
+      } catch (err) {
+        const code = isFlowError(err) ? err.code : 'internal_error';
+        if (!isFlowError(err)) logger.error(`[flowctl] [studio] re-record: ${(err as Error)?.stack ?? String(err)}`);
+        const message = isFlowError(err) ? err.message.replace(/^(\[[^\]]+\]\s*)+/, '') : 'the re-record could not be prepared';
+        sendJson({ type: 'error', error: code, message });
+        sendJson({ type: 'closed', reason: code, message });
+        live.close(4022, code);
+        await teardown();
+        return undefined;
+      }
+    }
+
+    /** Replay the ops before the drifted step, telling the viewer each step; false (session closed) when one fails. */
+    async function replay(page: StudioPage, p: RerecordPlan): Promise<boolean> {
+      const of = p.steps.length;
+      try {
+        await page.replay(p.steps, {
+          onStep: (i, step) => {
+            touch();
+            sendJson({ type: 'replaying', step: i + 1, of, id: step.id });
+          },
+        });
+        if (of > 0) sendJson({ type: 'replayed', of });
+        return !closed;
+      } catch (err) {
+        const data = (isFlowError(err) ? err.data : undefined) as { step?: string; index?: number; code?: string } | undefined;
+        const message = maskSecrets(isFlowError(err) ? err.message.replace(/^(\[[^\]]+\]\s*)+/, '') : 'the replay failed', p.secrets);
+        if (!isFlowError(err)) logger.error(`[flowctl] [studio] replay: ${(err as Error)?.stack ?? String(err)}`);
+        sendJson({ type: 'replay_failed', step: (data?.index ?? 0) + 1, of, id: data?.step ?? null, code: data?.code ?? 'replay_failed', message });
+        sendJson({ type: 'closed', reason: 'replay_failed', message });
+        live.close(4024, 'replay_failed');
+        await teardown();
+        return false;
+      }
+    }
+
     const onAction = (action: StudioAction) => {
       if (action.kind === 'refused') return notice(String(action.message).slice(0, 300));
       if (action.kind === 'click') return append({ kind: 'click', target: action.target });
       if (action.kind === 'select') return append({ kind: 'select', target: action.target, value: action.value });
       if (action.kind === 'extract') return append({ kind: 'extract', target: action.target, name: action.name });
+      if (action.kind === 'drag') return append({ kind: 'drag', source: action.source, target: action.target });
       if (action.kind === 'fill') {
         if (action.secret === true) {
           const slot = slotName(action.field, 'password');
@@ -290,11 +348,54 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       }
     };
 
-    append({ kind: 'navigate', url: site });
+    // Uploads: the page's file chooser (intercepted), then the viewer's files, in chunks, for it.
+    let chooser: { target: Record<string, unknown> } | null = null;
+    let transfer: { files: { name: string; size: number }[]; total: number; chunks: Buffer[]; received: number } | null = null;
+    const onFileChooser = (fc: StudioFileChooser) => {
+      transfer = null;
+      chooser = null;
+      const target = fc.target;
+      if (target === null || typeof target !== 'object' || checkOps([{ kind: 'upload', target, files: 'f' }]).issues.length > 0) {
+        live.page?.cancelFileChooser();
+        return notice('the page opened a file chooser that cannot be captured (a file input inside a frame, or one with no locator): nothing was uploaded');
+      }
+      chooser = { target: target as Record<string, unknown> };
+      sendJson({ type: 'file_chooser', multiple: fc.multiple, accept: fc.accept, max_bytes: MAX_UPLOAD_BYTES, max_files: fc.multiple ? MAX_UPLOAD_FILES : 1 });
+    };
+    /** The transfer is complete: give the chooser its files, then capture the upload (its files attached). */
+    const finishUpload = async () => {
+      const t = transfer!;
+      const c = chooser!;
+      transfer = null;
+      chooser = null;
+      const all = Buffer.concat(t.chunks);
+      let at = 0;
+      const files = t.files.map((f) => {
+        const bytes = new Uint8Array(all.subarray(at, (at += f.size)));
+        return { name: f.name, bytes, digest: digestBytes(bytes) };
+      });
+      try {
+        await live.page!.setFiles(files.map((f) => ({ name: f.name, bytes: f.bytes })));
+      } catch (err) {
+        return notice(`the files could not be given to the page (${isFlowError(err) ? err.message.replace(/^(\[[^\]]+\]\s*)+/, '') : 'its file input is gone'}): nothing was captured`);
+      }
+      const names = files.map((f) => f.name);
+      append({ kind: 'upload', target: c.target, files: names.length === 1 ? names[0] : names }, undefined, files);
+    };
+
+    // Re-record (`?from_step=<step id>`): the plan first; the start URL is then the replay's to open.
+    let plan: RerecordPlan | undefined;
+    if (fromStep !== undefined) {
+      plan = await startRerecord(fromStep);
+      if (!plan) return;
+      cursor = rerecordCursor(plan);
+    } else {
+      append({ kind: 'navigate', url: site });
+    }
     let page: StudioPage;
     try {
       page = await options!.browser.open({
-        url: site,
+        url: plan && (plan.steps[0]?.tool ?? '').startsWith('browser/navigate@') ? 'about:blank' : site,
         viewport,
         onFrame: (frame, ack) => {
           if (closed || ws.readyState !== ws.OPEN) return ack();
@@ -310,6 +411,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         onNotice: notice,
         onNavigated: (url) => sendJson({ type: 'url', url }),
         onLoaded: (url, complete) => sendJson({ type: 'loaded', url, complete }),
+        onFileChooser,
         onGone: (reason) => {
           sendJson({ type: 'closed', reason: 'browser_gone', message: reason });
           live.close(1011, 'browser_gone');
@@ -327,9 +429,19 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       await page.close();
       return;
     }
+    if (plan && !(await replay(page, plan))) return;
     await chain;
     const current = await storage.authoring.get(orgId, automationId);
-    sendJson({ type: 'ready', automation_id: automationId, site, viewport: page.viewport, captured_ops: current?.captured_ops ?? [], secret_slots: current?.secret_slots ?? [], input_slots: current?.input_slots ?? [] });
+    sendJson({
+      type: 'ready',
+      automation_id: automationId,
+      site,
+      viewport: page.viewport,
+      captured_ops: current?.captured_ops ?? [],
+      secret_slots: current?.secret_slots ?? [],
+      input_slots: current?.input_slots ?? [],
+      ...(plan ? { rerecord: { step: plan.step, index: plan.index } } : {}),
+    });
 
     let windowStart = Date.now();
     let inWindow = 0;
@@ -340,18 +452,21 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         windowStart = now;
         inWindow = 0;
       }
-      if (++inWindow > MAX_MESSAGES_PER_SECOND) {
+      const limited = () => {
+        if (++inWindow <= MAX_MESSAGES_PER_SECOND) return false;
         if (inWindow === MAX_MESSAGES_PER_SECOND + 1) sendJson({ type: 'error', error: 'rate_limited', message: `more than ${MAX_MESSAGES_PER_SECOND} messages in a second: the rest of this second is dropped` });
-        return;
-      }
-      if (isBinary) return sendJson({ type: 'error', error: 'invalid_message', message: 'messages are JSON text' });
+        return true;
+      };
+      if (isBinary) return limited() ? undefined : sendJson({ type: 'error', error: 'invalid_message', message: 'messages are JSON text' });
       let m: Record<string, unknown>;
       try {
         m = JSON.parse(data.toString()) as Record<string, unknown>;
         if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new Error('not an object');
       } catch {
-        return sendJson({ type: 'error', error: 'invalid_message', message: 'a message is a JSON object with a type' });
+        return limited() ? undefined : sendJson({ type: 'error', error: 'invalid_message', message: 'a message is a JSON object with a type' });
       }
+      // The chunks of a file transfer in progress are bounded by its announced size, not by the message rate.
+      if (!(m.type === 'file_data' && transfer !== null) && limited()) return;
       switch (m.type) {
         case 'mouse':
         case 'key':
@@ -389,6 +504,51 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             () => {},
           );
         }
+        case 'files': {
+          if (!chooser) return sendJson({ type: 'error', error: 'invalid_message', message: 'no file chooser is open: click the page\'s file input first' });
+          const list = m.files;
+          if (!Array.isArray(list) || list.length === 0 || list.length > MAX_UPLOAD_FILES) {
+            return sendJson({ type: 'error', error: 'invalid_message', message: `files must list 1 to ${MAX_UPLOAD_FILES} files {name, size}` });
+          }
+          const files: { name: string; size: number }[] = [];
+          for (const f of list as { name?: unknown; size?: unknown }[]) {
+            if (f === null || typeof f !== 'object' || !validFileName(f.name)) return sendJson({ type: 'error', error: 'invalid_message', message: 'a file name is 1 to 200 characters, with no / \\ or control characters' });
+            if (typeof f.size !== 'number' || !Number.isSafeInteger(f.size) || f.size < 0) return sendJson({ type: 'error', error: 'invalid_message', message: 'a file size is a whole number of bytes' });
+            if (files.some((x) => x.name === f.name)) return sendJson({ type: 'error', error: 'invalid_message', message: `two files are named ${JSON.stringify(f.name)}` });
+            files.push({ name: f.name, size: f.size });
+          }
+          const total = files.reduce((n, f) => n + f.size, 0);
+          if (total > MAX_UPLOAD_BYTES) {
+            transfer = null;
+            return sendJson({ type: 'error', error: 'file_too_large', message: `the files are ${total} bytes: at most ${MAX_UPLOAD_BYTES} bytes (10 MiB) in all` });
+          }
+          transfer = { files, total, chunks: [], received: 0 };
+          if (total === 0) void finishUpload();
+          return;
+        }
+        case 'file_data': {
+          const t = transfer;
+          if (!t) return sendJson({ type: 'error', error: 'invalid_message', message: 'file_data comes after a files message, for an open file chooser' });
+          const text = m.data;
+          if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
+            transfer = null;
+            return sendJson({ type: 'error', error: 'invalid_message', message: 'file_data.data must be base64; the transfer was dropped: send the files again' });
+          }
+          const bytes = Buffer.from(text, 'base64');
+          if (bytes.byteLength > MAX_FILE_CHUNK_BYTES || t.received + bytes.byteLength > t.total) {
+            transfer = null;
+            return sendJson({ type: 'error', error: 'invalid_message', message: `more bytes than announced, or a chunk over ${MAX_FILE_CHUNK_BYTES} bytes: the transfer was dropped` });
+          }
+          t.chunks.push(bytes);
+          t.received += bytes.byteLength;
+          if (t.received === t.total) void finishUpload();
+          return;
+        }
+        case 'file_cancel':
+          transfer = null;
+          chooser = null;
+          page.cancelFileChooser();
+          return;
         case 'ping':
           return sendJson({ type: 'pong' });
         default:

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { get, q, type AuditEntry, type Member } from '../api';
 import { absTime } from '../format';
 import { useIsOwner } from '../session';
-import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource } from '../ui';
+import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource, LoadOlder } from '../ui';
 
 /** `member:<user id>` with the member's email; other ids shortened (the full target is the title). */
 function target(t: string, who: (id: string) => string): string {
@@ -112,13 +112,7 @@ export function AuditPage() {
               })}
             </tbody>
           </table>
-          {cursor ? (
-            <div className="card-foot">
-              <button className="btn" disabled={load.busy} onClick={() => void load.run(cursor)}>
-                {load.busy ? 'Loading…' : 'Older entries'}
-              </button>
-            </div>
-          ) : null}
+          <LoadOlder cursor={cursor} busy={load.busy} label="Older entries" onLoad={(c) => void load.run(c)} />
         </Card>
       )}
     </div>

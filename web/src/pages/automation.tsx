@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { ApiError, del, get, patch, post, type AuthoringSession, type Automation, type FlowSpecLike, type Member, type Schedule, type Version } from '../api';
+import { ApiError, del, get, patch, post, rerecordPath, type AuthoringSession, type Automation, type FlowSpecLike, type Member, type Schedule, type Version } from '../api';
 import { pretty } from '../format';
 import { JsonView } from '../json-view';
 import { Link, useLocation } from '../router';
@@ -9,6 +9,7 @@ import { KeysPanel } from './keys';
 import { ExecutionsList } from './runs';
 import { SecretsPanel } from './secrets';
 import { StudioRecorder } from './studio';
+import { RunLiveView } from './live';
 
 /** One automation (GET /api/automations/{id}) with a tab per concern. */
 
@@ -18,6 +19,7 @@ const TABS: [string, string][] = [
   ['versions', 'Versions'],
   ['schedules', 'Schedules'],
   ['executions', 'Executions'],
+  ['live', 'Watch live'],
   ['flowspec', 'FlowSpec'],
   ['keys', 'API keys'],
   ['secrets', 'Secrets'],
@@ -25,7 +27,8 @@ const TABS: [string, string][] = [
 
 export function AutomationPage({ id, tab }: { id: string; tab: string }) {
   const a = useResource(() => get<{ automation: Automation }>(`/api/automations/${encodeURIComponent(id)}`).then((b) => b.automation), [id]);
-  // The drift link (rerecord_href) is /automations/{id}/studio?step=…: the capture tab, with the step named.
+  // The drift link (rerecord_href) is /automations/{id}/studio?step=…: the capture tab, recording in
+  // the browser from that step (re-record), or for a member its JSON with the step named.
   const current = tab === 'studio' ? 'capture' : tab;
   return (
     <div className="page">
@@ -41,6 +44,13 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
                 </span>
               }
               subtitle={automation.task || 'No task description yet.'}
+              actions={
+                current === 'live' ? null : (
+                  <Link to={`/automations/${automation.id}/live`} className="btn">
+                    Watch live
+                  </Link>
+                )
+              }
             />
             {automation.status === 'failing' ? <DriftNotice automation={automation} /> : null}
             <nav className="tabs" role="tablist">
@@ -52,10 +62,11 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
             </nav>
             <div className="tab-body">
               {current === 'overview' ? <Overview automation={automation} onChange={(x) => a.set(x)} /> : null}
-              {current === 'capture' ? <Capture automation={automation} onPublished={() => void a.reload()} /> : null}
+              {current === 'capture' ? <Capture automation={automation} rerecordTab={tab === 'studio'} onPublished={() => void a.reload()} /> : null}
               {current === 'versions' ? <Versions automation={automation} onChange={(x) => a.set(x)} /> : null}
               {current === 'schedules' ? <Schedules automation={automation} /> : null}
               {current === 'executions' ? <ExecutionsList flow={automation.name} compact /> : null}
+              {current === 'live' ? <WatchLive automation={automation} /> : null}
               {current === 'flowspec' ? <FlowSpecTab automation={automation} /> : null}
               {current === 'keys' ? <KeysPanel automation={automation.name} /> : null}
               {current === 'secrets' ? <SecretsTab automation={automation} /> : null}
@@ -68,13 +79,46 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
   );
 }
 
-function DriftNotice({ automation }: { automation: Automation }) {
-  const step = automation.rerecord_href ? new URL(automation.rerecord_href, window.location.origin).searchParams.get('step') : null;
+// Watch live: the browser of a synchronous run of this automation, as it runs (read-only).
+
+function WatchLive({ automation }: { automation: Automation }) {
   return (
-    <div className="notice notice-bad">
-      <strong>Locator drift.</strong> A run could not find {step ? <>the element of step <code>{step}</code></> : 'an element'} on the site, so the automation is marked failing (it still runs; the drifted step fails closed).
-      Update the capture and publish again, or roll back to a version that works.{' '}
-      <Link to={`/automations/${automation.id}/capture`}>Open the capture</Link>
+    <Card
+      title="Watch live"
+      subtitle={
+        automation.status === 'draft'
+          ? 'A draft never runs: publish the capture first. Runs of the live version appear here as they start.'
+          : 'The browser page of a run of this automation, while it runs: the newest run in flight, or the next one to start (gateway or MCP, synchronous dispatch).'
+      }
+    >
+      <RunLiveView automationId={automation.id} />
+    </Card>
+  );
+}
+
+function DriftNotice({ automation }: { automation: Automation }) {
+  const owner = useIsOwner();
+  const { path } = useLocation();
+  const step = automation.rerecord_href ? new URL(automation.rerecord_href, window.location.origin).searchParams.get('step') : null;
+  const inStudio = path.endsWith('/studio');
+  return (
+    <div className="notice notice-bad drift-notice">
+      <div>
+        <strong>Locator drift.</strong> A run could not find {step ? <>the element of step <code>{step}</code></> : 'an element'} on the site, so the automation is marked failing (it still runs; the drifted step fails closed).
+        {owner ? ' Re-record the step (the studio replays the steps before it, you show the changed one), edit the capture, or roll back to a version that works.' : ' An owner can re-record the step, edit the capture, or roll back to a version that works.'}
+      </div>
+      {!inStudio ? (
+        <div className="drift-actions">
+          {owner && automation.rerecord_href ? (
+            <Link to={rerecordPath(automation.rerecord_href)} className="btn btn-small btn-primary">
+              Re-record{step ? ` step ${step}` : ''}
+            </Link>
+          ) : null}
+          <Link to={`/automations/${automation.id}/capture${step ? `?step=${encodeURIComponent(step)}` : ''}`} className="btn btn-small">
+            Open the capture
+          </Link>
+        </div>
+      ) : null}
     </div>
   );
 }
@@ -199,17 +243,19 @@ const splitList = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-function Capture({ automation, onPublished }: { automation: Automation; onPublished(): void }) {
+function Capture({ automation, onPublished, rerecordTab }: { automation: Automation; onPublished(): void; rerecordTab: boolean }) {
   const owner = useIsOwner();
   const { search } = useLocation();
   const driftStep = search.get('step');
+  // The studio route (rerecord_href) re-records the named step in the browser; the capture tab names it for a JSON fix.
+  const rerecord = owner && rerecordTab && driftStep ? driftStep : null;
   const s = useResource(() => get<{ session: AuthoringSession }>(`/api/authoring/${automation.id}`).then((b) => b.session), [automation.id]);
   const [ops, setOps] = useState('');
   const [inputSlots, setInputSlots] = useState('');
   const [secretSlots, setSecretSlots] = useState('');
   const [parseError, setParseError] = useState<string | undefined>();
   const [published, setPublished] = useState<string | undefined>();
-  const [mode, setMode] = useState<'record' | 'json'>(owner && !driftStep ? 'record' : 'json');
+  const [mode, setMode] = useState<'record' | 'json'>(owner && (!driftStep || rerecord) ? 'record' : 'json');
   useEffect(() => {
     if (!s.data) return;
     setOps(pretty(s.data.captured_ops));
@@ -260,7 +306,7 @@ function Capture({ automation, onPublished }: { automation: Automation; onPublis
           return (
             <div className="stack">
               {modes}
-              {!editing ? (
+              {!editing && !rerecord ? (
                 <div className="notice">
                   The capture is published. Reopen it to record more steps; the live version stays live until the next publish.{' '}
                   <button className="btn btn-small" disabled={reopen.busy} onClick={() => void reopen.run()}>
@@ -269,7 +315,7 @@ function Capture({ automation, onPublished }: { automation: Automation; onPublis
                   {reopen.error ? <ErrorBox error={reopen.error} /> : null}
                 </div>
               ) : null}
-              <StudioRecorder automation={automation} session={session} onSession={(x) => s.set(x)} onPublished={() => { void s.reload(); onPublished(); }} />
+              <StudioRecorder automation={automation} session={session} rerecord={rerecord} onSession={(x) => s.set(x)} onPublished={() => { void s.reload(); onPublished(); }} />
             </div>
           );
         }

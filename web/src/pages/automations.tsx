@@ -1,11 +1,13 @@
 import { useState, type FormEvent } from 'react';
-import { get, post, type Automation } from '../api';
+import { get, post, rerecordPath, type Automation } from '../api';
 import { Link, navigate } from '../router';
+import { useIsOwner } from '../session';
 import { Async, Badge, Card, Digest, Empty, ErrorBox, Field, PageHeader, StatusBadge, Time, useAction, useResource } from '../ui';
 
 /** GET /api/automations: status, attention, last run, calls in 7 days. */
 export function AutomationsPage() {
   const r = useResource(() => get<{ automations: Automation[] }>('/api/automations').then((b) => b.automations), []);
+  const owner = useIsOwner();
   const example = useAction(async () => {
     const b = await post<{ automation: Automation }>('/api/automations/example');
     navigate(`/automations/${b.automation.id}`);
@@ -64,6 +66,11 @@ export function AutomationsPage() {
                           <Badge tone="amber" title="A run found locator drift: re-record the failing step">
                             needs attention
                           </Badge>
+                        ) : null}
+                        {a.rerecord_href && owner ? (
+                          <Link to={rerecordPath(a.rerecord_href)} className="btn btn-small" title="Open the studio at the drifted step" onClick={(e) => e.stopPropagation()}>
+                            Re-record
+                          </Link>
                         ) : null}
                         {!a.mcp_enabled ? <Badge tone="gray">MCP off</Badge> : null}
                       </div>

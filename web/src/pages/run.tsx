@@ -1,13 +1,16 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { get, type Execution, type JournalEntry, type Run, type StepWarning } from '../api';
+import { artifactUrl, get, type Execution, type JournalEntry, type Run, type StepWarning } from '../api';
 import { absTime, duration } from '../format';
 import { JsonView } from '../json-view';
 import { Link } from '../router';
+import { useIsOwner } from '../session';
 import { Async, Badge, Card, Digest, PageHeader, StatusBadge, Time, useResource } from '../ui';
+import { RunLiveView } from './live';
 
 /**
  * The run page: GET /api/executions/{id} (execution header, engine Run, journal), then, while the run
- * is in flight, GET /api/runs/{id}/stream (SSE: one event per journal entry, named by its kind).
+ * is in flight, GET /api/runs/{id}/stream (SSE: one event per journal entry, named by its kind) and,
+ * unless it was queue-dispatched, its live frames (GET /api/automations/{id}/live?run_id=, a WebSocket).
  */
 
 const KINDS: JournalEntry['event'][] = ['run_started', 'step_started', 'step_succeeded', 'step_failed', 'step_skipped', 'effect_recorded', 'run_finished'];
@@ -84,6 +87,9 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
   const [live, setLive] = useState<'off' | 'connecting' | 'live' | 'ended'>('off');
   const lastSeq = useRef(initial.length > 0 ? initial[initial.length - 1]!.seq : -1);
   const finishedAtLoad = initial.some((e) => e.event === 'run_finished');
+  // The Live panel: for a run in flight when the page opened (not queue-dispatched: a worker runs
+  // those, with no frames); it stays, with the last frame, once the run ends.
+  const [watch] = useState(!finishedAtLoad && execution.dispatch !== 'queue');
 
   useEffect(() => {
     if (finishedAtLoad) return;
@@ -117,6 +123,8 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
   const output = finished?.output ?? run.output;
   const failure = finished?.error;
   const allWarnings = steps.reduce((n, s) => n + s.warnings.length, 0);
+  const owner = useIsOwner();
+  const studio = (step: string) => `/automations/${execution.automation_id}/studio?step=${encodeURIComponent(step)}`;
 
   return (
     <>
@@ -182,10 +190,25 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
           <p>{plain(failure.message)}</p>
           {failure.code === 'locator_drift' && failure.step ? (
             <p>
-              The page changed under the recorded locator. <Link to={`/automations/${execution.automation_id}/capture?step=${encodeURIComponent(failure.step)}`}>Fix the step in the capture</Link>, then publish.
+              The page changed under the recorded locator.{' '}
+              {owner ? (
+                <>
+                  <Link to={studio(failure.step)} className="btn btn-small btn-primary">
+                    Re-record step {failure.step}
+                  </Link>{' '}
+                  in the studio (the steps before it are replayed, you show the changed one), or{' '}
+                </>
+              ) : null}
+              <Link to={`/automations/${execution.automation_id}/capture?step=${encodeURIComponent(failure.step)}`}>fix the step in the capture</Link>, then publish.
             </p>
           ) : null}
         </div>
+      ) : null}
+
+      {watch ? (
+        <Card title="Live" subtitle="The run's browser page as it runs, until the run ends." className="card-live">
+          <RunLiveView automationId={execution.automation_id} runId={execution.run_id} />
+        </Card>
       ) : null}
 
       <div className="run-grid">
@@ -194,8 +217,17 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
             <p className="muted">{finished ? 'No step ran.' : 'Waiting for the first step…'}</p>
           ) : (
             <ol className="timeline" data-testid="timeline">
-              {steps.map((s) => (
-                <StepRow key={s.id} step={s} runStart={runStart} total={total} failedHere={failure?.step === s.id} />
+              {steps.map((s, i) => (
+                <StepRow
+                  key={s.id}
+                  step={s}
+                  runStart={runStart}
+                  total={total}
+                  failedHere={failure?.step === s.id}
+                  execution={execution.id}
+                  before={s.status === 'failed' ? steps.slice(0, i).flatMap((p) => p.artifacts.map((d) => ({ digest: d, step: p.id }))).pop() : undefined}
+                  rerecord={owner && s.status === 'failed' ? studio(s.id) : undefined}
+                />
               ))}
               {finished ? (
                 <li className={`tl-item tl-${finished.status}`}>
@@ -242,7 +274,25 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-function StepRow({ step, runStart, total, failedHere }: { step: StepView; runStart: number; total: number; failedHere: boolean }) {
+function StepRow({
+  step,
+  runStart,
+  total,
+  failedHere,
+  execution,
+  before,
+  rerecord,
+}: {
+  step: StepView;
+  runStart: number;
+  total: number;
+  failedHere: boolean;
+  execution: string;
+  /** The last screenshot of an earlier step: the page this (failed) step looked at. */
+  before?: { digest: string; step: string };
+  /** The studio link to re-record this step (a locator_drift failure, for an owner). */
+  rerecord?: string;
+}) {
   const last = step.attempts[step.attempts.length - 1];
   const error = step.attempts.map((a) => a.ended).filter((e) => e?.event === 'step_failed').pop()?.error;
   const left = step.startMs !== undefined ? ((step.startMs - runStart) / total) * 100 : 0;
@@ -281,12 +331,19 @@ function StepRow({ step, runStart, total, failedHere }: { step: StepView; runSta
         {error ? (
           <div className="error-box compact">
             <code className="error-code">{error.code}</code> {plain(error.message)}
+            {rerecord && error.code === 'locator_drift' ? (
+              <div className="error-actions">
+                <Link to={rerecord} className="btn btn-small btn-primary">
+                  Re-record this step
+                </Link>
+              </div>
+            ) : null}
           </div>
         ) : null}
         {step.artifacts.length > 0 ? (
-          <div className="muted small artifacts">
-            {step.artifacts.length} screenshot{step.artifacts.length === 1 ? '' : 's'} recorded ({step.artifacts.map((a) => a.replace(/^sha256:/, '').slice(0, 12)).join(', ')}); the hosted API has no route that serves run artifacts yet.
-          </div>
+          <Screenshots execution={execution} shots={step.artifacts.map((d) => ({ digest: d, label: `Screenshot after step ${step.id}` }))} />
+        ) : before ? (
+          <Screenshots execution={execution} shots={[{ digest: before.digest, label: `The page before step ${step.id} (after ${before.step})` }]} caption={`The page this step looked at (after ${before.step})`} />
         ) : null}
         <details className="tl-details">
           <summary>Input and output</summary>
@@ -315,5 +372,79 @@ function StepRow({ step, runStart, total, failedHere }: { step: StepView; runSta
         </details>
       </div>
     </li>
+  );
+}
+
+/**
+ * A step's screenshots as thumbnails (GET /api/executions/{id}/artifacts/{digest}); a click shows one
+ * full size. Each thumbnail has its loading and error state; a failed one can be loaded again.
+ */
+function Screenshots({ execution, shots, caption }: { execution: string; shots: { digest: string; label: string }[]; caption?: string }) {
+  const [open, setOpen] = useState<{ digest: string; label: string } | null>(null);
+  return (
+    <div className="shots" data-testid="step-shots">
+      {caption ? <div className="io-label">{caption}</div> : null}
+      <div className="shot-row">
+        {shots.map((s) => (
+          <Thumbnail key={s.digest} src={artifactUrl(execution, s.digest)} label={s.label} onOpen={() => setOpen(s)} />
+        ))}
+      </div>
+      {open ? <Lightbox src={artifactUrl(execution, open.digest)} label={open.label} onClose={() => setOpen(null)} /> : null}
+    </div>
+  );
+}
+
+function Thumbnail({ src, label, onOpen }: { src: string; label: string; onOpen(): void }) {
+  const [state, setState] = useState<'loading' | 'ok' | 'error'>('loading');
+  const [attempt, setAttempt] = useState(0);
+  return (
+    <span className={`shot shot-${state}`}>
+      <button type="button" className="shot-button" onClick={onOpen} disabled={state !== 'ok'} aria-label={`${label}: show full size`} title={label}>
+        <img key={attempt} src={src} alt={label} loading="lazy" onLoad={() => setState('ok')} onError={() => setState('error')} />
+      </button>
+      {state === 'loading' ? (
+        <span className="shot-state" aria-live="polite">
+          <span className="spinner" aria-hidden="true" /> Loading screenshot…
+        </span>
+      ) : null}
+      {state === 'error' ? (
+        <span className="shot-state shot-error" role="alert">
+          The screenshot could not be loaded.{' '}
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => {
+              setState('loading');
+              setAttempt((n) => n + 1);
+            }}
+          >
+            Retry
+          </button>
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+function Lightbox({ src, label, onClose }: { src: string; label: string; onClose(): void }) {
+  const close = useRef<HTMLButtonElement | null>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
+    window.addEventListener('keydown', onKey);
+    close.current?.focus();
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose]);
+  return (
+    <div className="lightbox" role="dialog" aria-modal="true" aria-label={label} onClick={onClose}>
+      <figure className="lightbox-body" onClick={(e) => e.stopPropagation()}>
+        <figcaption>
+          <span>{label}</span>
+          <button ref={close} type="button" className="btn btn-small" onClick={onClose}>
+            Close
+          </button>
+        </figcaption>
+        <img src={src} alt={label} />
+      </figure>
+    </div>
   );
 }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { get, q, type Automation, type Execution } from '../api';
 import { duration } from '../format';
 import { Link, navigate, useLocation } from '../router';
-import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, StatusBadge, Time, useAction, useResource } from '../ui';
+import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, StatusBadge, Time, useAction, useResource, LoadOlder } from '../ui';
 
 /** The run inspector's list: GET /api/executions, filtered by automation, paged by cursor. */
 export function RunsPage() {
@@ -112,13 +112,7 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
           ))}
         </tbody>
       </table>
-      {cursor ? (
-        <div className="card-foot">
-          <button className="btn" disabled={load.busy} onClick={() => void load.run(cursor)}>
-            {load.busy ? 'Loading…' : 'Older runs'}
-          </button>
-        </div>
-      ) : null}
+      <LoadOlder cursor={cursor} busy={load.busy} label="Older runs" onLoad={(c) => void load.run(c)} />
     </Card>
   );
 }

@@ -1,18 +1,43 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, patch, post, type AuthoringSession, type Automation } from '../api';
 import { Badge, Card, Digest, Empty, ErrorBox, useAction } from '../ui';
+import { Link } from '../router';
 
 /**
  * The studio (docs/hosted-api.md, "Studio (live capture)"): a remote Chromium at the automation's
  * site, streamed over `GET /api/authoring/{id}/live` (a WebSocket) into a canvas. Mouse, wheel and
  * keyboard on the canvas are relayed to the page; what the user does comes back as ops, appended to
- * the authoring session by the service. The op list edits the session with PATCH (delete, reorder,
- * input or secret slot for a fill) and publishes it.
+ * the authoring session by the service. A drag in the canvas is relayed as held-button mouse input
+ * (the service turns an HTML5 drag the page starts into drag events); a file input clicked in the page
+ * opens a file picker here, whose files go to the service over the socket, in chunks. The op list
+ * edits the session with PATCH (delete, reorder, input or secret slot for a fill) and publishes it.
+ *
+ * Re-record (`rerecord`: a step id, from an automation's rerecord_href): the session opens with
+ * `?from_step=<step>`; the service replays the steps before it in the fresh browser (`replaying`
+ * messages), then what the user records takes the drifted step's place.
  */
 
 type Op = Record<string, any>;
+interface Chooser {
+  multiple: boolean;
+  accept: string;
+  max_bytes: number;
+  max_files: number;
+}
+
+/** One chunk of a file transfer: at most this many bytes (the service takes up to 45 KiB). */
+const CHUNK_BYTES = 40 * 1024;
+
+function base64Of(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return btoa(text);
+}
+
+const fileList = (files: unknown): string => (Array.isArray(files) ? files.join(', ') : String(files ?? ''));
 type Status = 'idle' | 'connecting' | 'live' | 'closed';
 type Mode = 'literal' | 'input' | 'secret';
+type Replay = { phase: 'replaying'; step: number; of: number; id: string } | { phase: 'failed'; step: number; of: number; id: string | null; code: string; message: string };
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -54,7 +79,20 @@ function slotsOf(ops: Op[], modes: Mode[]) {
   return { input_slots: [...input], secret_slots: [...secret] };
 }
 
-export function StudioRecorder({ automation, session, onSession, onPublished }: { automation: Automation; session: AuthoringSession; onSession(s: AuthoringSession): void; onPublished(): void }) {
+export function StudioRecorder({
+  automation,
+  session,
+  onSession,
+  onPublished,
+  rerecord,
+}: {
+  automation: Automation;
+  session: AuthoringSession;
+  onSession(s: AuthoringSession): void;
+  onPublished(): void;
+  /** Re-record from this step id (`click_4`): replay the steps before it, then record in its place. */
+  rerecord?: string | null;
+}) {
   const canvasRef = useRef<HTMLCanvasElement | null>(null);
   const wsRef = useRef<WebSocket | null>(null);
   const viewport = useRef({ width: 1280, height: 720 });
@@ -68,6 +106,14 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
   const [armed, setArmed] = useState<string | null>(null);
   const [frames, setFrames] = useState(0);
   const [published, setPublished] = useState<string | undefined>();
+  const [fromStep, setFromStep] = useState<string | null>(rerecord ?? null);
+  const [replay, setReplay] = useState<Replay | null>(null);
+  /** Where this re-record puts ops (ready.rerecord), whether the drifted op was replaced, what was added. */
+  const [insert, setInsert] = useState<{ index: number; step: string; replaced: boolean; added: number } | null>(null);
+  const [chooser, setChooser] = useState<Chooser | null>(null);
+  /** The remote page's document: navigating, its DOM ready (the capture script listens), or fully loaded. */
+  const [load, setLoad] = useState<'loading' | 'interactive' | 'complete'>('loading');
+  const [sending, setSending] = useState<string | null>(null);
   const sessionRef = useRef(session);
   sessionRef.current = session;
   const editing = session.state === 'editing';
@@ -79,17 +125,19 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
   };
 
-  const start = () => {
+  const start = (from?: string | null) => {
     if (wsRef.current) return;
     setFailure(undefined);
     setNotices([]);
     setFrames(0);
+    setReplay(null);
+    setInsert(null);
     setStatus('connecting');
     const box = canvasRef.current?.parentElement?.getBoundingClientRect();
     const width = Math.round(Math.min(1600, Math.max(640, box?.width ?? 1280)));
     const height = Math.round(Math.min(1000, Math.max(400, width * 0.6)));
     const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${proto}//${window.location.host}/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}`);
+    const ws = new WebSocket(`${proto}//${window.location.host}/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`);
     wsRef.current = ws;
     let opened = false;
     let pendingFrame: any = null;
@@ -129,6 +177,8 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
           viewport.current = m.viewport;
           setSize(m.viewport);
           setStatus('live');
+          setReplay(null);
+          if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
           onSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
           canvasRef.current?.focus();
           break;
@@ -138,27 +188,49 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
           if (!drawing) draw();
           break;
         case 'op': {
+          // At `index` (re-record: the drifted step's place), replacing the op there when `replaced`.
           const s = sessionRef.current;
-          onSession({ ...s, captured_ops: [...s.captured_ops, m.op], secret_slots: m.secret_slots ?? s.secret_slots });
+          const list = [...s.captured_ops];
+          const at = typeof m.index === 'number' ? Math.min(Math.max(0, m.index), list.length) : list.length;
+          list.splice(at, m.replaced ? 1 : 0, m.op);
+          onSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
+          setInsert((x) => (x ? { ...x, index: at + 1, replaced: x.replaced || m.replaced === true, added: x.added + 1 } : x));
           if (m.op.kind === 'extract') setArmed(null);
           break;
         }
+        case 'replaying':
+          setReplay({ phase: 'replaying', step: m.step, of: m.of, id: m.id });
+          break;
+        case 'replay_failed':
+          setReplay({ phase: 'failed', step: m.step, of: m.of, id: m.id, code: m.code, message: m.message });
+          break;
         case 'url':
         case 'loaded':
           setUrl(m.url);
           setAddress(m.url);
+          setLoad(m.type === 'url' ? 'loading' : m.complete ? 'complete' : 'interactive');
           break;
         case 'extract_armed':
           setArmed(m.field);
+          break;
+        case 'file_chooser':
+          setChooser({ multiple: m.multiple === true, accept: String(m.accept ?? ''), max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024, max_files: Number(m.max_files) || 1 });
+          setSending(null);
+          break;
+        case 'files_received':
+          setChooser(null);
+          setSending(null);
+          say(`Uploaded ${m.files.map((f: any) => `${f.name} (${f.size} bytes)`).join(', ')} to the page.`);
           break;
         case 'notice':
           say(m.message);
           break;
         case 'error':
           say(`${m.error}: ${m.message}`);
+          if (m.error === 'file_too_large') setSending(null);
           break;
         case 'closed':
-          setFailure(m.message);
+          if (m.reason !== 'replay_failed') setFailure(m.message);
           break;
       }
     };
@@ -167,6 +239,7 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
       setStatus('closed');
       setArmed(null);
       if (!opened) {
+        if (event.code === 4024) return; // the replay failed: said by its own panel
         setFailure((f) => f ?? 'The studio could not be opened: only owners record, the capture must be editable (reopen it if published), and the browser limit may be reached. Try again in a moment.');
       } else if (event.code !== 1000 && event.code !== 1005) {
         setFailure((f) => f ?? `The studio closed (${event.reason || event.code}).`);
@@ -178,6 +251,33 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
     wsRef.current?.close(1000);
     wsRef.current = null;
     setStatus('closed');
+    setChooser(null);
+  };
+
+  // The page's file chooser: the picked files go to the service, announced, then in chunks (paced by
+  // what the socket has not sent yet). The service gives them to the page and captures the upload.
+  const sendFiles = async (picked: File[]) => {
+    const ws = wsRef.current;
+    if (!chooser || !ws || picked.length === 0) return;
+    const total = picked.reduce((n, f) => n + f.size, 0);
+    if (picked.length > chooser.max_files) return say(`Pick at most ${chooser.max_files} file${chooser.max_files > 1 ? 's' : ''}.`);
+    if (total > chooser.max_bytes) return say(`The files are ${total} bytes: at most ${chooser.max_bytes} bytes in all.`);
+    setSending(picked.map((f) => f.name).join(', '));
+    send({ type: 'files', files: picked.map((f) => ({ name: f.name, size: f.size })) });
+    for (const file of picked) {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      for (let at = 0; at < bytes.length; at += CHUNK_BYTES) {
+        while (ws.readyState === WebSocket.OPEN && ws.bufferedAmount > 1024 * 1024) await new Promise((r) => setTimeout(r, 20));
+        if (ws.readyState !== WebSocket.OPEN) return;
+        ws.send(JSON.stringify({ type: 'file_data', data: base64Of(bytes.subarray(at, at + CHUNK_BYTES)) }));
+      }
+    }
+  };
+  const cancelFiles = () => {
+    send({ type: 'file_cancel' });
+    setChooser(null);
+    setSending(null);
+    canvasRef.current?.focus();
   };
   useEffect(() => () => wsRef.current?.close(1000), []);
 
@@ -211,6 +311,11 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
   const onMouse = (action: 'down' | 'up') => (e: React.MouseEvent) => {
     e.preventDefault();
     if (action === 'down') canvasRef.current?.focus();
+    // A move still waiting for its animation frame goes first: a drag ends where the pointer last was.
+    if (moveRef.current) {
+      send({ type: 'mouse', action: 'move', ...moveRef.current });
+      moveRef.current = null;
+    }
     send({ type: 'mouse', action, ...point(e), button: BUTTON[e.button] ?? 'left', clickCount: Math.max(1, e.detail || 1) });
   };
   const onKey = (action: 'down' | 'up') => (e: React.KeyboardEvent) => {
@@ -265,16 +370,46 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
     const o = ops.map((x, j) => (j === i ? { ...x, slot } : x));
     void save.run(o, modes);
   };
+  // Test the capture before publishing: compiled as publish compiles it, run once in a fresh browser
+  // context with the recorded samples (POST /api/authoring/{id}/test); nothing is published.
+  const [tested, setTested] = useState<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } } | undefined>();
+  const testRun = useAction(async () => {
+    setTested(undefined);
+    setTested(await post<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } }>(`/api/authoring/${automation.id}/test`));
+  });
   const publish = useAction(async () => {
     const b = await post<{ automation: Automation; flow_digest: string }>(`/api/authoring/${automation.id}/publish`);
     setPublished(b.flow_digest);
     stop();
     onPublished();
   });
+  // Re-record: reopen a published capture first (the live version stays live until the next publish).
+  const beginRerecord = useAction(async (step: string) => {
+    if (sessionRef.current.state !== 'editing') onSession((await post<{ session: AuthoringSession }>(`/api/authoring/${automation.id}/edit`)).session);
+    setFromStep(step);
+    start(step);
+  });
 
   const live = status === 'live';
+  const drifted = fromStep ? /^[a-z]+_(\d+)$/.exec(fromStep) : null;
+  const driftedIndex = drifted ? Number(drifted[1]) - 1 : -1;
+  const replaying = replay?.phase === 'replaying' ? replay : null;
   return (
     <div className="studio">
+      {fromStep ? (
+        <RerecordPanel
+          step={fromStep}
+          index={driftedIndex}
+          op={ops[driftedIndex]}
+          status={status}
+          replay={replay}
+          insert={insert}
+          busy={beginRerecord.busy}
+          error={beginRerecord.error}
+          editing={editing}
+          onStart={(step) => void beginRerecord.run(step)}
+        />
+      ) : null}
       <Card
         className="studio-card"
         title={
@@ -290,13 +425,13 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
               Stop recording
             </button>
           ) : (
-            <button className="btn btn-primary" disabled={!editing} onClick={start} title={editing ? undefined : 'Reopen the capture first'}>
+            <button className="btn btn-primary" disabled={!editing} onClick={() => start()} title={editing ? undefined : 'Reopen the capture first'}>
               {status === 'closed' ? 'Record again' : 'Start recording'}
             </button>
           )
         }
       >
-        {failure ? <ErrorBox error={new ApiError(0, 'studio', failure)} title="The studio stopped" onRetry={editing ? start : undefined} /> : null}
+        {failure ? <ErrorBox error={new ApiError(0, 'studio', failure)} title="The studio stopped" onRetry={editing ? () => start() : undefined} /> : null}
         <div className="studio-bar">
           <form className="studio-address" onSubmit={go}>
             <input aria-label="Address" value={address} disabled={!live} onChange={(e) => setAddress(e.target.value)} spellCheck={false} />
@@ -327,10 +462,18 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
             onKeyUp={onKey('up')}
             onPaste={onPaste}
           />
-          {status !== 'live' || frames === 0 ? (
+          {replaying && frames > 0 ? (
+            <div className="studio-replaying" role="status" data-testid="replay-progress">
+              <span className="spinner" aria-hidden="true" /> Replaying step {replaying.step} of {replaying.of} (<code>{replaying.id}</code>)…
+              <span className="replay-bar" aria-hidden="true">
+                <span style={{ width: `${(replaying.step / Math.max(1, replaying.of)) * 100}%` }} />
+              </span>
+            </div>
+          ) : null}
+          {(status !== 'live' || frames === 0) && !(status === 'connecting' && frames > 0) ? (
             <div className="studio-overlay">
               {status === 'connecting' || (live && frames === 0) ? (
-                <span>Starting the browser at {automation.site}…</span>
+                <span>{replaying ? `Replaying step ${replaying.step} of ${replaying.of}…` : `Starting the browser at ${automation.site}…`}</span>
               ) : status === 'closed' ? (
                 <span>Recording stopped. The captured steps are saved.</span>
               ) : editing ? (
@@ -342,9 +485,32 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
           ) : null}
         </div>
         <div className="studio-status small muted">
-          <span data-testid="studio-url">{live ? url : ''}</span>
-          <span>Select menus: focus them and type the option's first letters (native pop-ups are not streamed). New tabs and frames are not captured.</span>
+          <span data-testid="studio-url" data-state={live ? load : 'idle'}>
+            {live ? url : ''}
+            {live && load === 'loading' ? <span className="muted"> (loading…)</span> : null}
+          </span>
+          <span>Select menus: focus them and type the option's first letters (native pop-ups are not streamed). Drag with the mouse; a file input asks for its file here. New tabs and frames are not captured.</span>
         </div>
+        {chooser ? (
+          <div className="notice studio-chooser" role="dialog" aria-label="The page asks for a file">
+            <span>
+              The page asks for {chooser.multiple ? 'files' : 'a file'}
+              {chooser.accept ? ` (${chooser.accept})` : ''}: pick {chooser.multiple ? 'them' : 'it'} here (at most {Math.round(chooser.max_bytes / 1024 / 1024)} MiB). It is stored with the capture and uploaded again on every run.
+            </span>
+            <input
+              type="file"
+              aria-label="File for the page"
+              multiple={chooser.multiple}
+              accept={chooser.accept || undefined}
+              disabled={sending !== null}
+              onChange={(e) => void sendFiles([...(e.target.files ?? [])])}
+            />
+            {sending ? <span className="muted small">Sending {sending}…</span> : null}
+            <button className="btn btn-small" onClick={cancelFiles}>
+              Cancel
+            </button>
+          </div>
+        ) : null}
         {notices.length > 0 ? (
           <ul className="studio-notices small" aria-live="polite">
             {notices.map((n, i) => (
@@ -357,11 +523,32 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
         title={`Captured steps (${ops.length})`}
         subtitle="Saved as you go. Mark a typed value as an input (a parameter of the automation) or a secret (read from the org secret of that name at run time)."
         actions={
-          <button className="btn btn-primary" disabled={!editing || publish.busy || ops.length === 0} onClick={() => void publish.run()}>
-            {publish.busy ? 'Publishing…' : 'Publish'}
-          </button>
+          <>
+            <button className="btn" disabled={!editing || testRun.busy || publish.busy || ops.length === 0} onClick={() => void testRun.run()} title="Run the captured steps once in a fresh browser, with the recorded samples, without publishing">
+              {testRun.busy ? 'Testing…' : 'Test run'}
+            </button>
+            <button className="btn btn-primary" disabled={!editing || publish.busy || ops.length === 0} onClick={() => void publish.run()}>
+              {publish.busy ? 'Publishing…' : 'Publish'}
+            </button>
+          </>
         }
       >
+        {tested ? (
+          <div className={`notice ${tested.status === 'succeeded' ? 'notice-ok' : 'notice-bad'}`} role="status" data-testid="test-result">
+            Test run {tested.status}
+            {tested.error ? (
+              <>
+                {' '}at <code>{tested.error.step ?? 'start'}</code>: <code>{tested.error.code}</code> {tested.error.message}
+              </>
+            ) : tested.output !== undefined ? (
+              <>
+                {' '}with output <code>{JSON.stringify(tested.output).slice(0, 200)}</code>
+              </>
+            ) : null}
+            {' '}· <Link to={`/runs/${tested.run_id}`}>open the run</Link>
+          </div>
+        ) : null}
+        {testRun.error ? <ErrorBox error={testRun.error} title="Test run failed to start" /> : null}
         {published ? (
           <div className="notice notice-ok" role="status">
             Published: version <Digest value={published} /> is live at <code>/v1/run/{automation.name}</code>.
@@ -373,13 +560,24 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
           <Empty title="Nothing captured yet">Start recording, then click and type in the page: each action appears here.</Empty>
         ) : (
           <ol className="op-list" data-testid="op-list">
-            {ops.map((op, i) => (
-              <li key={i} className="op-row">
+            {ops.map((op, i) => {
+              const isDrifted = fromStep !== null && i === driftedIndex && !insert?.replaced && `${op.kind}_${i + 1}` === fromStep;
+              const isNew = insert !== null && insert.added > 0 && i >= insert.index - insert.added && i < insert.index;
+              return (
+              <li key={i} className={`op-row${isDrifted ? ' op-drifted' : ''}${isNew ? ' op-new' : ''}`} data-drifted={isDrifted || undefined}>
                 <span className="op-index">{i + 1}</span>
-                <Badge tone={op.kind === 'extract' ? 'violet' : op.kind === 'navigate' ? 'gray' : 'blue'}>{op.kind}</Badge>
+                <Badge tone={isDrifted ? 'red' : op.kind === 'extract' ? 'violet' : op.kind === 'navigate' ? 'gray' : 'blue'}>{op.kind}</Badge>
                 <span className="op-desc">
+                  {isDrifted ? <span className="op-tag op-tag-drifted" title="A run could not find this element: what you record replaces it">drifted </span> : null}
+                  {isNew ? <span className="op-tag op-tag-new" title="Recorded in this re-record">new </span> : null}
                   {op.kind === 'navigate' ? (
                     <code>{op.url}</code>
+                  ) : op.kind === 'drag' ? (
+                    <>
+                      <code>{describeTarget(op.source)}</code>
+                      <span className="muted"> → </span>
+                      <code>{describeTarget(op.target)}</code>
+                    </>
                   ) : (
                     <>
                       <code>{describeTarget(op.target)}</code>
@@ -391,6 +589,7 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
                         )
                       ) : null}
                       {op.kind === 'extract' ? <span className="muted"> → output.{op.name}</span> : null}
+                      {op.kind === 'upload' ? <span className="muted"> ← {fileList(op.files)}</span> : null}
                       {op.target?.fallbacks?.length ? <span className="muted small"> (+{op.target.fallbacks.length} fallback{op.target.fallbacks.length > 1 ? 's' : ''})</span> : null}
                     </>
                   )}
@@ -421,7 +620,8 @@ export function StudioRecorder({ automation, session, onSession, onPublished }: 
                   </button>
                 </span>
               </li>
-            ))}
+              );
+            })}
           </ol>
         )}
       </Card>
@@ -442,5 +642,101 @@ function SlotName({ value, onChange, disabled, label }: { value: string; onChang
       onBlur={() => text !== value && onChange(text)}
       onKeyDown={(e) => e.key === 'Enter' && text !== value && onChange(text)}
     />
+  );
+}
+
+/**
+ * The re-record panel: which step drifted and what happens, the replay's progress, where the recorded
+ * steps go, and a replay that stopped (with a way to re-record from the step it stopped at).
+ */
+function RerecordPanel({
+  step,
+  index,
+  op,
+  status,
+  replay,
+  insert,
+  busy,
+  error,
+  editing,
+  onStart,
+}: {
+  step: string;
+  index: number;
+  op: Op | undefined;
+  status: Status;
+  replay: Replay | null;
+  insert: { index: number; step: string; replaced: boolean; added: number } | null;
+  busy: boolean;
+  error: ApiError | undefined;
+  editing: boolean;
+  onStart(step: string): void;
+}) {
+  const n = index + 1;
+  const what = op ? (op.kind === 'navigate' ? op.url : describeTarget(op.target)) : null;
+  const failed = replay?.phase === 'failed' ? replay : null;
+  let body;
+  if (failed) {
+    body = (
+      <>
+        <div className="error-box" role="alert">
+          <div className="error-head">
+            <strong>The replay stopped at step {failed.step} of {failed.of}{failed.id ? ` (${failed.id})` : ''}</strong>
+            <code className="error-code">{failed.code}</code>
+          </div>
+          <p>{failed.message.replace(/^replay stopped at step [^:]+: /, '')}</p>
+          {failed.code === 'locator_drift' ? <p>That step changed on the site too: re-record from it instead (the capture is unchanged).</p> : null}
+        </div>
+        <div className="rerecord-actions">
+          {failed.id && failed.id !== step ? (
+            <button className="btn btn-primary" disabled={busy} onClick={() => onStart(failed.id!)}>
+              Re-record from step {failed.step} ({failed.id})
+            </button>
+          ) : null}
+          <button className="btn" disabled={busy} onClick={() => onStart(step)}>
+            Try the replay again
+          </button>
+        </div>
+      </>
+    );
+  } else if (insert && (status === 'live' || insert.replaced)) {
+    body = insert.replaced ? (
+      <p>
+        Step {n} is re-recorded ({insert.added} step{insert.added === 1 ? '' : 's'} recorded, marked new below). Record more if the flow needs them, delete later steps it no longer needs, then publish.
+      </p>
+    ) : (
+      <p>
+        The page is as it was before step {n}. <strong>Show the changed step now</strong>: the first action you record replaces step {n}; more actions follow it, and the steps after it stay.
+      </p>
+    );
+  } else if (status === 'connecting') {
+    body = <p>{replay?.phase === 'replaying' ? `Replaying step ${replay.step} of ${replay.of} (${replay.id}) in a fresh browser…` : 'Starting a fresh browser…'}</p>;
+  } else {
+    body = (
+      <>
+        <p>
+          A run could not find the element of step {n}
+          {what ? (
+            <>
+              {' '}
+              (a {op!.kind} {op!.kind === 'navigate' ? 'to' : 'on'} <code>{what}</code>)
+            </>
+          ) : null}
+          . Re-recording replays steps 1 to {Math.max(0, n - 1)} in a fresh browser, so the page is where step {n} starts; then you show the step on the changed page. What you record replaces step {n}; the steps after it stay.
+          {editing ? '' : ' The capture is published: it is reopened for editing first (the live version stays live until you publish).'}
+        </p>
+        {error ? <ErrorBox error={error} /> : null}
+        <div className="rerecord-actions">
+          <button className="btn btn-primary" disabled={busy || status === 'live'} onClick={() => onStart(step)}>
+            {busy ? 'Opening…' : status === 'closed' ? `Re-record step ${n} again` : `Re-record step ${n}`}
+          </button>
+        </div>
+      </>
+    );
+  }
+  return (
+    <Card className="rerecord-card" title={<span className="title-with-badge">Re-record step {n} <Badge tone="red">{step}</Badge></span>}>
+      <div data-testid="rerecord-panel">{body}</div>
+    </Card>
   );
 }
