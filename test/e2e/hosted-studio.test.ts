@@ -728,7 +728,9 @@ describe('the studio page of the web app', () => {
       await page.locator('.studio-overlay').waitFor({ state: 'detached' });
       const list = page.getByTestId('op-list');
       await list.getByText(`${site.url}/`).waitFor();
-      await page.getByTestId('studio-url').getByText(`${site.url}/`).waitFor();
+      // The remote page is clicked once it has loaded, as a person would wait for it.
+      const loaded = (address: string) => page.locator('[data-testid="studio-url"][data-state="complete"]', { hasText: address }).waitFor();
+      await loaded(`${site.url}/`);
 
       const canvas = page.getByLabel('Remote browser');
       const box = (await canvas.boundingBox())!;
@@ -742,14 +744,14 @@ describe('the studio page of the web app', () => {
       const row = await list.locator('.op-row').nth(1).textContent();
       expect(row).toContain('textbox "Username"');
       expect(row).toContain('"grace"');
-      await page.getByTestId('studio-url').getByText(`${site.url}/search`).waitFor();
+      await loaded(`${site.url}/search`);
       await page.screenshot({ path: join(SHOTS, '02-studio-recording.png'), fullPage: true });
 
       // The address bar (a navigate step), then Extract: name the field, pick the element.
       await page.getByLabel('Address').fill(`${site.url}/result?q=x&size=s&gift=false`);
       await page.getByRole('button', { name: 'Go', exact: true }).click();
       await list.getByText(`${site.url}/result?q=x&size=s&gift=false`).waitFor();
-      await page.getByTestId('studio-url').getByText(`${site.url}/result`).waitFor();
+      await loaded(`${site.url}/result`);
       await page.getByLabel('Output field').fill('summary');
       await page.getByRole('button', { name: 'Extract' }).click();
       await page.getByRole('button', { name: 'Click the element for "summary"' }).waitFor();
