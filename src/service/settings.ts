@@ -53,7 +53,7 @@ export interface HostedSettings {
    * database outage) gets its outcome. Default 30 (the engine's lease).
    */
   reconcileIntervalSeconds: number;
-  /** Seconds between the comment heartbeats of a quiet run stream (SVC_STREAM_HEARTBEAT). Default 15. */
+  /** Seconds between the comment heartbeats of a quiet run stream and the pings of the live sockets (SVC_STREAM_HEARTBEAT). Default 15. */
   streamHeartbeatSeconds: number;
   /** Egress allowlist entries (SVC_EGRESS_ALLOW): private destinations webhook deliveries may reach. Default none. */
   egressAllow: string[];

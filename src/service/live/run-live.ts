@@ -5,7 +5,7 @@ import type { RunScreencast, RunScreencastFrame } from '../../ports/studio.js';
 import { sessionFromCookie } from '../auth/guards.js';
 import type { ServiceDeps } from '../context.js';
 import { queueDispatch } from '../domain/dispatch.js';
-import { answerUpgrade, isRefusal, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from './upgrade.js';
+import { createUpgradeGate, FRAME_BACKLOG_BYTES, isRefusal, keepAlive, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from './upgrade.js';
 import type { FinishedStatus, InFlightRun, RunRegistry } from './run-registry.js';
 
 /**
@@ -37,8 +37,6 @@ export interface RunLive {
 }
 
 export const RUN_LIVE_PATH = /^\/api\/automations\/([^/]+)\/live\/?$/;
-/** Frames are dropped (not queued) while more than this many bytes wait in the viewer's socket. */
-export const RUN_FRAME_BACKLOG_BYTES = 512 * 1024;
 /** A viewer message larger than this closes the socket (1009); smaller ones are read and ignored. */
 const MAX_VIEWER_MESSAGE_BYTES = 4 * 1024;
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -78,9 +76,9 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
   const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_VIEWER_MESSAGE_BYTES, perMessageDeflate: false });
   const viewers = new Set<Viewer>();
-  /** Viewers admitted but not yet open, counted against the limits too. */
-  let pending: { orgId: string }[] = [];
-  const countOrg = (orgId: string) => [...viewers].filter((v) => v.orgId === orgId).length + pending.filter((p) => p.orgId === orgId).length;
+  // Viewers admitted but not yet open count against the limits too.
+  const gate = createUpgradeGate<Admitted>({ wss, admit, open: (ws, who) => serve(ws, who), logger, tag: 'run-live' });
+  const countOrg = (orgId: string) => [...viewers].filter((v) => v.orgId === orgId).length + gate.pending(orgId);
 
   async function admit(req: IncomingMessage): Promise<UpgradeRefusal | Admitted> {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -101,33 +99,9 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
       if (!execution || execution.automation_id !== automation.id) return { code: 'not_found', message: 'no such run of this automation' };
     }
     if (!options) return { code: 'not_ready', message: 'this service has no run screencast (createHostedService({runLive}))' };
-    if (viewers.size + pending.length >= maxViewers) return { code: 'rate_limited', message: `the run live view has ${maxViewers} viewers connected: try again when one closes` };
+    if (viewers.size + gate.pending() >= maxViewers) return { code: 'rate_limited', message: `the run live view has ${maxViewers} viewers connected: try again when one closes` };
     if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} run live viewers connected: close one first` };
     return { orgId: auth.org.id, automationId: automation.id, runId, cookie: req.headers.cookie };
-  }
-
-  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
-    (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    void admit(req).then(
-      (res) => {
-        if ('code' in res) return answerUpgrade(socket, res.code, res.message);
-        const slot = { orgId: res.orgId };
-        pending.push(slot);
-        // ws answers a malformed handshake itself (400) without calling back: the place is freed on close.
-        const free = () => (pending = pending.filter((p) => p !== slot));
-        socket.once('close', free);
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          socket.off('close', free);
-          free();
-          serve(ws, res);
-        });
-      },
-      (err) => {
-        logger.error(`[flowctl] [run-live] upgrade: ${(err as Error)?.stack ?? String(err)}`);
-        answerUpgrade(socket, 'internal_error', 'the upgrade could not be checked');
-      },
-    );
   }
 
   function serve(ws: WebSocket, who: Admitted): void {
@@ -154,6 +128,7 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
     };
     ws.on('close', teardown);
     ws.on('error', teardown);
+    keepAlive(ws, deps.settings.streamHeartbeatSeconds * 1000);
     // Read-only: whatever the viewer sends is read and dropped, never relayed to the run's page.
     ws.on('message', () => {});
 
@@ -176,7 +151,7 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
       const unsubscribe = options!.screencast.subscribe(run.run_id, (frame: RunScreencastFrame) => {
         if (ended || ws.readyState !== ws.OPEN) return;
         // No backlog: while the socket has not drained, frames are dropped.
-        if (ws.bufferedAmount > RUN_FRAME_BACKLOG_BYTES) return;
+        if (ws.bufferedAmount > FRAME_BACKLOG_BYTES) return;
         const m = frame.metadata ?? {};
         const width = typeof m.deviceWidth === 'number' ? Math.round(m.deviceWidth) : 0;
         const height = typeof m.deviceHeight === 'number' ? Math.round(m.deviceHeight) : 0;
@@ -267,7 +242,7 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
   }
 
   return {
-    upgrade,
+    upgrade: gate.upgrade,
     active: () => viewers.size,
     async dispose() {
       for (const v of [...viewers]) v.close(RUN_LIVE_CLOSE.shutdown, 'shutting down');

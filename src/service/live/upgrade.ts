@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { sessionFromCookie } from '../auth/guards.js';
 import type { ServiceDeps, SessionAuth } from '../context.js';
 import { SERVICE_STATUS_BY_CODE } from '../errors.js';
@@ -10,6 +11,9 @@ import { SERVICE_STATUS_BY_CODE } from '../errors.js';
  * Origin, then a valid session cookie. A refusal is answered over the raw socket as an ordinary HTTP
  * answer with a `{error, message}` body, and no upgrade happens.
  */
+
+/** Frames are dropped (not queued) while more than this many bytes wait in a viewer's socket. */
+export const FRAME_BACKLOG_BYTES = 512 * 1024;
 
 export interface UpgradeRefusal {
   code: string;
@@ -57,4 +61,83 @@ export function pathId(raw: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The upgrade of a live socket: `admit` checks the request (and the limits, counting `pending()`),
+ * then the socket is upgraded and `open` takes it; a refusal, or an `admit` that throws, is answered
+ * over the raw socket. An admitted socket counts as pending (against its org's limit too) until
+ * `open` has it, or until it closes (ws answers a malformed handshake itself without calling back).
+ */
+export interface UpgradeGate {
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Admitted sockets not yet open: all of them, or one org's. */
+  pending(orgId?: string): number;
+}
+
+export function createUpgradeGate<T extends { orgId: string }>(options: {
+  wss: WebSocketServer;
+  admit: (req: IncomingMessage) => Promise<UpgradeRefusal | T>;
+  open: (ws: WebSocket, admitted: T, req: IncomingMessage) => void;
+  logger: Pick<ServiceDeps['logger'], 'error'>;
+  /** The log line's tag: `studio`, `run-live`. */
+  tag: string;
+}): UpgradeGate {
+  let waiting: { orgId: string }[] = [];
+  return {
+    pending: (orgId) => (orgId === undefined ? waiting.length : waiting.filter((p) => p.orgId === orgId).length),
+    upgrade(req, socket, head) {
+      socket.on('error', () => socket.destroy());
+      (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+      void options.admit(req).then(
+        (res) => {
+          if (isRefusal(res)) return answerUpgrade(socket, res.code, res.message);
+          const slot = { orgId: res.orgId };
+          waiting.push(slot);
+          const free = () => (waiting = waiting.filter((p) => p !== slot));
+          socket.once('close', free);
+          options.wss.handleUpgrade(req, socket, head, (ws) => {
+            socket.off('close', free);
+            free();
+            options.open(ws, res, req);
+          });
+        },
+        (err) => {
+          options.logger.error(`[flowctl] [${options.tag}] upgrade: ${(err as Error)?.stack ?? String(err)}`);
+          answerUpgrade(socket, 'internal_error', 'the upgrade could not be checked');
+        },
+      );
+    },
+  };
+}
+
+/**
+ * Keep a live socket open through proxies that cut quiet connections, and find viewers that are
+ * gone without a close (a laptop lid shut, a dropped network): a protocol ping every `intervalMs`
+ * (browsers answer it themselves); a socket that has not answered the previous ping by the next one
+ * is terminated, which runs its close handlers. Returns the stop function (also called on close).
+ */
+export function keepAlive(ws: WebSocket, intervalMs: number): () => void {
+  let answered = true;
+  const onPong = () => {
+    answered = true;
+  };
+  ws.on('pong', onPong);
+  const timer = setInterval(() => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!answered) {
+      stop();
+      ws.terminate();
+      return;
+    }
+    answered = false;
+    ws.ping();
+  }, intervalMs);
+  timer.unref?.();
+  const stop = () => {
+    clearInterval(timer);
+    ws.off('pong', onPong);
+  };
+  ws.once('close', stop);
+  return stop;
 }

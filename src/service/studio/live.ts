@@ -6,7 +6,7 @@ import { isFlowError } from '../../errors.js';
 import type { StudioAction, StudioBrowser, StudioFileChooser, StudioInput, StudioPage, StudioViewport } from '../../ports/studio.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
 import { sessionFromCookie } from '../auth/guards.js';
-import { answerUpgrade as answer, isRefusal, originRefusal, upgradeSession } from '../live/upgrade.js';
+import { createUpgradeGate, FRAME_BACKLOG_BYTES, isRefusal, keepAlive, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from '../live/upgrade.js';
 import type { ServiceDeps } from '../context.js';
 import { orgSecretValues } from '../domain/publish.js';
 import { findOrgSecrets } from '../domain/secret-leak.js';
@@ -43,8 +43,6 @@ export interface LiveCapture {
 }
 
 export const LIVE_PATH = /^\/api\/authoring\/([^/]+)\/live\/?$/;
-/** Frames are dropped (not queued) while more than this many bytes wait in the socket. */
-export const FRAME_BACKLOG_BYTES = 512 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Viewer messages taken per second; more are dropped (one `rate_limited` error per second says so). */
 export const MAX_MESSAGES_PER_SECOND = 400;
@@ -109,6 +107,14 @@ function parseInput(m: Record<string, unknown>): StudioInput | string {
   return { type: 'text', text: m.text };
 }
 
+interface Admitted {
+  orgId: string;
+  automationId: string;
+  site: string;
+  userId: string;
+  cookie: string | undefined;
+}
+
 interface Live {
   ws: WebSocket;
   orgId: string;
@@ -124,12 +130,20 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
   const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
   const lives = new Set<Live>();
-  /** Sessions admitted but not yet open, counted against the limits too. */
-  let pending: { orgId: string }[] = [];
+  // Sessions admitted but not yet open count against the limits too.
+  const gate = createUpgradeGate<Admitted>({
+    wss,
+    admit,
+    open: (ws, who, req) => {
+      const query = new URL(req.url ?? '/', 'http://x').searchParams;
+      void run(ws, who, viewportOf(query.get('width'), query.get('height')), query.get('from_step') ?? undefined);
+    },
+    logger,
+    tag: 'studio',
+  });
+  const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + gate.pending(orgId);
 
-  const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + pending.filter((p) => p.orgId === orgId).length;
-
-  async function admit(req: IncomingMessage): Promise<{ code: string; message: string } | { orgId: string; automationId: string; site: string; userId: string; cookie: string | undefined }> {
+  async function admit(req: IncomingMessage): Promise<UpgradeRefusal | Admitted> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const match = LIVE_PATH.exec(path);
     if (!match) return { code: 'not_found', message: 'no WebSocket here (the studio is at /api/authoring/{id}/live)' };
@@ -138,12 +152,8 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     const auth = await upgradeSession(req, deps);
     if (isRefusal(auth)) return auth;
     if (auth.role !== 'owner') return { code: 'forbidden', message: 'only an owner of the org may capture' };
-    let id: string;
-    try {
-      id = decodeURIComponent(match[1]!);
-    } catch {
-      return { code: 'not_found', message: 'no such automation in this org' };
-    }
+    const id = pathId(match[1]!);
+    if (id === undefined) return { code: 'not_found', message: 'no such automation in this org' };
     const automation = await storage.automations.get(auth.org.id, id);
     const session = automation ? await storage.authoring.get(auth.org.id, id) : undefined;
     if (!automation || !session) return { code: 'not_found', message: 'no such automation in this org' };
@@ -156,34 +166,9 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       return { code: 'invalid_request', message: 'the automation\'s site is not an http(s) URL: set it first' };
     }
     if (!options) return { code: 'not_ready', message: 'this service has no studio browser (createHostedService({studio}))' };
-    if (lives.size + pending.length >= maxSessions) return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
+    if (lives.size + gate.pending() >= maxSessions) return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
     if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} live studio sessions open: close one first` };
     return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: req.headers.cookie };
-  }
-
-  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
-    (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    void admit(req).then(
-      (res) => {
-        if ('code' in res) return answer(socket, res.code, res.message);
-        const slot = { orgId: res.orgId };
-        pending.push(slot);
-        // ws answers a malformed handshake itself (400) without calling back: the place is freed on close.
-        const free = () => (pending = pending.filter((p) => p !== slot));
-        socket.once('close', free);
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          socket.off('close', free);
-          free();
-          const query = new URL(req.url ?? '/', 'http://x').searchParams;
-          void run(ws, res, viewportOf(query.get('width'), query.get('height')), query.get('from_step') ?? undefined);
-        });
-      },
-      (err) => {
-        logger.error(`[flowctl] [studio] upgrade: ${(err as Error)?.stack ?? String(err)}`);
-        answer(socket, 'internal_error', 'the upgrade could not be checked');
-      },
-    );
   }
 
   async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport, fromStep?: string): Promise<void> {
@@ -221,6 +206,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     };
     ws.on('close', () => void teardown());
     ws.on('error', () => void teardown());
+    keepAlive(ws, deps.settings.streamHeartbeatSeconds * 1000);
     touch();
 
     // Ops are appended one at a time, in the order the page reported them (re-record: at the drifted step).
@@ -558,7 +544,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
   }
 
   return {
-    upgrade,
+    upgrade: gate.upgrade,
     active: () => lives.size,
     async dispose() {
       for (const live of [...lives]) {
