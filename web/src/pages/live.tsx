@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Badge } from '../ui';
 import { Link } from '../router';
+import { frameDrawer } from '../frames';
 
 /**
  * The run live view (docs/hosted-api.md, "Run live view"): `GET /api/automations/{id}/live` (a
@@ -44,34 +45,10 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
     const query = runId ? `?run_id=${encodeURIComponent(runId)}` : '';
     const ws = new WebSocket(`${proto}//${window.location.host}/api/automations/${encodeURIComponent(automationId)}/live${query}`);
     let opened = false;
-    let pending: { data: string; width: number; height: number } | null = null;
-    let drawing = false;
-    let count = 0;
     // Only the newest frame is drawn; frames that arrive while one decodes replace each other.
-    const draw = () => {
-      const f = pending;
-      const canvas = canvasRef.current;
-      if (!f || !canvas) return;
-      pending = null;
-      drawing = true;
-      const img = new Image();
-      img.onload = () => {
-        if (f.width > 0 && f.height > 0 && (canvas.width !== f.width || canvas.height !== f.height)) {
-          canvas.width = f.width;
-          canvas.height = f.height;
-        }
-        canvas.getContext('2d')?.drawImage(img, 0, 0, canvas.width, canvas.height);
-        count += 1;
-        canvas.dataset.frames = String(count);
-        if (count === 1) setFrames(1);
-        drawing = false;
-        if (pending) draw();
-      };
-      img.onerror = () => {
-        drawing = false;
-      };
-      img.src = `data:image/jpeg;base64,${f.data}`;
-    };
+    const drawFrame = frameDrawer(() => canvasRef.current, (count) => {
+      if (count === 1) setFrames(1);
+    });
     ws.onopen = () => {
       opened = true;
     };
@@ -90,8 +67,7 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
           go('live', { runId: m.run_id, executionId: m.execution_id, status: 'running' });
           break;
         case 'frame':
-          pending = m;
-          if (!drawing) draw();
+          drawFrame(m);
           break;
         case 'run_finished':
           go('finished', { runId: m.run_id, status: m.status });

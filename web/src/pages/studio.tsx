@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, patch, post, type AuthoringSession, type Automation } from '../api';
 import { Badge, Card, Digest, Empty, ErrorBox, useAction } from '../ui';
 import { Link } from '../router';
+import { frameDrawer } from '../frames';
 
 /**
  * The studio (docs/hosted-api.md, "Studio (live capture)"): a remote Chromium at the automation's
@@ -140,30 +141,7 @@ export function StudioRecorder({
     const ws = new WebSocket(`${proto}//${window.location.host}/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`);
     wsRef.current = ws;
     let opened = false;
-    let pendingFrame: any = null;
-    let drawing = false;
-    const draw = () => {
-      const f = pendingFrame;
-      const canvas = canvasRef.current;
-      if (!f || !canvas) return;
-      pendingFrame = null;
-      drawing = true;
-      const img = new Image();
-      img.onload = () => {
-        const ctx = canvas.getContext('2d');
-        if (canvas.width !== f.width || canvas.height !== f.height) {
-          canvas.width = f.width;
-          canvas.height = f.height;
-        }
-        ctx?.drawImage(img, 0, 0, canvas.width, canvas.height);
-        drawing = false;
-        if (pendingFrame) draw();
-      };
-      img.onerror = () => {
-        drawing = false;
-      };
-      img.src = `data:image/jpeg;base64,${f.data}`;
-    };
+    const drawFrame = frameDrawer(() => canvasRef.current);
     ws.onmessage = (event) => {
       let m: any;
       try {
@@ -183,9 +161,8 @@ export function StudioRecorder({
           canvasRef.current?.focus();
           break;
         case 'frame':
-          pendingFrame = m;
           setFrames((n) => (n === 0 ? 1 : n));
-          if (!drawing) draw();
+          drawFrame(m);
           break;
         case 'op': {
           // At `index` (re-record: the drifted step's place), replacing the op there when `replaced`.
