@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { Viewer } from '../helpers/live-socket.js';
 import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
@@ -81,52 +81,6 @@ async function startSite() {
   await new Promise<void>((r) => state.server.listen(0, '127.0.0.1', r));
   state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
   return state;
-}
-
-/** A viewer on the studio's socket: every message kept, waits that end on a matching message. */
-class Viewer {
-  readonly messages: any[] = [];
-  readonly closed: Promise<number>;
-  private waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-  constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((r) => ws.once('close', (code) => r(code)));
-    ws.on('message', (data) => {
-      const m = JSON.parse(data.toString());
-      this.messages.push(m);
-      this.waiters = this.waiters.filter((w) => (w.pred(m) ? (w.resolve(m), false) : true));
-    });
-  }
-  static open(url: string, headers: Record<string, string>): Promise<Viewer> {
-    const ws = new WebSocket(url, { headers });
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new Viewer(ws)));
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-      ws.once('error', reject);
-    });
-  }
-  next(pred: (m: any) => boolean): Promise<any> {
-    const found = this.messages.find(pred);
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
-  }
-  send(m: unknown) {
-    this.ws.send(JSON.stringify(m));
-  }
-  click(p: { x: number; y: number }) {
-    this.send({ type: 'mouse', action: 'move', x: p.x, y: p.y });
-    this.send({ type: 'mouse', action: 'down', x: p.x, y: p.y, button: 'left', clickCount: 1 });
-    this.send({ type: 'mouse', action: 'up', x: p.x, y: p.y, button: 'left', clickCount: 1 });
-  }
-  loaded(path: string) {
-    return this.next((m) => m.type === 'loaded' && new URL(m.url).pathname === path);
-  }
-  close() {
-    this.ws.close();
-  }
-  /** What the viewer was told, frames left out. */
-  text() {
-    return JSON.stringify(this.messages.filter((m) => m.type !== 'frame'));
-  }
 }
 
 let h: HostedFixture;
@@ -303,7 +257,7 @@ describe('re-record at a drifted step', () => {
     for (const [step, words] of [['click_9', /has 5 operations/], ['fill_4', /is a click, not a fill/], ['bogus', /not a step id/]] as const) {
       const v = await Viewer.open(liveUrl(ids.automation, `from_step=${step}`), headers());
       expect(await v.next((m) => m.type === 'closed')).toMatchObject({ reason: 'invalid_request', message: expect.stringMatching(words) });
-      expect(await v.closed).toBe(4022);
+      expect((await v.closed).code).toBe(4022);
     }
 
     // The Name label is gone too: the replay stops at fill_2 with locator_drift; the capture is unchanged.
@@ -313,7 +267,7 @@ describe('re-record at a drifted step', () => {
     expect(failed).toMatchObject({ step: 2, of: 3, id: 'fill_2', code: 'locator_drift' });
     expect(failed.message).toMatch(/replay stopped at step fill_2/);
     expect(v.messages.filter((m) => m.type === 'replaying').map((m) => m.id)).toEqual(['navigate_1', 'fill_2']);
-    expect(await v.closed).toBe(4024);
+    expect((await v.closed).code).toBe(4024);
     expect(v.messages.some((m) => m.type === 'ready')).toBe(false);
     expect((await owner.call('GET', `/api/authoring/${ids.automation}`)).body.session.captured_ops).toEqual(before);
     site.version = 2;
@@ -322,7 +276,7 @@ describe('re-record at a drifted step', () => {
     expect((await owner.call('POST', `/api/authoring/${ids.token}/edit`)).status).toBe(200);
     const t = await Viewer.open(liveUrl(ids.token, 'from_step=extract_3'), headers());
     expect(await t.next((m) => m.type === 'replay_failed')).toMatchObject({ id: 'fill_2', code: 'secret_not_shown' });
-    expect(await t.closed).toBe(4024);
+    expect((await t.closed).code).toBe(4024);
     expect(t.text()).not.toContain(TOKEN);
   }, 90_000);
 

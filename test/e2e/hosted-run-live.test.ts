@@ -6,7 +6,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { refused, Viewer } from '../helpers/live-socket.js';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import { createTestToolContext } from '../../src/tools/testing-context.js';
 import type { RunWorker } from '../../src/service/worker.js';
@@ -92,61 +92,6 @@ async function startSite() {
       held = [];
     },
   };
-}
-
-/** A viewer on the live socket: every message kept, waits that end on a matching message. */
-class Viewer {
-  readonly messages: any[] = [];
-  readonly closed: Promise<{ code: number; reason: string }>;
-  private waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const m = JSON.parse(data.toString());
-      this.messages.push(m);
-      this.waiters = this.waiters.filter((w) => (w.pred(m) ? (w.resolve(m), false) : true));
-    });
-    this.closed = new Promise((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
-  }
-  static open(url: string, headers: Record<string, string>): Promise<Viewer> {
-    const ws = new WebSocket(url, { headers });
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new Viewer(ws)));
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-      ws.once('error', reject);
-    });
-  }
-  next(pred: (m: any) => boolean, already = true): Promise<any> {
-    const found = already ? this.messages.find(pred) : undefined;
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
-  }
-  frames() {
-    return this.messages.filter((m) => m.type === 'frame');
-  }
-  /** A round trip: every message sent before it has been read by the server. */
-  roundTrip(): Promise<void> {
-    return new Promise((r) => {
-      this.ws.once('pong', () => r());
-      this.ws.ping();
-    });
-  }
-}
-
-/** The upgrade's HTTP answer when it is refused (no upgrade happens). */
-async function refused(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-  const ws = new WebSocket(url, { headers });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => {
-      ws.close();
-      reject(new Error('the upgrade was accepted'));
-    });
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    ws.once('error', reject);
-  });
 }
 
 /** Create, capture and publish the form automation; its secret slot `token` reads the org secret. */

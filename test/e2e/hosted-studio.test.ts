@@ -5,7 +5,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { refused, Viewer } from '../helpers/live-socket.js';
 import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { createEgressGuard } from '../../src/tools/egress.js';
@@ -168,73 +168,6 @@ document.getElementById('done').addEventListener('click', () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-/** A viewer on the studio's socket: every message kept, waits that end on a matching message. */
-class Viewer {
-  readonly messages: any[] = [];
-  private waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const m = JSON.parse(data.toString());
-      this.messages.push(m);
-      this.waiters = this.waiters.filter((w) => (w.pred(m) ? (w.resolve(m), false) : true));
-    });
-  }
-  static open(url: string, headers: Record<string, string>): Promise<Viewer> {
-    const ws = new WebSocket(url, { headers });
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new Viewer(ws)));
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-      ws.once('error', reject);
-    });
-  }
-  next(pred: (m: any) => boolean, already = true): Promise<any> {
-    const found = already ? this.messages.find(pred) : undefined;
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
-  }
-  send(m: unknown) {
-    this.ws.send(JSON.stringify(m));
-  }
-  ops() {
-    return this.messages.filter((m) => m.type === 'op').map((m) => m.op);
-  }
-  async opCount(n: number) {
-    await this.next(() => this.ops().length >= n);
-    // Re-check on every later message until the count is reached.
-    while (this.ops().length < n) await this.next(() => true, false);
-    return this.ops();
-  }
-  click(p: { x: number; y: number }) {
-    this.send({ type: 'mouse', action: 'move', x: p.x, y: p.y });
-    this.send({ type: 'mouse', action: 'down', x: p.x, y: p.y, button: 'left', clickCount: 1 });
-    this.send({ type: 'mouse', action: 'up', x: p.x, y: p.y, button: 'left', clickCount: 1 });
-  }
-  /** The page at `path` has its DOM (the capture script listens), or with `complete`, its frames too. */
-  loaded(path: string, complete = false) {
-    return this.next((m) => m.type === 'loaded' && new URL(m.url).pathname === path && (!complete || m.complete === true));
-  }
-  close() {
-    this.ws.close();
-  }
-}
-
-/** The upgrade's HTTP answer when it is refused (no upgrade happens). */
-async function refused(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-  const ws = new WebSocket(url, { headers });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => {
-      ws.close();
-      reject(new Error('the upgrade was accepted'));
-    });
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    ws.once('error', reject);
-  });
 }
 
 let h: HostedFixture;
