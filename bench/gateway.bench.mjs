@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { GREET_FLOW, median, percentile, writeSection } from './results.mjs';
+import { GREET_FLOW, median, percentile, publishSpec, writeSection } from './results.mjs';
 
 const CONNECTIONS = 16;
 const WARMUP_S = 1;
@@ -69,13 +69,8 @@ async function child([store, role, schema, dispatch]) {
     fetch: async (req, env) => {
       const path = new URL(req.url).pathname;
       if (path === '/bench/publish') {
-        // The automation as publish leaves it: live version = the compiled flow.
         const { org_id, user_id } = await req.json();
-        const digest = await engine.putSpec(r.spec);
-        const now = new Date().toISOString();
-        const id = crypto.randomUUID();
-        await storage.automations.create({ id, org_id, name: 'greet', task: 'Greet', site: 'https://example.com/', mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
-        await storage.versions.add({ automation_id: id, org_id, flow_digest: digest, created_at: now, created_by: user_id });
+        const { digest } = await publishSpec({ engine, storage }, { orgId: org_id, userId: user_id, name: 'greet', spec: r.spec });
         return Response.json({ digest });
       }
       if (path.startsWith('/flows') || path.startsWith('/runs')) return launcher.fetch(req, env);

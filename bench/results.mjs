@@ -56,3 +56,17 @@ steps:
 output:
   greeting: \${steps.shape.output.value.greeting}
 `;
+
+/**
+ * Publish a compiled FlowSpec as an automation, as publish leaves it (status published, live version =
+ * the spec): for flows the studio cannot capture (pure ones), written straight to the service's
+ * storage. Resolves with the automation id and digest.
+ */
+export async function publishSpec({ engine, storage }, { orgId, userId, name, spec, site = 'https://example.com/' }) {
+  const digest = await engine.putSpec(spec);
+  const now = new Date().toISOString();
+  const id = crypto.randomUUID();
+  await storage.automations.create({ id, org_id: orgId, name, task: name, site, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+  await storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
+  return { id, digest };
+}

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { GREET_FLOW, median, writeSection } from './results.mjs';
+import { GREET_FLOW, median, publishSpec, writeSection } from './results.mjs';
 
 const databaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
 const MAIN = fileURLToPath(new URL('../examples/hosted-service/main.mjs', import.meta.url));
@@ -168,11 +168,7 @@ output:
     for (const [name, yaml] of Object.entries(flows)) {
       const r = compile(yaml, { file: `${name}.yaml`, tools });
       if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
-      const digest = await engine.putSpec(r.spec);
-      const now = new Date().toISOString();
-      const id = crypto.randomUUID();
-      await storage.automations.create({ id, org_id: signup.org.id, name, task: name, site: `${siteOrigin}/`, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
-      await storage.versions.add({ automation_id: id, org_id: signup.org.id, flow_digest: digest, created_at: now, created_by: signup.user.id });
+      await publishSpec({ engine, storage }, { orgId: signup.org.id, userId: signup.user.id, name, spec: r.spec, site: `${siteOrigin}/` });
     }
   } finally {
     await engineStorage.dispose();
