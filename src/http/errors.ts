@@ -41,7 +41,12 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   // A secret input's reference does not resolve (checked before the run is created: no run started).
   secret_not_found: 422,
   engine_disposed: 503,
+  // The store cannot be reached right now (a database restart, failover, network): retry shortly.
+  db_unreachable: 503,
 };
+
+/** Seconds a client is told to wait (`Retry-After`) on 503 `db_unreachable`: a database restart takes a few. */
+export const DB_UNREACHABLE_RETRY_AFTER_SECONDS = 2;
 
 /** Error body styles the engine's documents name: `{error, message}`, and `{code, message}` for replay. */
 export type ErrorStyle = 'error' | 'code';
@@ -55,6 +60,10 @@ export interface HttpErrorInfo {
 
 /** Classify any thrown value. Non-FlowErrors are bugs: their text is not sent to the client. */
 export function httpErrorInfo(err: unknown): HttpErrorInfo {
+  if (isFlowError(err, 'db_unreachable')) {
+    // The store's message names the database's host, port, database and user: logged, never sent.
+    return { status: 503, code: err.code, message: '[flowctl] [launcher] the run store cannot be reached right now: retry shortly' };
+  }
   if (isFlowError(err)) {
     return { status: HTTP_STATUS_BY_CODE[err.code] ?? 500, code: err.code, message: err.message, data: err.data };
   }
@@ -88,6 +97,7 @@ export function errorResponse(err: unknown, style: ErrorStyle = 'error', headers
     body = { error: info.code, message: info.message };
   }
   if (issues) body.issues = issues;
+  if (info.code === 'db_unreachable') headers = { 'retry-after': String(DB_UNREACHABLE_RETRY_AFTER_SECONDS), ...headers };
   return jsonResponse(info.status, body, headers);
 }
 

@@ -180,3 +180,33 @@ describe('sql storage: PGlite data folder', () => {
     }
   });
 });
+
+describe('the REST launcher over an unreachable Postgres', () => {
+  it('answers 503 db_unreachable with Retry-After, and names neither the host nor the user (they go to the log)', async () => {
+    const { createEngine } = await import('../../../src/engine/engine.js');
+    const { createLauncher } = await import('../../../src/engine/launcher.js');
+    const { compileFlow } = await import('../../../src/flow/compile.js');
+    const { builtinTools } = await import('../../../src/tools/builtins/index.js');
+    const { createToolRegistry } = await import('../../../src/tools/registry.js');
+    const { parse } = await import('yaml');
+    const port = await closedPort();
+    const storage = createSqlStorage({ databaseUrl: `postgres://flow_user@127.0.0.1:${port}/flow_db` });
+    const tools = createToolRegistry(builtinTools());
+    const compiled = compileFlow(parse('name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args: {template: hi}\noutput:\n  text: ${steps.t.output.text}\n'), { file: 'hi.yaml', tools });
+    if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
+    const logged: string[] = [];
+    const launcher = createLauncher({ engine: createEngine({ storage, tools }), flows: [{ name: 'hi', spec: compiled.spec }], logger: { error: (m: string, f?: unknown) => logged.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, info: () => {} } as never });
+    try {
+      for (const req of [new Request('http://127.0.0.1/runs/00000000-0000-4000-8000-000000000000'), new Request('http://127.0.0.1/flows/hi/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"inputs": {}}' })]) {
+        const res = await launcher.fetch(req);
+        const text = await res.text();
+        expect([res.status, JSON.parse(text).error, res.headers.get('retry-after')], text).toEqual([503, 'db_unreachable', '2']);
+        expect(text).not.toContain('127.0.0.1');
+        expect(text).not.toContain('flow_user');
+      }
+      expect(logged.join('\n')).toContain(`127.0.0.1:${port}`);
+    } finally {
+      await storage.dispose();
+    }
+  });
+});
