@@ -104,19 +104,13 @@ export async function migrateSet(db: Kysely<any>, schema: string | undefined, se
   }
   await refuseNewerMigrations(db, schema, set);
   const migrator = new Migrator({
-    db,
+    db: withOwnSchemaIntrospection(db, schema),
     provider: { getMigrations: async () => ({ ...set.migrations }) },
     migrationTableName: set.table,
     migrationLockTableName: set.lockTable,
     migrationTableSchema: schema,
   });
-  let { error, results } = await migrator.migrateToLatest();
-  // kysely's Migrator looks for its tables by introspecting every schema of the database; a schema
-  // another process drops meanwhile (tests, tenants) fails that look-up with 3F000 naming that schema.
-  // Nothing was applied then: try again (bounded).
-  for (let i = 0; i < 5 && error !== undefined && otherSchemaVanished(error, schema); i++) {
-    ({ error, results } = await migrator.migrateToLatest());
-  }
+  const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) {
       await refuseNewerMigrations(db, schema, set);
@@ -126,10 +120,35 @@ export async function migrateSet(db: Kysely<any>, schema: string | undefined, se
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-function otherSchemaVanished(err: unknown, schema: string | undefined): boolean {
-  if (errorCode(err) !== '3F000' || !(err instanceof Error)) return false;
-  const named = /schema "([^"]+)" does not exist/.exec(err.message)?.[1];
-  return named !== undefined && named !== schema;
+/**
+ * `db` as kysely's Migrator sees it: its introspection (which the Migrator uses only to ask whether
+ * its schema and tables exist) reads the catalogs for the migration schema alone. kysely's own
+ * introspector reads every table of every schema, calling `has_schema_privilege` and
+ * `pg_get_serial_sequence` by name, which fail with 3F000 when another session drops any schema
+ * during the query (test suites, tenant schemas): a migration then failed for a schema it never
+ * touched. Everything else is `db` itself.
+ */
+function withOwnSchemaIntrospection(db: Kysely<any>, schema: string | undefined): Kysely<any> {
+  const inSchema = schema === undefined ? sql`n.nspname = any (current_schemas(false))` : sql`n.nspname = ${schema}`;
+  const getTables = async () => {
+    const { rows } = await sql<{ name: string; schema: string; is_view: boolean }>`
+      select c.relname as name, n.nspname as schema, c.relkind = 'v' as is_view
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p', 'v', 'f') and ${inSchema}`.execute(db);
+    return rows.map((t) => ({ name: t.name, schema: t.schema, isView: t.is_view, columns: [] }));
+  };
+  const introspection = {
+    getSchemas: async () => (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(db)).rows.map((r) => ({ name: r.name })),
+    getTables,
+    getMetadata: async () => ({ tables: await getTables() }),
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** Whether every migration of the set is applied (readiness checks). */
