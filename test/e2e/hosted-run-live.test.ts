@@ -63,6 +63,7 @@ document.getElementById('name').addEventListener('input', (e) => {
 async function startSite() {
   const reports: any[] = [];
   let held: ServerResponse[] = [];
+  let open = false;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/form') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(formPage);
@@ -76,6 +77,7 @@ async function startSite() {
       return;
     }
     if (url.pathname === '/hold') {
+      if (open) return res.writeHead(200, { 'content-type': 'text/plain' }).end('released');
       held.push(res);
       return;
     }
@@ -90,6 +92,11 @@ async function startSite() {
     release() {
       for (const res of held) res.writeHead(200, { 'content-type': 'text/plain' }).end('released');
       held = [];
+    },
+    /** Release what is held and answer every later hold at once (true), or hold again (false). */
+    setOpen(value: boolean) {
+      open = value;
+      if (value) this.release();
     },
   };
 }
@@ -173,7 +180,8 @@ let decoder: Page;
 
 beforeAll(async () => {
   site = await startSite();
-  h = await startHosted();
+  // Schedules may fire every second here (the schedule test).
+  h = await startHosted({ minCronIntervalSeconds: 1 });
   wsBase = h.url.replace(/^http/, 'ws');
   owner = new Client(h.url);
   member = new Client(h.url);
@@ -346,6 +354,37 @@ describe('watching a sync gateway run', () => {
     expect((await viewer.closed).code).toBe(1000);
     expect(viewer.frames()).toEqual([]);
   });
+});
+
+describe('watching a scheduled run', () => {
+  it('a schedule fire in sync dispatch executes here and is shown: run_started (dispatch schedule), its frames, run_finished', async () => {
+    const viewer = await Viewer.open(`${wsBase}/api/automations/${form.id}/live`, { origin: h.url, cookie: `svc_session=${member.cookie}` });
+    await viewer.next((m) => m.type === 'waiting');
+    const schedule = (await owner.call('POST', `/api/automations/${form.id}/schedules`, { cron: '* * * * * *' })).body.schedule;
+    expect(schedule?.id, 'the schedule was created').toEqual(expect.any(String));
+    const started = await viewer.next((m) => m.type === 'run_started');
+    expect((await owner.call('DELETE', `/api/schedules/${schedule.id}`)).status).toBe(204);
+    expect(started.dispatch).toBe('schedule');
+    const execution = (await owner.call('GET', `/api/executions/${started.execution_id}`)).body.execution;
+    expect([execution.dispatch, execution.run_id]).toEqual(['schedule', started.run_id]);
+    const frame = await viewer.next((m) => m.type === 'frame');
+    expect(frame.run_id).toBe(started.run_id);
+    // Let this run (and any fire of the second before the delete) finish.
+    site.setOpen(true);
+    try {
+      expect(await viewer.next((m) => m.type === 'run_finished')).toEqual({ type: 'run_finished', run_id: started.run_id, status: 'succeeded' });
+      expect((await viewer.closed).code).toBe(1000);
+      await waitUntil(
+        async () => {
+          const list = (await owner.call('GET', `/api/executions?limit=200&flow=${form.name}`)).body.executions as { dispatch: string; status: string }[];
+          return list.filter((e) => e.dispatch === 'schedule').every((e) => ['succeeded', 'failed', 'canceled'].includes(e.status));
+        },
+        { what: 'every scheduled run of the form to end' },
+      );
+    } finally {
+      site.setOpen(false);
+    }
+  }, 180_000);
 });
 
 describe('the web app', () => {

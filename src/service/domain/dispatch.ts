@@ -233,6 +233,8 @@ export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: 
   }
   const execution: ExecutionRecord = executionRow(deps, target, started.run_id, via, 'running');
   await deps.storage.executions.create(execution);
+  // It executes in this process: the run live view shows it until finishRun records its end.
+  deps.liveRuns?.started({ run_id: execution.run_id, execution_id: execution.id, org_id: execution.org_id, automation_id: execution.automation_id, dispatch: via.kind, started_at: execution.created_at });
   return execution;
 }
 
@@ -244,6 +246,8 @@ export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, s
   }
   const run = (await engine.getRun(execution.run_id))!;
   await recordOutcome(deps, execution, run);
+  // After the outcome is recorded, as for sync runs (a run this process does not show is not there).
+  deps.liveRuns?.finished(execution.run_id, run.status === 'succeeded' || run.status === 'canceled' ? run.status : 'failed');
   return run;
 }
 
