@@ -6,7 +6,10 @@
 // - drag -> captured op: an HTML5 drag (down, 10 moves, up) relayed with CDP drag events until its `op`;
 // - upload -> captured op: a file chooser answered with 1 MiB and 10 MiB over the socket (chunks of
 //   40 KiB, base64) until the `upload` op (the file given to the input and stored in the session);
-// - frames: frames per second and KiB per frame while a page animates, at two viewport sizes.
+// - frames: frames per second and KiB per frame while a page animates, at two viewport sizes;
+// - input latency: a click sent over the socket until the page's own mousedown event (the page stamps
+//   it with its wall clock; one click at a time, each captured before the next, performance.timeOrigin + now(), and reports it to the site), side by side
+//   with the same click sent by Playwright straight to a local Chromium (what a user would script).
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
@@ -26,8 +29,22 @@ const DRAGS = QUICK ? 5 : 20;
 const UPLOADS = QUICK ? 2 : 5;
 const loadAtStart = os.loadavg()[0];
 
+/** Page-side mousedown stamps (ms, wall clock), reported by the /input page. */
+const marks = [];
+let markWaiter;
+const nextMark = () => new Promise((r) => (markWaiter = r));
+const wallNow = () => performance.timeOrigin + performance.now();
+
 const site = createServer((req, res) => {
+  if (req.url.startsWith('/mark?')) {
+    const t = Number(new URL(req.url, 'http://x').searchParams.get('t'));
+    marks.push(t);
+    markWaiter?.(t);
+    return res.writeHead(204).end();
+  }
   res.writeHead(200, { 'content-type': 'text/html' });
+  if (req.url.startsWith('/input')) return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px"></div>
+<script>document.getElementById('b').addEventListener('mousedown', () => { const t = performance.timeOrigin + performance.now(); fetch('/mark?t=' + t); });</script></body></html>`);
   // A still page (frames come only when it changes): each click paints the block another colour.
   if (req.url.startsWith('/still')) return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px;background:#fff"></div>
 <script>let n = 0; const b = document.getElementById('b'); b.addEventListener('mousedown', () => { b.style.background = ['#4f46e5', '#f59e0b', '#10b981'][n++ % 3]; });</script></body></html>`);
@@ -138,6 +155,44 @@ const changeMs = [];
   await new Promise((r) => v.ws.once('close', r));
 }
 
+// Click sent -> the page's mousedown event: through the studio's socket, then Playwright direct.
+const inputMs = [];
+{
+  const v = open(800, 600);
+  await v.next((m) => m.type === 'loaded' && m.complete);
+  const loaded = v.next((m) => m.type === 'loaded' && m.complete && m.url.includes('/input'));
+  v.send({ type: 'navigate', url: `${siteUrl}input` });
+  await loaded;
+  for (let i = 0; i < CLICKS; i++) {
+    const mark = nextMark();
+    // At a person's pace: the previous click is captured (its op stored) before the next is sent.
+    const captured = v.next((m) => m.type === 'op' && m.op.kind === 'click');
+    const sent = wallNow();
+    v.send({ type: 'mouse', action: 'down', x: 400, y: 300, button: 'left', clickCount: 1 });
+    v.send({ type: 'mouse', action: 'up', x: 400, y: 300, button: 'left', clickCount: 1 });
+    inputMs.push((await mark) - sent);
+    await captured;
+  }
+  v.ws.close();
+  await new Promise((r) => v.ws.once('close', r));
+}
+const directMs = [];
+{
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  await page.goto(`${siteUrl}input`);
+  for (let i = 0; i < CLICKS; i++) {
+    await page.mouse.move(400, 300);
+    const mark = nextMark();
+    const sent = wallNow();
+    await page.mouse.down();
+    await page.mouse.up();
+    directMs.push((await mark) - sent);
+  }
+  await browser.close();
+}
+
 const dragMs = [];
 const uploads = [];
 {
@@ -208,6 +263,9 @@ const body = `
 | session open: upgrade -> first frame | ${f(median(toFrame))} ms | ${f(percentile(toFrame, 95))} ms |
 | click -> captured \`op\` message (stored in the session), ${CLICKS} clicks | ${f(median(clickMs))} ms | ${f(percentile(clickMs, 95))} ms (p99 ${f(percentile(clickMs, 99))} ms) |
 | click in the canvas -> first frame showing the page's change, in the client (still page), ${CLICKS} clicks | ${f(median(changeMs))} ms | ${f(percentile(changeMs, 95))} ms (p99 ${f(percentile(changeMs, 99))} ms) |
+| **input latency**: click sent over the studio socket -> the page's mousedown event (page clock), ${CLICKS} clicks | ${f(median(inputMs))} ms | ${f(percentile(inputMs, 95))} ms (p99 ${f(percentile(inputMs, 99))} ms) |
+| the same click by Playwright straight to a local Chromium (\`page.mouse.down\`) -> the page's event | ${f(median(directMs))} ms | ${f(percentile(directMs, 95))} ms (p99 ${f(percentile(directMs, 99))} ms) |
+| ratio studio / Playwright direct (medians, same run) | ${(median(inputMs) / median(directMs)).toFixed(2)} | |
 | HTML5 drag (down, 10 moves, up) -> captured \`drag\` op, ${DRAGS} drags | ${f(median(dragMs))} ms | ${f(percentile(dragMs, 95))} ms |
 ${uploads.map((u) => `| upload of ${u.mib} MiB over the socket -> captured \`upload\` op (given to the input, stored), ${UPLOADS} uploads | ${f(median(u.times))} ms | ${f(percentile(u.times, 95))} ms |`).join('\n')}
 
