@@ -114,23 +114,24 @@ export function createUpgradeGate<T extends { orgId: string }>(options: {
 /**
  * Keep a live socket open through proxies that cut quiet connections, and find viewers that are
  * gone without a close (a laptop lid shut, a dropped network): a protocol ping every `intervalMs`
- * (browsers answer it themselves); a socket that has not answered the previous ping by the next one
- * is terminated, which runs its close handlers. Returns the stop function (also called on close).
+ * (browsers answer it themselves). A socket that has answered none of the last two pings by the next
+ * tick is terminated, which runs its close handlers (two, so that a stalled event loop on either
+ * side never drops a live viewer). Returns the stop function (also called on close).
  */
 export function keepAlive(ws: WebSocket, intervalMs: number): () => void {
-  let answered = true;
+  let unanswered = 0;
   const onPong = () => {
-    answered = true;
+    unanswered = 0;
   };
   ws.on('pong', onPong);
   const timer = setInterval(() => {
     if (ws.readyState !== ws.OPEN) return;
-    if (!answered) {
+    if (unanswered >= 2) {
       stop();
       ws.terminate();
       return;
     }
-    answered = false;
+    unanswered += 1;
     ws.ping();
   }, intervalMs);
   timer.unref?.();
