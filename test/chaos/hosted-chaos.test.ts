@@ -22,6 +22,7 @@ import { clusterQuery, findPgBinaries, startPrivateCluster, type PgBinaries, typ
 import { publishPureAutomation } from '../helpers/pure-automation.js';
 import { prng, testSeed } from '../helpers/seeded.js';
 import { waitUntil } from '../helpers/wait.js';
+import { holdFlow } from '../helpers/hold-flow.js';
 
 /**
  * Chaos test of the split hosted service (docs/deploy.md, "Database outage"): two API processes
@@ -49,28 +50,7 @@ const QUEUE_TIMEOUT_S = 40;
 const LANE_CAP = 400;
 const SEED = testSeed(19);
 
-const HOLD_FLOW = `
-name: hold
-description: Ask a loopback endpoint that answers when the test lets it, then greet.
-inputs:
-  url: {type: string}
-  n: {type: integer}
-steps:
-  - id: ask
-    tool: http/request@1
-    args:
-      url: \${inputs.url}
-      expect_status: [200]
-    timeout_ms: 300000
-  - id: greet
-    tool: core/template@1
-    args:
-      template: "run {{ n }} done"
-      values:
-        n: \${inputs.n}
-output:
-  text: \${steps.greet.output.text}
-`;
+const HOLD_FLOW = holdFlow(300_000);
 
 const PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chaos</title></head><body><h1 id="t">chaos page</h1></body></html>';
 

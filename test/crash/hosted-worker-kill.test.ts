@@ -19,6 +19,7 @@ import type { ToolRegistry } from '../../src/tools/types.js';
 import { Client } from '../helpers/hosted.js';
 import { bundleChildScript, describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
+import { holdFlow } from '../helpers/hold-flow.js';
 
 /**
  * The kill test of queue dispatch (docs/hosted-api.md, "Queue dispatch"): this process is the API
@@ -68,28 +69,7 @@ process.on('SIGTERM', async () => {
 });
 `;
 
-const HOLD_FLOW = `
-name: hold
-description: Ask a loopback endpoint that answers when the test lets it, then greet.
-inputs:
-  url: {type: string}
-  n: {type: integer}
-steps:
-  - id: ask
-    tool: http/request@1
-    args:
-      url: \${inputs.url}
-      expect_status: [200]
-    timeout_ms: 120000
-  - id: greet
-    tool: core/template@1
-    args:
-      template: "run {{ n }} done"
-      values:
-        n: \${inputs.n}
-output:
-  text: \${steps.greet.output.text}
-`;
+const HOLD_FLOW = holdFlow(120_000);
 
 function readyLine(child: ChildProcess, stderr: () => string): Promise<void> {
   return new Promise((resolve, reject) => {
