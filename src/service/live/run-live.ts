@@ -10,9 +10,9 @@ import type { FinishedStatus, InFlightRun, RunRegistry } from './run-registry.js
 
 /**
  * The run live view (docs/hosted-api.md, "Run live view"): `GET /api/automations/{id}/live` upgraded
- * to a WebSocket that relays, read-only, the screencast of a synchronous run of the automation in
- * flight in this process (gateway or MCP in sync dispatch), as JSON frames, and closes when that run
- * ends. Before the upgrade: an allowlisted Origin, a valid session cookie (any member), and the
+ * to a WebSocket that relays, read-only, the screencast of a run of the automation executing in this
+ * process (gateway or MCP in sync dispatch, a studio test run, a schedule fire in sync dispatch), as
+ * JSON frames, and closes when that run ends. Before the upgrade: an allowlisted Origin, a valid session cookie (any member), and the
  * automation (and the `run_id` asked for) in the caller's org; otherwise an HTTP answer and no upgrade.
  * Nothing the viewer sends reaches the run's page.
  */
@@ -166,7 +166,7 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
 
     /** Wait for the next sync run of the automation in this process. */
     const wait = () => {
-      send({ type: 'waiting', automation_id: automationId, message: 'no run of this automation is in flight here: the next synchronous run (gateway, MCP) is shown when it starts' });
+      send({ type: 'waiting', automation_id: automationId, message: 'no run of this automation is executing here: the next one (a gateway or MCP call in sync dispatch, a studio test run, a schedule fire) is shown when it starts' });
       idle = setTimeout(() => {
         send({ type: 'closed', reason: 'idle', message: `no run started for ${Math.round(idleTimeoutMs / 1000)} s: the view was closed` });
         viewer.close(RUN_LIVE_CLOSE.idle, 'idle');
@@ -221,7 +221,7 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
           noFrames(
             queued
               ? 'this run was queue-dispatched: it executes on a worker and relays no frames. Follow it on the run stream (GET /api/runs/{id}/stream)'
-              : 'this run is not executing in this process (another process of the service runs it, or it is not a synchronous run): no frames here. Follow it on the run stream (GET /api/runs/{id}/stream)',
+              : 'this run is not executing in this process (another process of the service runs it, or it was queued to a worker): no frames here. Follow it on the run stream (GET /api/runs/{id}/stream)',
             who.runId,
           );
         },

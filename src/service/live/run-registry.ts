@@ -1,9 +1,9 @@
 import type { DispatchKind } from '../../ports/service-storage.js';
 
 /**
- * The synchronous runs in flight in this process, by automation (docs/hosted-api.md, "Run live
- * view"): sync dispatch registers a run as soon as its engine run id exists and removes it once the
- * run ended and its outcome is recorded. The run live view finds a run to show here, and waits here
+ * The runs executing in this process, by automation (docs/hosted-api.md, "Run live view"): sync
+ * dispatch (and a schedule fire in sync dispatch) registers a run as soon as its engine run id exists
+ * and removes it once the run ended and its outcome is recorded. The run live view finds a run to show here, and waits here
  * for the next one. In-process only: another process's runs (or a queue worker's) are never in it.
  */
 
@@ -20,7 +20,7 @@ export interface InFlightRun {
 export type FinishedStatus = 'succeeded' | 'failed' | 'canceled';
 
 export interface RunRegistry {
-  /** A sync run of `automation_id` has its run id (called once per run). */
+  /** A run of `automation_id` executing here has its run id (called once per run). */
   started(run: InFlightRun): void;
   /** The run ended (its outcome recorded): listeners are told, then it is forgotten. */
   finished(runId: string, status: FinishedStatus): void;

@@ -119,7 +119,7 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
               <span>Connecting…</span>
             ) : state === 'waiting' ? (
               <span>
-                No run of this automation is in flight. The next synchronous run (gateway or MCP) appears here as it starts.
+                No run of this automation is in flight here. The next one (a gateway or MCP call, a test run or a schedule fire) appears as it starts.
               </span>
             ) : state === 'live' ? (
               <span>The run started; waiting for its page…</span>
