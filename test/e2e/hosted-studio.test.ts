@@ -508,6 +508,55 @@ describe('locator quality', () => {
   }, 120_000);
 });
 
+describe('keepalive of the live sockets', () => {
+  it('a viewer that answers no pings is dropped (1006) and frees its studio session and its run live view place; one that answers stays', async () => {
+    // Pings every second here; the run live view has one place per org and no frames source (only
+    // the sockets are under test).
+    const k = await startHosted({ streamHeartbeatSeconds: 1 }, { studio: { browser: studio }, runLive: { screencast: { subscribe: () => () => {} }, maxViewersPerOrg: 1 } }, { browser: false });
+    const opened: Viewer[] = [];
+    try {
+      const o = new Client(k.url);
+      await o.signup('keepalive@example.test', 'correct horse battery', 'Keepalive');
+      const a = (await o.call('POST', '/api/automations', { name: 'keepalive', site: `${site.url}/`, task: 'x' })).body.automation;
+      const ws = k.url.replace(/^http/, 'ws');
+      const headers = { origin: k.url, cookie: `svc_session=${o.cookie}` };
+
+      // The studio: a deaf viewer and one that answers, side by side.
+      const before = studio.openPages();
+      const deaf = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers, { autoPong: false });
+      const polite = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers);
+      opened.push(deaf, polite);
+      await deaf.next((m) => m.type === 'ready');
+      await polite.next((m) => m.type === 'ready');
+      expect(studio.openPages()).toBe(before + 2);
+      expect((await deaf.closed).code).toBe(1006);
+      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before + 1);
+      await polite.pings(2);
+      expect(polite.ws.readyState).toBe(polite.ws.OPEN);
+      polite.close();
+      await polite.closed;
+      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before);
+
+      // The run live view: the deaf viewer holds the org's one place until it is dropped.
+      const url = `${ws}/api/automations/${a.id}/live`;
+      const deafView = await Viewer.open(url, headers, { autoPong: false });
+      opened.push(deafView);
+      await deafView.next((m) => m.type === 'waiting');
+      const full = await refused(url, headers);
+      expect([full.status, full.body.error]).toEqual([429, 'rate_limited']);
+      expect((await deafView.closed).code).toBe(1006);
+      const next = await Viewer.open(url, headers);
+      opened.push(next);
+      await next.next((m) => m.type === 'waiting');
+      await next.pings(3);
+      expect(next.ws.readyState).toBe(next.ws.OPEN);
+    } finally {
+      for (const v of opened) v.ws.terminate();
+      await k.close();
+    }
+  }, 120_000);
+});
+
 describe('limits and refusals', () => {
   it('the process-wide cap, the idle close (which frees the place and the browser context), new tabs and frames refused', async () => {
     let shown: Viewer | undefined;

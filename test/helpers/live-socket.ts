@@ -20,9 +20,9 @@ export class Viewer {
     });
   }
 
-  /** Open `url`; rejects with `{status}` when the upgrade is refused. */
-  static open(url: string, headers: Record<string, string>): Promise<Viewer> {
-    const ws = new WebSocket(url, { headers });
+  /** Open `url`; rejects with `{status}` when the upgrade is refused. `options`: ws client options (`autoPong`). */
+  static open(url: string, headers: Record<string, string>, options: WebSocket.ClientOptions = {}): Promise<Viewer> {
+    const ws = new WebSocket(url, { ...options, headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Viewer(ws)));
       ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
@@ -74,6 +74,20 @@ export class Viewer {
     return new Promise((r) => {
       this.ws.once('pong', () => r());
       this.ws.ping();
+    });
+  }
+
+  /** Resolves once `n` pings of the service have arrived from now on. */
+  pings(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      let seen = 0;
+      const on = () => {
+        if (++seen >= n) {
+          this.ws.off('ping', on);
+          resolve();
+        }
+      };
+      this.ws.on('ping', on);
     });
   }
 
