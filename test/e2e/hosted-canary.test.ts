@@ -32,6 +32,7 @@ import { byteFormsIn, canaryByteForms, canaryForms, copyEscaped, formsIn, makeCa
 import { dropSchema, pgQuery, TEST_DATABASE_URL, uniqueSchemaName } from '../helpers/postgres.js';
 import { testSeed } from '../helpers/seeded.js';
 import { waitUntil } from '../helpers/wait.js';
+import { imageRegions } from '../helpers/image-pixels.js';
 
 /**
  * The hosted secret canary (issue 19; docs/hosted-api.md, "Security tests"). One org secret, a long
@@ -528,30 +529,19 @@ async function checkScreenshots(shots: { png: Uint8Array; afterNameFill: boolean
     const box = async (sel: string) => (await page.locator(sel).boundingBox())!;
     const fields = { pw: await box('#pw'), name: await box('#name') };
     for (const [i, shot] of shots.entries()) {
-      const stats = await page.evaluate(
-        async ({ b64, fields }) => {
-          const img = new Image();
-          img.src = `data:image/png;base64,${b64}`;
-          await img.decode();
-          const canvas = document.createElement('canvas');
-          canvas.width = img.width;
-          canvas.height = img.height;
-          const ctx = canvas.getContext('2d')!;
-          ctx.drawImage(img, 0, 0);
-          const region = (r: { x: number; y: number; width: number; height: number }) => {
-            const d = ctx.getImageData(Math.ceil(r.x) + 1, Math.ceil(r.y) + 1, Math.floor(r.width) - 2, Math.floor(r.height) - 2).data;
-            let black = 0;
-            let dark = 0;
-            for (let p = 0; p < d.length; p += 4) {
-              if (d[p] === 0 && d[p + 1] === 0 && d[p + 2] === 0) black++;
-              else if (d[p]! < 128) dark++;
-            }
-            return { pixels: d.length / 4, black, dark };
-          };
-          return { width: img.width, height: img.height, pw: region(fields.pw), name: region(fields.name) };
-        },
-        { b64: Buffer.from(shot.png).toString('base64'), fields },
-      );
+      // The fields' insides (a pixel clear of each edge).
+      const inner = (r: { x: number; y: number; width: number; height: number }) => ({ x: Math.ceil(r.x) + 1, y: Math.ceil(r.y) + 1, width: Math.floor(r.width) - 2, height: Math.floor(r.height) - 2 });
+      const decoded = await imageRegions(page, `data:image/png;base64,${Buffer.from(shot.png).toString('base64')}`, [inner(fields.pw), inner(fields.name)]);
+      const count = (d: Uint8Array) => {
+        let black = 0;
+        let dark = 0;
+        for (let p = 0; p < d.length; p += 4) {
+          if (d[p] === 0 && d[p + 1] === 0 && d[p + 2] === 0) black++;
+          else if (d[p]! < 128) dark++;
+        }
+        return { pixels: d.length / 4, black, dark };
+      };
+      const stats = { width: decoded.width, height: decoded.height, pw: count(decoded.regions[0]!), name: count(decoded.regions[1]!) };
       expect([i, stats.width, stats.height]).toEqual([i, 1280, 720]);
       // A masked field is all black; an empty one has no dark pixel (no text, no dots).
       if (shot.afterPasswordFill) expect([i, 'pw', stats.pw.black]).toEqual([i, 'pw', stats.pw.pixels]);

@@ -8,6 +8,7 @@ import { Viewer } from '../helpers/live-socket.js';
 import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { imageRegions } from '../helpers/image-pixels.js';
 
 /**
  * Run artifacts and re-record at a drifted step, end to end: the hosted service on 127.0.0.1 (PGlite
@@ -105,21 +106,8 @@ const artifactsOf = (journal: any[]) => journal.filter((e) => e.event === 'step_
 async function pixel(png: Buffer, x: number, y: number): Promise<[number, number, number]> {
   const p = await browser.newPage();
   try {
-    return await p.evaluate(
-      async ([src, px, py]) => {
-        const img = new Image();
-        img.src = src as string;
-        await img.decode();
-        const canvas = document.createElement('canvas');
-        canvas.width = img.width;
-        canvas.height = img.height;
-        const ctx = canvas.getContext('2d')!;
-        ctx.drawImage(img, 0, 0);
-        const d = ctx.getImageData(px as number, py as number, 1, 1).data;
-        return [d[0]!, d[1]!, d[2]!] as [number, number, number];
-      },
-      [`data:image/png;base64,${png.toString('base64')}`, x, y] as const,
-    );
+    const { regions } = await imageRegions(p, `data:image/png;base64,${png.toString('base64')}`, [{ x, y, width: 1, height: 1 }]);
+    return [regions[0]![0]!, regions[0]![1]!, regions[0]![2]!];
   } finally {
     await p.close();
   }

@@ -13,6 +13,7 @@ import type { RunWorker } from '../../src/service/worker.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { publishPureAutomation } from '../helpers/pure-automation.js';
 import { waitUntil } from '../helpers/wait.js';
+import { imageRegions } from '../helpers/image-pixels.js';
 
 /**
  * The run live view end to end (docs/hosted-api.md, "Run live view"): the hosted service on
@@ -129,37 +130,23 @@ const gatewayRun = (base: string, key: string, flow: string) =>
  */
 async function fieldLuminance(page: Page, frames: { data: string; width: number }[]): Promise<{ token: { min: number; max: number }; name: { min: number; max: number } }[]> {
   const inset = 10;
-  const box = (top: number) => ({ x: FIELD.left + inset, y: top + inset, w: FIELD.width - 2 * inset, h: FIELD.height - 2 * inset });
-  return page.evaluate(
-    async ({ frames, boxes }) => {
-      const out = [];
-      for (const f of frames) {
-        const img = new Image();
-        img.src = `data:image/jpeg;base64,${f.data}`;
-        await img.decode();
-        const canvas = document.createElement('canvas');
-        canvas.width = img.naturalWidth;
-        canvas.height = img.naturalHeight;
-        const g = canvas.getContext('2d')!;
-        g.drawImage(img, 0, 0);
-        const scale = img.naturalWidth / (f.width || img.naturalWidth);
-        const measure = (b: { x: number; y: number; w: number; h: number }) => {
-          const d = g.getImageData(Math.round(b.x * scale), Math.round(b.y * scale), Math.round(b.w * scale), Math.round(b.h * scale)).data;
-          let min = 255;
-          let max = 0;
-          for (let i = 0; i < d.length; i += 4) {
-            const l = (d[i]! + d[i + 1]! + d[i + 2]!) / 3;
-            if (l < min) min = l;
-            if (l > max) max = l;
-          }
-          return { min, max };
-        };
-        out.push({ token: measure(boxes.token), name: measure(boxes.name) });
-      }
-      return out;
-    },
-    { frames: frames.map((f) => ({ data: f.data, width: f.width })), boxes: { token: box(TOKEN_TOP), name: box(NAME_TOP) } },
-  );
+  const box = (top: number) => ({ x: FIELD.left + inset, y: top + inset, width: FIELD.width - 2 * inset, height: FIELD.height - 2 * inset });
+  const measure = (d: Uint8Array) => {
+    let min = 255;
+    let max = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const l = (d[i]! + d[i + 1]! + d[i + 2]!) / 3;
+      if (l < min) min = l;
+      if (l > max) max = l;
+    }
+    return { min, max };
+  };
+  const out = [];
+  for (const f of frames) {
+    const { regions } = await imageRegions(page, `data:image/jpeg;base64,${f.data}`, [box(TOKEN_TOP), box(NAME_TOP)], f.width);
+    out.push({ token: measure(regions[0]!), name: measure(regions[1]!) });
+  }
+  return out;
 }
 
 /** Text on a light field: dark glyph pixels and light background pixels both present. */
