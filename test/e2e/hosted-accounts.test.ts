@@ -98,8 +98,7 @@ describe('org rules through the API', () => {
     const b = new Client(h.url);
     const { org } = await a.signup('pair-a@example.test');
     const { user: ub } = await b.signup('pair-b@example.test');
-    await a.call('POST', '/api/members', { email: 'pair-b@example.test', role: 'owner' });
-    await b.call('POST', '/api/session/org', { org_id: org.id });
+    await a.addMember(b, 'pair-b@example.test', org.id, 'owner');
     const ua = (await a.call('GET', '/api/session')).body.user;
     const results = await Promise.all([a.call('PATCH', `/api/members/${ub.id}`, { role: 'member' }), b.call('PATCH', `/api/members/${ua.id}`, { role: 'member' })]);
     // The loser is refused either by the rule (409 last_owner) or, when the winner committed before

@@ -49,8 +49,7 @@ beforeAll(async () => {
   other = new Client(h.url);
   const { org } = await owner.signup('owner@automations.test', 'correct horse battery', 'Automations Org');
   await member.signup('member@automations.test');
-  await owner.call('POST', '/api/members', { email: 'member@automations.test', role: 'member' });
-  await member.call('POST', '/api/session/org', { org_id: org.id });
+  await owner.addMember(member, 'member@automations.test', org.id);
   await other.signup('other@elsewhere.test');
 });
 afterAll(async () => {

@@ -176,8 +176,7 @@ beforeAll(async () => {
   const mine = await owner.signup('live-owner@example.test', 'correct horse battery', 'Live org');
   await other.signup('live-other@example.test', 'correct horse battery', 'Other org');
   await member.signup('live-member@example.test');
-  await owner.call('POST', '/api/members', { email: 'live-member@example.test', role: 'member' });
-  expect((await member.call('POST', '/api/session/org', { org_id: mine.org.id })).status).toBe(200);
+  await owner.addMember(member, 'live-member@example.test', mine.org.id);
   form = await publishForm(owner, site.url, 'live-form');
   key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });

@@ -191,8 +191,7 @@ beforeAll(async () => {
   await other.signup('other@example.test', 'correct horse battery', 'Other org');
   await member.signup('member@example.test');
   // The member joins the owner's org as a member.
-  await owner.call('POST', '/api/members', { email: 'member@example.test', role: 'member' });
-  expect((await member.call('POST', '/api/session/org', { org_id: mine.org.id })).status).toBe(200);
+  await owner.addMember(member, 'member@example.test', mine.org.id);
 }, 120_000);
 
 afterAll(async () => {

@@ -34,8 +34,7 @@ beforeAll(async () => {
   ids.ownerA = a.user.id;
   ids.memberA = m.user.id;
   ids.orgA = a.org.id;
-  await A.owner.call('POST', '/api/members', { email: 'member-a@tenant-a.test', role: 'member' });
-  expect((await A.member.call('POST', '/api/session/org', { org_id: a.org.id })).status).toBe(200);
+  await A.owner.addMember(A.member, 'member-a@tenant-a.test', a.org.id);
   const key = await A.owner.call('POST', '/api/keys', { mode: 'live', name: 'tenant-a-key', automations: ['tenant-a-flow'] });
   ids.keyA = key.body.key.id;
   const auto = await A.owner.call('POST', '/api/automations', { name: 'tenant-a-flow', site: 'https://tenant-a.test', task: 'Tenant A task text' });

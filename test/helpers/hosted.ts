@@ -117,4 +117,15 @@ export class Client {
     if (r.status !== 201) throw new Error(`signup ${email}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { user: { id: string; email: string }; org: { id: string; name: string } };
   }
+
+  /**
+   * As an owner of org `orgId`: add `who` (signed up as `email`) with `role`, then switch `who`'s
+   * session to that org, as a person accepting the invitation would.
+   */
+  async addMember(who: Client, email: string, orgId: string, role: 'member' | 'owner' = 'member'): Promise<void> {
+    const added = await this.call('POST', '/api/members', { email, role });
+    if (added.status !== 201) throw new Error(`add member ${email}: ${added.status} ${JSON.stringify(added.body)}`);
+    const switched = await who.call('POST', '/api/session/org', { org_id: orgId });
+    if (switched.status !== 200) throw new Error(`switch ${email} to org ${orgId}: ${switched.status} ${JSON.stringify(switched.body)}`);
+  }
 }
