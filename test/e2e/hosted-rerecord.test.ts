@@ -99,6 +99,14 @@ const gateway = async (flow: string, inputs: Record<string, unknown>) => {
 };
 const liveUrl = (id: string, query: string) => `${h.url.replace(/^http/, 'ws')}/api/authoring/${id}/live?width=800&height=600&${query}`;
 const headers = () => ({ origin: h.url, cookie: `svc_session=${owner.cookie}` });
+/** The greet capture (sign in with a name and the password, continue, read the greeting) of both automations. */
+const greetOps = () => [
+  { kind: 'navigate', url: `${site.url}/` },
+  { kind: 'fill', target: { label: 'Name' }, value: 'Ada', slot: 'name' },
+  { kind: 'fill', target: { label: 'Password' }, slot: 'password' },
+  { kind: 'click', target: { testid: 'continue' } },
+  { kind: 'extract', target: { testid: 'greeting' }, name: 'greeting' },
+];
 /** Every artifact digest of a run, by step. */
 const artifactsOf = (journal: any[]) => journal.filter((e) => e.event === 'step_succeeded').map((e) => ({ step: e.step as string, artifacts: (e.artifacts ?? []) as string[] }));
 
@@ -129,13 +137,7 @@ beforeAll(async () => {
 
   const a = (await owner.call('POST', '/api/automations', { name: 'greet', site: `${site.url}/`, task: 'Sign in and read the greeting' })).body.automation;
   ids.automation = a.id;
-  const ops = [
-    { kind: 'navigate', url: `${site.url}/` },
-    { kind: 'fill', target: { label: 'Name' }, value: 'Ada', slot: 'name' },
-    { kind: 'fill', target: { label: 'Password' }, slot: 'password' },
-    { kind: 'click', target: { testid: 'continue' } },
-    { kind: 'extract', target: { testid: 'greeting' }, name: 'greeting' },
-  ];
+  const ops = greetOps();
   expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops, input_slots: ['name'], secret_slots: ['password'] })).status).toBe(200);
   expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
 
@@ -310,13 +312,7 @@ describe('the web app: step screenshots in the inspector, re-record from the dri
     // A second automation with the original capture, for the UI round: it works on version 1 and drifts on 2.
     site.version = 1;
     const a = (await owner.call('POST', '/api/automations', { name: 'greet-ui', site: `${site.url}/`, task: 'Sign in and read the greeting (UI)' })).body.automation;
-    const ops = [
-      { kind: 'navigate', url: `${site.url}/` },
-      { kind: 'fill', target: { label: 'Name' }, value: 'Ada', slot: 'name' },
-      { kind: 'fill', target: { label: 'Password' }, slot: 'password' },
-      { kind: 'click', target: { testid: 'continue' } },
-      { kind: 'extract', target: { testid: 'greeting' }, name: 'greeting' },
-    ];
+    const ops = greetOps();
     await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops, input_slots: ['name'], secret_slots: ['password'] });
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
     const ok = await gateway('greet-ui', { name: 'Grace' });
