@@ -45,3 +45,22 @@ export function frameDrawer(canvasOf: () => HTMLCanvasElement | null, onDrawn?: 
     if (!drawing) draw();
   };
 }
+
+/**
+ * Open a live socket of the service on this page's origin (`path`: `/api/...`, with its query) and
+ * hand each JSON message to `onMessage`; a message that is not JSON is ignored.
+ */
+export function openLiveSocket(path: string, onMessage: (message: any) => void): WebSocket {
+  const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(`${proto}//${window.location.host}${path}`);
+  ws.onmessage = (event) => {
+    let m: unknown;
+    try {
+      m = JSON.parse(String(event.data));
+    } catch {
+      return;
+    }
+    onMessage(m);
+  };
+  return ws;
+}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Badge } from '../ui';
 import { Link } from '../router';
-import { frameDrawer } from '../frames';
+import { frameDrawer, openLiveSocket } from '../frames';
 
 /**
  * The run live view (docs/hosted-api.md, "Run live view"): `GET /api/automations/{id}/live` (a
@@ -41,24 +41,13 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
     };
     go('connecting');
     setFrames(0);
-    const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
     const query = runId ? `?run_id=${encodeURIComponent(runId)}` : '';
-    const ws = new WebSocket(`${proto}//${window.location.host}/api/automations/${encodeURIComponent(automationId)}/live${query}`);
     let opened = false;
     // Only the newest frame is drawn; frames that arrive while one decodes replace each other.
     const drawFrame = frameDrawer(() => canvasRef.current, (count) => {
       if (count === 1) setFrames(1);
     });
-    ws.onopen = () => {
-      opened = true;
-    };
-    ws.onmessage = (event) => {
-      let m: any;
-      try {
-        m = JSON.parse(String(event.data));
-      } catch {
-        return;
-      }
+    const ws = openLiveSocket(`/api/automations/${encodeURIComponent(automationId)}/live${query}`, (m) => {
       switch (m.type) {
         case 'waiting':
           go('waiting');
@@ -79,6 +68,9 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
           go('closed', { message: m.message });
           break;
       }
+    });
+    ws.onopen = () => {
+      opened = true;
     };
     ws.onclose = (event) => {
       if (!opened) return go('refused', { message: 'The live view could not be opened: sign in again, or the service has no browser to watch runs with.' });

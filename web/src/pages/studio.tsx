@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, patch, post, type AuthoringSession, type Automation } from '../api';
 import { Badge, Card, Digest, Empty, ErrorBox, useAction } from '../ui';
 import { Link } from '../router';
-import { frameDrawer } from '../frames';
+import { frameDrawer, openLiveSocket } from '../frames';
 
 /**
  * The studio (docs/hosted-api.md, "Studio (live capture)"): a remote Chromium at the automation's
@@ -137,18 +137,9 @@ export function StudioRecorder({
     const box = canvasRef.current?.parentElement?.getBoundingClientRect();
     const width = Math.round(Math.min(1600, Math.max(640, box?.width ?? 1280)));
     const height = Math.round(Math.min(1000, Math.max(400, width * 0.6)));
-    const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${proto}//${window.location.host}/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`);
-    wsRef.current = ws;
     let opened = false;
     const drawFrame = frameDrawer(() => canvasRef.current);
-    ws.onmessage = (event) => {
-      let m: any;
-      try {
-        m = JSON.parse(String(event.data));
-      } catch {
-        return;
-      }
+    const ws = openLiveSocket(`/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`, (m) => {
       switch (m.type) {
         case 'ready':
           opened = true;
@@ -210,7 +201,8 @@ export function StudioRecorder({
           if (m.reason !== 'replay_failed') setFailure(m.message);
           break;
       }
-    };
+    });
+    wsRef.current = ws;
     ws.onclose = (event) => {
       wsRef.current = null;
       setStatus('closed');
