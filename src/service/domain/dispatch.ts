@@ -6,6 +6,7 @@ import type { JournalEntry, Run, RunFinishedEntry, StepFailedEntry } from '../..
 import type { RunOptions } from '../../engine/types.js';
 import type { FileSource } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
+import type { FinishedStatus } from '../live/run-registry.js';
 import { invalidRequest, isUnavailable, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
 import { emitWebhookEvent } from './webhooks.js';
@@ -216,9 +217,12 @@ export async function runSync(
   } finally {
     // After the outcome is recorded, so a viewer told `run_finished` reads the finished execution.
     const ended = execution as ExecutionRecord | undefined;
-    if (ended) deps.liveRuns?.finished(ended.run_id, run?.status === 'succeeded' || run?.status === 'canceled' ? run.status : 'failed');
+    if (ended) deps.liveRuns?.finished(ended.run_id, finishedStatus(run));
   }
 }
+
+/** What the run live view is told a run ended as: its status, or `failed` for a run that threw. */
+const finishedStatus = (run: Run | undefined): FinishedStatus => (run?.status === 'succeeded' || run?.status === 'canceled' ? run.status : 'failed');
 
 /** Start the live version; the execution row exists from the moment the engine run does. */
 export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
@@ -247,7 +251,7 @@ export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, s
   const run = (await engine.getRun(execution.run_id))!;
   await recordOutcome(deps, execution, run);
   // After the outcome is recorded, as for sync runs (a run this process does not show is not there).
-  deps.liveRuns?.finished(execution.run_id, run.status === 'succeeded' || run.status === 'canceled' ? run.status : 'failed');
+  deps.liveRuns?.finished(execution.run_id, finishedStatus(run));
   return run;
 }
 
