@@ -62,7 +62,7 @@ export interface HttpErrorInfo {
 export function httpErrorInfo(err: unknown): HttpErrorInfo {
   if (isFlowError(err, 'db_unreachable')) {
     // The store's message names the database's host, port, database and user: logged, never sent.
-    return { status: 503, code: err.code, message: '[flowctl] [launcher] the run store cannot be reached right now: retry shortly' };
+    return { status: HTTP_STATUS_BY_CODE.db_unreachable!, code: err.code, message: '[flowctl] [launcher] the run store cannot be reached right now: retry shortly' };
   }
   if (isFlowError(err)) {
     return { status: HTTP_STATUS_BY_CODE[err.code] ?? 500, code: err.code, message: err.message, data: err.data };
