@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { keepAlive } from '../../../src/service/live/upgrade.js';
+import { Viewer } from '../../helpers/live-socket.js';
 
 /**
  * keepAlive on a real socket pair on 127.0.0.1: a viewer that answers pings stays open however many
@@ -30,17 +31,7 @@ describe('keepAlive (live sockets)', () => {
     return { client, serverSide };
   }
 
-  const pings = (ws: WebSocket, n: number) =>
-    new Promise<void>((resolve) => {
-      let seen = 0;
-      const on = () => {
-        if (++seen >= n) {
-          ws.off('ping', on);
-          resolve();
-        }
-      };
-      ws.on('ping', on);
-    });
+  const pings = (ws: WebSocket, n: number) => new Viewer(ws).pings(n);
 
   it('pings an answering viewer and keeps it open; stop() ends the pings', async () => {
     const { client, serverSide } = await pair({});
