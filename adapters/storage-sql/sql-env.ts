@@ -21,6 +21,11 @@ export interface SqlStorageFromEnvOptions {
  * `FLOWCTL_DB_SCHEMA` picks a Postgres schema; `FLOWCTL_DB_POOL_SIZE` the pg pool size.
  */
 export function sqlStorageFromEnv(options: SqlStorageFromEnvOptions = {}): SqlStorage {
+  return createSqlStorage(sqlStorageOptionsFromEnv(options));
+}
+
+/** The createSqlStorage options sqlStorageFromEnv would use (the hosted assembly takes them). */
+export function sqlStorageOptionsFromEnv(options: SqlStorageFromEnvOptions = {}): SqlStorageOptions {
   const env = options.env ?? process.env;
   const schema = env.FLOWCTL_DB_SCHEMA || options.options?.schema;
   const rawPool = env.FLOWCTL_DB_POOL_SIZE;
@@ -29,7 +34,7 @@ export function sqlStorageFromEnv(options: SqlStorageFromEnvOptions = {}): SqlSt
     throw new FlowError('invalid_options', prefixed('storage-sql', `FLOWCTL_DB_POOL_SIZE must be a positive integer, got ${JSON.stringify(rawPool)}`));
   }
   const common = { ...options.options, ...(schema ? { schema } : {}), ...(poolSize ? { poolSize } : {}) };
-  if (env.DATABASE_URL) return createSqlStorage({ ...common, databaseUrl: env.DATABASE_URL });
+  if (env.DATABASE_URL) return { ...common, databaseUrl: env.DATABASE_URL };
   const dataDir = resolve(options.cwd ?? process.cwd(), options.defaultDataDir ?? DEFAULT_PGLITE_DIR);
-  return createSqlStorage({ ...common, pglite: { dataDir } });
+  return { ...common, pglite: { dataDir } };
 }

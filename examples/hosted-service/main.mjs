@@ -15,11 +15,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { builtinTools, createEgressGuard, createEngine, createHostedService, createToolRegistry, hostedToolPolicy, settingsFromEnv } from 'flowctl';
-import { createPlaywrightExecutor, createStudioBrowser } from 'flowctl/adapters/executor-playwright';
-import { serveNodeHttp } from 'flowctl/adapters/node-http';
-import { createPgBossQueue } from 'flowctl/adapters/queue-pgboss';
-import { createSqlServiceStorage, sqlStorageFromEnv } from 'flowctl/adapters/storage-sql';
+import { settingsFromEnv } from 'flowctl';
+import { assembleHostedService } from 'flowctl/adapters/hosted';
+import { sqlStorageOptionsFromEnv } from 'flowctl/adapters/storage-sql';
 
 const env = process.env;
 const say = (line) => process.stderr.write(`${line}\n`);
@@ -65,6 +63,8 @@ async function main() {
   } catch (err) {
     fail(err.message);
   }
+  // Without SVC_PUBLIC_URL the public URL is the one bound (PORT=0 picks a free port).
+  if (!env.SVC_PUBLIC_URL) delete settings.publicUrl;
   if (!production) {
     await mkdir(dataDir, { recursive: true });
     const local = await localSecrets(dataDir);
@@ -79,102 +79,48 @@ async function main() {
   }
 
   if (role !== 'all' && !env.DATABASE_URL) fail(`SVC_ROLE=${role} needs DATABASE_URL (Postgres): on the embedded PGlite one process does everything (SVC_ROLE=all)`);
-  if (role === 'worker') settings.scheduler = false;
-  const engineStorage = sqlStorageFromEnv({ env, defaultDataDir: join(dataDir, 'db') });
-  const storage = createSqlServiceStorage(engineStorage);
-  say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
-  await storage.init();
-
-  // SVC_EGRESS_ALLOW: comma-separated allowlist entries of the egress guard (docs/tools.md, "Policy").
-  const egressAllow = (env.SVC_EGRESS_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  try {
-    hostedToolPolicy({ allow: egressAllow });
-  } catch (err) {
-    fail(`SVC_EGRESS_ALLOW: ${err.message}`);
-  }
-
-  // The queue (pg-boss in the same database): queued runs (SVC_RUN_DISPATCH=queue) and webhook
-  // deliveries, taken by the workers (this process in SVC_ROLE=all).
-  const queue = createPgBossQueue({ storage: engineStorage, logger: consoleLogger() });
-
-  // Bind first: a second instance on a busy port fails here, before it changes anything. A worker
-  // answers only the probes (liveness; readiness: the database reachable and migrated).
-  let service;
-  const probes = async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === '/healthz') return Response.json({ status: 'ok', role });
-    if (path === '/readyz') return (await storage.ready()) ? Response.json({ status: 'ready', role }) : Response.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, { status: 503 });
-    return Response.json({ error: 'not_found', message: 'a worker process answers only /healthz and /readyz' }, { status: 404 });
-  };
-  const server = await serveNodeHttp(
-    {
-      fetch: (req, e) => (role === 'worker' ? probes(req) : service.fetch(req, e)),
-      // The WebSockets: the studio's live capture (GET /api/authoring/{id}/live) and the run live
-      // view (GET /api/automations/{id}/live); a worker has none.
-      upgrade: (req, socket, head) => (role === 'worker' || !service ? socket.destroy() : service.upgrade(req, socket, head)),
-    },
-    { port: Number(port), host },
-  ).catch((err) => {
-    fail(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is in use (set PORT to another one)` : err.message);
-  });
-  if (!env.SVC_PUBLIC_URL) settings.publicUrl = server.url;
-
-  // The engine runs published versions by digest; browser steps run in one warm Chromium (started
-  // on the first browser step), a fresh context per run. Every run is under the hosted tool policy:
-  // no shell or file tools, and the egress guard, which lets runs reach the SVC_EGRESS_ALLOW entries
-  // and this service's own public origin (the starter example's site) besides public addresses.
-  const ownOrigin = [];
-  try {
-    const publicUrl = new URL(settings.publicUrl);
-    ownOrigin.push(`${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === 'https:' ? 443 : 80)}`);
-  } catch {
-    // An invalid SVC_PUBLIC_URL is refused with its own message by createHostedService below.
-  }
-  // SVC_BROWSER_CDP_URL: run browser steps on a Chromium reached over CDP (a browser fleet) instead of
-  // launching one here; still one fresh context per run.
   // SVC_RUN_SCREENSHOTS (default on): a PNG after every successful browser step, stored as a run
   // artifact (the run page shows them; fields filled from secret slots are blacked out); `off` saves the space.
   const shots = env.SVC_RUN_SCREENSHOTS || 'on';
   if (shots !== 'on' && shots !== 'off') fail(`SVC_RUN_SCREENSHOTS must be on or off, got ${JSON.stringify(shots)}`);
-  const screenshots = shots === 'on';
-  const browser = createPlaywrightExecutor({ screenshots, ...(env.SVC_BROWSER_CDP_URL ? { cdpEndpoint: env.SVC_BROWSER_CDP_URL } : {}) });
-  // The studio's browser: one Chromium for live capture sessions (launched on the first one), under
-  // the same egress rule as runs (a site runs may not reach cannot be recorded either).
-  const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard({ allow: [...egressAllow, ...ownOrigin] }) });
-  const tools = createToolRegistry(builtinTools(), browser.tools);
-  // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
-  // (worker_lost) instead of after its lease; other hosts' runs wait for their leases.
-  const engine = createEngine({ storage: engineStorage, tools, logger: consoleLogger(), recoverDeadPids: true, toolPolicy: hostedToolPolicy({ allow: [...egressAllow, ...ownOrigin] }) });
+  // SVC_EXAMPLE_PORT (default PORT+1): the starter example's demo site, on an origin of its own so
+  // runs never reach this service's API; SVC_EXAMPLE_URL when workers reach it under another name.
+  const examplePort = env.SVC_EXAMPLE_PORT || (Number(port) === 0 ? '0' : String(Number(port) + 1));
+  if (!/^\d+$/.test(examplePort) || Number(examplePort) > 65535) fail(`SVC_EXAMPLE_PORT must be an integer from 0 to 65535, got ${JSON.stringify(examplePort)}`);
+  say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
+
+  // The one assembly (flowctl/adapters/hosted, docs/deploy.md "One assembly"): storage, the engine
+  // under the hosted tool policy and egress guard, the Playwright executor, the studio browser, the
+  // queue, the scheduler and the run live view, exactly as the hosted e2e tests build it.
+  let assembly;
   try {
-    // runLive: the run live view (GET /api/automations/{id}/live) relays the screencast of the runs
-    // this process executes synchronously (gateway, MCP); queued runs relay none.
-    service = createHostedService({
-      storage,
-      engine,
-      tools,
+    assembly = await assembleHostedService({
       settings,
+      role,
+      database: sqlStorageOptionsFromEnv({ env, defaultDataDir: join(dataDir, 'db') }),
+      listen: { port: Number(port), host },
+      exampleSite: { port: Number(examplePort), ...(env.SVC_EXAMPLE_URL ? { url: env.SVC_EXAMPLE_URL } : {}) },
+      screenshots: shots === 'on',
+      ...(env.SVC_BROWSER_CDP_URL ? { browserCdpUrl: env.SVC_BROWSER_CDP_URL } : {}),
       logger: consoleLogger(),
-      queue,
-      ...(studio ? { studio: { browser: studio } } : {}),
-      ...(role === 'worker' ? {} : { runLive: { screencast: browser.screencast } }),
     });
   } catch (err) {
-    await server.close();
-    fail(err.message);
+    fail(err.code === 'EADDRINUSE' ? `port ${err.port ?? port} on ${host} is in use (set PORT, or SVC_EXAMPLE_PORT for the example site, to another one)` : err.message);
   }
+  const { service } = assembly;
   if (role !== 'api') {
     try {
       await service.startWorker();
     } catch (err) {
-      await server.close();
+      await assembly.close();
       fail(`cannot start the run worker: ${err.message}`);
     }
   }
   if (role === 'worker') {
-    say(`flowctl hosted worker on ${server.url} (health only), executing queued runs ${service.settings.workerConcurrency} at a time`);
+    say(`flowctl hosted worker on ${assembly.url} (health only), executing queued runs ${service.settings.workerConcurrency} at a time`);
   }
 
-  const url = server.url;
+  const url = assembly.url;
   if (role !== 'worker') {
     say('');
     say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
@@ -203,13 +149,9 @@ async function main() {
     if (stopping) return;
     stopping = true;
     say(`[hosted] ${signal}: stopping`);
-    await server.close();
-    // Stops taking queued runs and waits (at most 30 s) for the ones in flight.
-    await service.dispose();
-    await queue.stop();
-    await browser.dispose();
-    await studio?.dispose();
-    await engineStorage.dispose();
+    // Stops taking requests and queued runs, waits (at most 30 s) for the runs in flight, then closes
+    // the browsers, the queue and the database.
+    await assembly.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

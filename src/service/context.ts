@@ -31,6 +31,8 @@ export interface ServiceDeps {
   scheduler?: Pick<ScheduleLoop, 'poke'>;
   /** The sync runs in flight in this process, for the run live view (createHostedService makes one). */
   liveRuns?: RunRegistry;
+  /** Where the starter example's demo page is served (HostedServiceOptions.exampleSiteUrl). */
+  exampleSiteUrl?: string;
 }
 
 /** The caller of a session-authenticated route. */

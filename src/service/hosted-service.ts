@@ -91,6 +91,12 @@ export interface HostedServiceOptions {
    * limits. Without it the upgrade is answered 503 `not_ready` after the usual checks.
    */
   runLive?: RunLiveOptions;
+  /**
+   * Where the starter example's demo page is served for runs: an origin of its own, never this
+   * service's (runs may not reach the service's API; the hosted assembly serves it on a listener of
+   * its own). Default `{publicUrl}/example/site`, which a run under the hosted egress guard cannot reach.
+   */
+  exampleSiteUrl?: string;
 }
 
 export interface HostedService {
@@ -242,6 +248,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     limiters: createLimiters(settings, options.storage.rateLimitStore),
     ...(options.queue ? { queue: options.queue } : {}),
     liveRuns: createRunRegistry(),
+    ...(options.exampleSiteUrl ? { exampleSiteUrl: options.exampleSiteUrl } : {}),
   };
   if (settings.runDispatch === 'queue' && (!options.queue || !options.engine)) {
     throw new FlowError('invalid_settings', '[flowctl] [service] SVC_RUN_DISPATCH=queue needs a queue (createPgBossQueue) and an engine');

@@ -25,6 +25,13 @@ export interface EgressPolicy {
    * Default none.
    */
   allow?: readonly string[];
+  /**
+   * Destinations refused whatever their address class and the allowlist say (same entry forms as
+   * `allow`): the hosted service puts its own listeners here, so no run reaches the service's API
+   * even where the allowlist covers loopback. A name entry refuses the name and every address it
+   * resolves to. Default none.
+   */
+  deny?: readonly string[];
   /** DNS lookup used for names (tests inject one). Default `dns.promises.lookup(host, {all: true, verbatim: true})`. */
   lookup?: EgressLookup;
 }
@@ -231,7 +238,7 @@ export interface EgressDenial {
   port: number;
   /** The refused address (absent when a name was refused before any lookup). */
   address?: string;
-  reason: AddressClass | 'metadata_name' | 'unresolved';
+  reason: AddressClass | 'metadata_name' | 'unresolved' | 'denylisted';
 }
 
 export interface EgressGuard {
@@ -251,6 +258,12 @@ export interface EgressGuard {
 
 export function egressDenied(denial: EgressDenial, what = 'connection'): FlowError {
   const where = `${denial.host.includes(':') ? `[${denial.host}]` : denial.host}:${denial.port}`;
+  if (denial.reason === 'denylisted') {
+    // The denylist wins over the allowlist: no hint to allowlist it.
+    return new FlowError('egress_denied', `[flowctl] [egress] ${what} to ${where} refused: ${where} is on the egress denylist (a hosted service denies runs its own API)`, {
+      data: { retryable: false, ...denial },
+    });
+  }
   const why =
     denial.reason === 'metadata_name'
       ? 'is a cloud metadata service name'
@@ -268,6 +281,8 @@ export function egressDenied(denial: EgressDenial, what = 'connection'): FlowErr
 export function checkEgressPolicy(policy: EgressPolicy): void {
   if (policy.allow !== undefined && !Array.isArray(policy.allow)) throw badEntry(policy.allow, 'list is not an array');
   for (const entry of policy.allow ?? []) parseEntry(entry);
+  if (policy.deny !== undefined && !Array.isArray(policy.deny)) throw badEntry(policy.deny, 'list is not an array');
+  for (const entry of policy.deny ?? []) parseEntry(entry);
   if (policy.lookup !== undefined && typeof policy.lookup !== 'function') {
     throw new FlowError('invalid_tool_policy', '[flowctl] [egress] lookup must be a function');
   }
@@ -278,24 +293,26 @@ const defaultLookup: EgressLookup = (hostname) => dnsLookup(hostname, { all: tru
 export function createEgressGuard(policy: EgressPolicy = {}): EgressGuard {
   checkEgressPolicy(policy);
   const entries = (policy.allow ?? []).map(parseEntry);
+  const denied = (policy.deny ?? []).map(parseEntry);
   const lookup = policy.lookup ?? defaultLookup;
 
-  const nameAllowed = (name: string, port: number) =>
-    entries.some(
-      (e) => e.kind === 'name' && (e.port === undefined || e.port === port) && (e.wildcard ? name.endsWith(`.${e.name}`) : name === e.name),
-    );
-  const addressAllowed = (address: string, port: number) => {
+  const nameIn = (list: AllowEntry[], name: string, port: number) =>
+    list.some((e) => e.kind === 'name' && (e.port === undefined || e.port === port) && (e.wildcard ? name.endsWith(`.${e.name}`) : name === e.name));
+  const addressIn = (list: AllowEntry[], address: string, port: number) => {
     const { family, value } = ipValue(address);
-    return entries.some((e) => {
+    return list.some((e) => {
       if (e.kind === 'ip') return e.family === family && e.value === value && (e.port === undefined || e.port === port);
       if (e.kind === 'cidr') return e.family === family && inRange(value, family === 4 ? V4_BITS : V6_BITS, e.range);
       return false;
     });
   };
-  const checkAddress = (host: string, address: string, port: number) => {
+  const nameAllowed = (name: string, port: number) => nameIn(entries, name, port);
+  const checkAddress = (host: string, address: string, port: number, trusted = false) => {
     const ip = address.includes('%') ? address.slice(0, address.indexOf('%')) : address;
+    if (addressIn(denied, ip, port)) throw egressDenied({ host, port, address: ip, reason: 'denylisted' });
+    if (trusted) return;
     const cls = classifyAddress(ip);
-    if (cls !== 'public' && !addressAllowed(ip, port)) throw egressDenied({ host, port, address: ip, reason: cls });
+    if (cls !== 'public' && !addressIn(entries, ip, port)) throw egressDenied({ host, port, address: ip, reason: cls });
   };
 
   const precheck = (rawHost: string, port: number): string | undefined => {
@@ -304,6 +321,7 @@ export function createEgressGuard(policy: EgressPolicy = {}): EgressGuard {
       checkAddress(host, host, port);
       return host;
     }
+    if (nameIn(denied, host, port)) throw egressDenied({ host, port, reason: 'denylisted' });
     if (METADATA_HOSTNAMES.includes(host) && !nameAllowed(host, port)) throw egressDenied({ host, port, reason: 'metadata_name' });
     return undefined;
   };
@@ -319,7 +337,7 @@ export function createEgressGuard(policy: EgressPolicy = {}): EgressGuard {
       if (found.length === 0) throw egressDenied({ host, port, reason: 'unresolved' });
       for (const { address } of found) {
         if (isIP(address) === 0) throw egressDenied({ host, port, address, reason: 'unresolved' });
-        if (!trusted) checkAddress(host, address, port);
+        checkAddress(host, address, port, trusted);
       }
       const first = found[0]!;
       return { address: first.address, family: isIP(first.address) as 4 | 6 };

@@ -24,12 +24,12 @@ export interface ToolPolicy {
 /**
  * The policy for a shared host: no `spawn` and no `fs` (so no `shell/exec`, `fs/read`, `fs/write` or
  * browser upload from disk), `net`, `browser` and `secrets` allowed, and the egress guard on with
- * the given allowlist (default empty).
+ * the given allowlist (default empty) and denylist (destinations refused even when allowlisted).
  */
-export function hostedToolPolicy(options: { allow?: readonly string[]; lookup?: EgressLookup } = {}): ToolPolicy {
+export function hostedToolPolicy(options: { allow?: readonly string[]; deny?: readonly string[]; lookup?: EgressLookup } = {}): ToolPolicy {
   const policy: ToolPolicy = {
     capabilities: ['net', 'browser', 'secrets'],
-    egress: { allow: [...(options.allow ?? [])], ...(options.lookup ? { lookup: options.lookup } : {}) },
+    egress: { allow: [...(options.allow ?? [])], ...(options.deny?.length ? { deny: [...options.deny] } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) },
   };
   checkToolPolicy(policy);
   return policy;

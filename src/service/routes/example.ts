@@ -7,7 +7,7 @@ import { Automation, automationJson, newDraft } from './automations.js';
 
 /**
  * The starter example (docs/hosted-api.md, "Starter example"): a browser automation against a small
- * demo page this service serves on its own origin (`GET /example/site`), with one input (`city`) and
+ * demo page served on an origin of its own (`exampleSiteUrl`; also `GET /example/site` here), with one input (`city`) and
  * one extracted output (`forecast`). With browser tools wired in it is published at once; without, it
  * is a draft prefilled with the site and task. One per org, also under concurrent calls.
  */
@@ -42,7 +42,9 @@ export function exampleOps(siteUrl: string): unknown[] {
 
 export function exampleRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
-  const siteUrl = `${deps.settings.publicUrl.replace(/\/+$/, '')}/example/site`;
+  // The hosted assembly serves the page on an origin of its own (runs never reach this service's
+  // API); GET /example/site stays for people looking at it.
+  const siteUrl = deps.exampleSiteUrl ?? `${deps.settings.publicUrl.replace(/\/+$/, '')}/example/site`;
   const wired = () => deps.engine !== undefined && deps.tools?.resolve('browser/navigate', '1') !== undefined;
 
   return [
