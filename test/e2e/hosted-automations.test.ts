@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintApiKey } from '../../src/service/auth/api-keys.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, startBareService, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../bin/flowctl.mjs');
@@ -279,7 +279,7 @@ describe('starter example', () => {
   });
 
   it('without a browser: a draft prefilled with the example site and task', async () => {
-    const s = await startHosted({}, {}, { browser: false });
+    const s = await startBareService();
     try {
       const c = new Client(s.url);
       await c.signup('nobrowser@starter.test');

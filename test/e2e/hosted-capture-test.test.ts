@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
  * POST /api/authoring/{id}/test: the capture, compiled as publish compiles it, run once in a fresh
@@ -23,7 +23,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   site = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-  h = await startHosted({}, {}, { browser: true });
+  h = await startHosted({ egressAllow: FIXTURE_SITES });
   owner = new Client(h.url);
   await owner.signup('owner@capture-test.test', 'correct horse battery', 'Capture test org');
   const a = (await owner.call('POST', '/api/automations', { name: 'greet', site: `${site.url}/`, task: 'Say hello' })).body.automation;

@@ -76,10 +76,10 @@ describe('POST /v1/run/{flow}', () => {
   });
 
   it('a secret input: a test key is 403 test_key_forbidden (even unsupplied); a live key resolves the org secret', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'with-secret', site: `${h.url}/example/site`, task: 'Type the city from a secret' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'with-secret', site: h.exampleSiteUrl, task: 'Type the city from a secret' })).body.automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
       captured_ops: [
-        { kind: 'navigate', url: `${h.url}/example/site` },
+        { kind: 'navigate', url: h.exampleSiteUrl },
         { kind: 'fill', target: { label: 'City' }, slot: 'home_city' },
         { kind: 'click', target: { role: 'button', name: 'Look up' } },
         { kind: 'extract', target: '#result', name: 'forecast' },
@@ -150,9 +150,9 @@ describe('POST /v1/run/{flow}', () => {
   });
 
   it('a run that fails on locator drift marks the automation failing, with a re-record link; a new publish clears it', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'drifty', site: `${h.url}/example/site`, task: 'Click a button that is gone' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'drifty', site: h.exampleSiteUrl, task: 'Click a button that is gone' })).body.automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
-      captured_ops: [{ kind: 'navigate', url: `${h.url}/example/site` }, { kind: 'click', target: { css: '#gone', fallbacks: [{ text: 'Also gone' }] } }],
+      captured_ops: [{ kind: 'navigate', url: h.exampleSiteUrl }, { kind: 'click', target: { css: '#gone', fallbacks: [{ text: 'Also gone' }] } }],
     });
     await owner.call('POST', `/api/authoring/${a.id}/publish`);
     const r = await gateway(live, 'drifty');
@@ -165,7 +165,7 @@ describe('POST /v1/run/{flow}', () => {
     // A failing automation still runs (its drifted step fails closed).
     expect((await gateway(live, 'drifty')).body.status).toBe('failed');
     await owner.call('POST', `/api/authoring/${a.id}/edit`);
-    await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: `${h.url}/example/site` }, { kind: 'click', target: { role: 'button', name: 'Look up' } }] });
+    await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: h.exampleSiteUrl }, { kind: 'click', target: { role: 'button', name: 'Look up' } }] });
     const fixed = (await owner.call('POST', `/api/authoring/${a.id}/publish`)).body.automation;
     expect(fixed).toMatchObject({ status: 'published', needs_attention: false, rerecord_href: null });
   });

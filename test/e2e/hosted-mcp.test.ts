@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ProgressNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -76,11 +76,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
   slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
-  h = await startHosted();
+  h = await startHosted({ egressAllow: FIXTURE_SITES });
   owner = new Client(h.url);
   await owner.signup('mcp@example.test');
   await owner.call('POST', '/api/automations/example'); // example-forecast: input city, output forecast
-  const page = `${h.url}/example/site`;
+  const page = h.exampleSiteUrl;
   await publish('read-title', [{ kind: 'navigate', url: page }, { kind: 'extract', target: 'h1', name: 'title' }]);
   const hidden = await publish('hidden-tool', [{ kind: 'navigate', url: page }, { kind: 'extract', target: 'h1', name: 'title' }]);
   await owner.call('PATCH', `/api/automations/${hidden}`, { mcp_enabled: false });

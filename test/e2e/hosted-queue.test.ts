@@ -48,7 +48,7 @@ async function mcpClient(key: string): Promise<McpClient> {
 }
 
 beforeAll(async () => {
-  h = await startHosted({ runDispatch: 'queue', minCronIntervalSeconds: 1, streamHeartbeatSeconds: 1 }, {}, { browser: false, queue: true });
+  h = await startHosted({ runDispatch: 'queue', minCronIntervalSeconds: 1, streamHeartbeatSeconds: 1 }, {}, { queue: true });
   owner = new Client(h.url);
   const { user, org } = await owner.signup('queue@example.test');
   orgId = org.id;

@@ -26,7 +26,7 @@ let orgId: string;
 let automation: { id: string; name: string; live_digest: string };
 
 beforeAll(async () => {
-  h = await startHosted({ runDispatch: 'queue', queueTimeoutSeconds: 1, reconcileIntervalSeconds: 1, scheduler: false }, {}, { browser: false, queue: true });
+  h = await startHosted({ runDispatch: 'queue', queueTimeoutSeconds: 1, reconcileIntervalSeconds: 1, scheduler: false }, {}, { queue: true });
   const owner = new Client(h.url);
   const { user, org } = await owner.signup('reconcile@example.test');
   orgId = org.id;

@@ -20,7 +20,11 @@ const errors: string[] = [];
 const logger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (m) => errors.push(m) };
 
 beforeAll(async () => {
-  h = await startHosted({}, { logger }, { browser: false });
+  h = await startHosted(
+    {},
+    // The logger is injected: the test reads what the service logs (the outage warnings).
+    { logger },
+  );
   c = new Client(h.url);
   const { user, org } = await c.signup('guards@example.test');
   await publishPureAutomation(h.storage, h.engine, org.id, user.id, 'greet');

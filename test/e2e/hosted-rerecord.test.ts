@@ -5,9 +5,9 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Viewer } from '../helpers/live-socket.js';
-import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { imageRegions } from '../helpers/image-pixels.js';
 
 /**
@@ -124,8 +124,8 @@ async function pixel(png: Buffer, x: number, y: number): Promise<[number, number
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   site = await startSite();
-  studio = createStudioBrowser();
-  h = await startHosted({}, { studio: { browser: studio } }, { browser: true, screenshots: true });
+  h = await startHosted({ egressAllow: FIXTURE_SITES }, {}, { screenshots: true });
+  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   owner = new Client(h.url);
   other = new Client(h.url);
@@ -155,7 +155,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await h?.close();
-  await studio?.dispose();
   await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
 });
 

@@ -10,7 +10,7 @@ import { refused, Viewer } from '../helpers/live-socket.js';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import { createTestToolContext } from '../../src/tools/testing-context.js';
 import type { RunWorker } from '../../src/service/worker.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startBareService, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { publishPureAutomation } from '../helpers/pure-automation.js';
 import { waitUntil } from '../helpers/wait.js';
 import { imageRegions } from '../helpers/image-pixels.js';
@@ -168,7 +168,7 @@ let decoder: Page;
 beforeAll(async () => {
   site = await startSite();
   // Schedules may fire every second here (the schedule test).
-  h = await startHosted({ minCronIntervalSeconds: 1 });
+  h = await startHosted({ minCronIntervalSeconds: 1, egressAllow: FIXTURE_SITES });
   wsBase = h.url.replace(/^http/, 'ws');
   owner = new Client(h.url);
   member = new Client(h.url);
@@ -220,7 +220,7 @@ describe('the run live view refuses before upgrading', () => {
     expect([plain.status, plain.body.error]).toEqual([426, 'upgrade_required']);
 
     // A service without a frames source (no browser) answers 503 after the same checks.
-    const bare = await startHosted({}, {}, { browser: false });
+    const bare = await startBareService();
     try {
       const c = new Client(bare.url);
       await c.signup('bare@example.test');
@@ -467,7 +467,7 @@ describe('queue dispatch', () => {
   });
 
   it('a queue-dispatched run relays no frames: the viewer is told so and the socket closes 4004', async () => {
-    q = await startHosted({ runDispatch: 'queue' }, {}, { browser: true, queue: true });
+    q = await startHosted({ runDispatch: 'queue', egressAllow: FIXTURE_SITES }, {}, { queue: true });
     worker = await q.service.startWorker({ concurrency: 1 });
     const c = new Client(q.url);
     await c.signup('queue-live@example.test');

@@ -20,7 +20,7 @@ let orgId: string;
 
 beforeAll(async () => {
   // 2 s minimum: `*/2 * * * * *` is allowed, `* * * * * *` is finer.
-  h = await startHosted({ minCronIntervalSeconds: 2 }, {}, { browser: false });
+  h = await startHosted({ minCronIntervalSeconds: 2 });
   owner = new Client(h.url);
   const { user, org } = await owner.signup('sched-owner@example.test');
   const a = await publishPureAutomation(h.storage, h.engine, org.id, user.id, 'greet');

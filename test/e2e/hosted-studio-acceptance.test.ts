@@ -7,9 +7,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
-import { startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
  * The studio's acceptance, end to end in real Chromium: Playwright drives the web app in one Chromium,
@@ -132,15 +132,14 @@ let browser: Browser;
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   site = await startGrocer();
-  studio = createStudioBrowser();
-  h = await startHosted({}, { studio: { browser: studio } });
+  h = await startHosted({ egressAllow: FIXTURE_SITES });
+  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await h?.close();
-  await studio?.dispose();
   await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
 });
 

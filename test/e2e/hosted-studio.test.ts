@@ -9,7 +9,7 @@ import { refused, Viewer } from '../helpers/live-socket.js';
 import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { createEgressGuard } from '../../src/tools/egress.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
  * The studio's live capture end to end: the hosted service on 127.0.0.1 (PGlite in memory) with a
@@ -181,8 +181,8 @@ const origin = () => h.url;
 
 beforeAll(async () => {
   site = await startDemoSite();
-  studio = createStudioBrowser();
-  h = await startHosted({}, { studio: { browser: studio, maxSessionsPerOrg: 2 } });
+  h = await startHosted({ egressAllow: FIXTURE_SITES }, { studio: { maxSessionsPerOrg: 2 } });
+  studio = h.studio;
   wsBase = h.url.replace(/^http/, 'ws');
   owner = new Client(h.url);
   other = new Client(h.url);
@@ -196,7 +196,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  await studio?.dispose();
   await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
 });
 
@@ -511,7 +510,11 @@ describe('keepalive of the live sockets', () => {
   it('a viewer that answers no pings is dropped (1006) and frees its studio session and its run live view place; one that answers stays', async () => {
     // Pings every second here; the run live view has one place per org and no frames source (only
     // the sockets are under test).
-    const k = await startHosted({ streamHeartbeatSeconds: 1 }, { studio: { browser: studio }, runLive: { screencast: { subscribe: () => () => {} }, maxViewersPerOrg: 1 } }, { browser: false });
+    const k = await startHosted(
+      { streamHeartbeatSeconds: 1, egressAllow: FIXTURE_SITES },
+      // A frames source that sends none: only the sockets are under test, no run is watched.
+      { runLive: { maxViewersPerOrg: 1 }, screencast: { subscribe: () => () => {} } },
+    );
     const opened: Viewer[] = [];
     try {
       const o = new Client(k.url);
@@ -521,20 +524,20 @@ describe('keepalive of the live sockets', () => {
       const headers = { origin: k.url, cookie: `svc_session=${o.cookie}` };
 
       // The studio: a deaf viewer and one that answers, side by side.
-      const before = studio.openPages();
+      const before = k.studio.openPages();
       const deaf = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers, { autoPong: false });
       const polite = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers);
       opened.push(deaf, polite);
       await deaf.next((m) => m.type === 'ready');
       await polite.next((m) => m.type === 'ready');
-      expect(studio.openPages()).toBe(before + 2);
+      expect(k.studio.openPages()).toBe(before + 2);
       expect((await deaf.closed).code).toBe(1006);
-      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before + 1);
+      await expect.poll(() => k.studio.openPages(), { timeout: 20_000 }).toBe(before + 1);
       await polite.pings(2);
       expect(polite.ws.readyState).toBe(polite.ws.OPEN);
       polite.close();
       await polite.closed;
-      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before);
+      await expect.poll(() => k.studio.openPages(), { timeout: 20_000 }).toBe(before);
 
       // The run live view: the deaf viewer holds the org's one place until it is dropped.
       const url = `${ws}/api/automations/${a.id}/live`;
@@ -559,7 +562,7 @@ describe('keepalive of the live sockets', () => {
 describe('limits and refusals', () => {
   it('the process-wide cap, the idle close (which frees the place and the browser context), new tabs and frames refused', async () => {
     let shown: Viewer | undefined;
-    const small = await startHosted({}, { studio: { browser: studio, maxSessions: 1, idleTimeoutMs: 6000 } });
+    const small = await startHosted({ egressAllow: FIXTURE_SITES }, { studio: { maxSessions: 1, idleTimeoutMs: 6000 } });
     try {
       const o = new Client(small.url);
       const p = new Client(small.url);
@@ -568,11 +571,11 @@ describe('limits and refusals', () => {
       const mine = (await o.call('POST', '/api/automations', { name: 'popups', site: `${site.url}/popup`, task: 'x' })).body.automation;
       const theirs = (await p.call('POST', '/api/automations', { name: 'theirs', site: `${site.url}/`, task: 'x' })).body.automation;
       const ws = small.url.replace(/^http/, 'ws');
-      const before = studio.openPages();
+      const before = small.studio.openPages();
       const viewer = await Viewer.open(`${ws}/api/authoring/${mine.id}/live?width=640&height=480`, { origin: small.url, cookie: `svc_session=${o.cookie}` });
       shown = viewer;
       await viewer.next((m) => m.type === 'ready');
-      expect(studio.openPages()).toBe(before + 1);
+      expect(small.studio.openPages()).toBe(before + 1);
       // Another org, same process: the one place is taken.
       const full = await refused(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       expect([full.status, full.body.error]).toEqual([429, 'rate_limited']);
@@ -600,7 +603,7 @@ describe('limits and refusals', () => {
       const closed = new Promise<number>((r) => viewer.ws.once('close', (code) => r(code)));
       expect(await viewer.next((m) => m.type === 'closed')).toMatchObject({ reason: 'idle' });
       expect(await closed).toBe(4000);
-      await expect.poll(() => studio.openPages(), { timeout: 20_000 }).toBe(before);
+      await expect.poll(() => small.studio.openPages(), { timeout: 20_000 }).toBe(before);
       const next = await Viewer.open(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       await next.next((m) => m.type === 'ready');
       await next.loaded('/');

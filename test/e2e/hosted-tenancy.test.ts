@@ -24,7 +24,11 @@ const secretsOfA: string[] = [];
 const ids = { ownerA: '', memberA: '', keyA: '', orgA: '', automationA: '', digestA: '', executionA: '', runA: '', scheduleA: '', webhookA: '' };
 
 beforeAll(async () => {
-  h = await startHosted({ sessionSecrets: [SECRET] }, { clock });
+  h = await startHosted(
+    { sessionSecrets: [SECRET] },
+    // A controlled clock: the test moves time past session and key expiries instead of waiting.
+    { clock },
+  );
   A.owner = new Client(h.url);
   A.member = new Client(h.url);
   B = new Client(h.url);

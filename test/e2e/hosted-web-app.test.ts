@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import { startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
  * The web app end to end, as a user drives it in real Chromium: the hosted service on 127.0.0.1 with
@@ -80,7 +80,7 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   site = await startShop();
   // The default web root: the package's built app (test/global-setup.ts builds it when web/ changed).
-  h = await startHosted({}, {}, { browser: true, dataDir: join(dir, 'pgdata') });
+  h = await startHosted({ egressAllow: FIXTURE_SITES }, {}, { dataDir: join(dir, 'pgdata') });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   context = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: h.url });
   // Waits end on DOM events; this only ends a hang.

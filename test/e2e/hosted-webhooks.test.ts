@@ -53,7 +53,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  h = await startHosted({ webhookRetrySeconds: [1, 1, 1, 1, 1], egressAllow: ['127.0.0.1'] }, {}, { browser: false, queue: true });
+  h = await startHosted({ webhookRetrySeconds: [1, 1, 1, 1, 1], egressAllow: ['127.0.0.1'] }, {}, { queue: true });
   await h.service.startWorker();
   owner = new Client(h.url);
   const { user, org } = await owner.signup('hooks@example.test');

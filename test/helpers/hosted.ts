@@ -2,19 +2,20 @@ import { PGlite } from '@electric-sql/pglite';
 import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
 import { createSqlStorage } from '../../adapters/storage-sql/index.js';
 import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
-import { createEngine } from '../../src/engine/engine.js';
+import { createHostedService } from '../../src/service/hosted-service.js';
+import type { PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
+import { assembleHostedService, type HostedAssembly, type HostedAssemblyOptions } from '../../adapters/hosted/index.js';
 import type { Engine } from '../../src/engine/types.js';
-import { createHostedService, type HostedService, type HostedServiceOptions } from '../../src/service/hosted-service.js';
-import { builtinTools } from '../../src/tools/builtins/index.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
+import type { HostedService } from '../../src/service/hosted-service.js';
 import type { HostedSettings } from '../../src/service/settings.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
-import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
+import type { StudioBrowser } from '../../src/ports/studio.js';
+import type { PgBossQueue } from '../../adapters/queue-pgboss/index.js';
 
 /**
- * A hosted service on in-memory PGlite, served on a loopback port, with a cookie-jar client per
- * user. Password hashing runs at cheap parameters only where a test asks (never in production code).
+ * The hosted service as `npm start` builds it (assembleHostedService, flowctl/adapters/hosted), on
+ * PGlite in memory (or a data folder), served on a loopback port, with a cookie-jar client per user.
+ * A test changes settings and options, never the parts (engine, tool policy, egress guard, executor).
  */
 export interface HostedFixture {
   url: string;
@@ -26,61 +27,88 @@ export interface HostedFixture {
   storage: ServiceStorage;
   /** The pg-boss queue on the same PGlite, when the fixture was asked for one. */
   queue?: PgBossQueue;
-  /** The Playwright executor of the browser tools (its screencast feeds the run live view), when `browser`. */
-  executor?: PlaywrightExecutor;
+  /** The Playwright executor of the browser tools (its screencast feeds the run live view). */
+  executor: PlaywrightExecutor;
+  /** The studio's browser (under the same egress guard as runs). */
+  studio: StudioBrowser;
+  /** The starter example's site, on its own origin. */
+  exampleSiteUrl: string;
+  assembly: HostedAssembly;
   close(): Promise<void>;
 }
 
+/**
+ * The egress allowlist entry of tests whose fixture sites are served on 127.0.0.1 (SVC_EGRESS_ALLOW in
+ * production names a company's private sites the same way). The service's own API stays refused: the
+ * assembly puts its listeners on the egress denylist.
+ */
+export const FIXTURE_SITES: string[] = ['127.0.0.1'];
+
 export interface HostedFixtureOptions {
-  /** Wire browser tools in (publishing browser captures needs their contracts; no browser starts until a step runs). */
-  browser?: boolean;
-  /** A pg-boss queue on the same PGlite, given to the service (queue dispatch, workers). */
+  /** A pg-boss queue on the same PGlite, given to the service (queue dispatch, workers). Default false. */
   queue?: boolean;
   /** PGlite data folder (default: in memory). */
   dataDir?: string;
-  /** Browser steps store a screenshot each (the executor's `screenshots`). Default false. */
+  /** Browser steps store a screenshot each (SVC_RUN_SCREENSHOTS). Default: the shipped default (on). */
   screenshots?: boolean;
 }
 
-export async function startHosted(
-  settings: Partial<HostedSettings> = {},
-  extra: Partial<HostedServiceOptions> = {},
-  fixture: HostedFixtureOptions = { browser: true },
-): Promise<HostedFixture> {
+/** Assembly options a test may set besides the settings (limits, the web app, and the injections it must explain). */
+export type HostedExtra = Pick<HostedAssemblyOptions, 'studio' | 'runLive' | 'web' | 'logger' | 'clock' | 'ids' | 'screencast'>;
+
+export async function startHosted(settings: Partial<HostedSettings> = {}, extra: HostedExtra = {}, fixture: HostedFixtureOptions = {}): Promise<HostedFixture> {
   const pglite = await PGlite.create(fixture.dataDir);
+  let assembly: HostedAssembly;
+  try {
+    assembly = await assembleHostedService({
+      // Fast auth limits and a fixed session secret (tests sign up many users from one address).
+      settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, ...settings },
+      database: { pglite },
+      queue: fixture.queue ?? false,
+      ...(fixture.screenshots !== undefined ? { screenshots: fixture.screenshots } : {}),
+      ...extra,
+    });
+  } catch (err) {
+    await pglite.close();
+    throw err;
+  }
+  return {
+    url: assembly.url,
+    service: assembly.service,
+    server: assembly.server,
+    pglite,
+    engine: assembly.engine,
+    storage: assembly.storage,
+    ...(assembly.queue ? { queue: assembly.queue } : {}),
+    executor: assembly.executor,
+    studio: assembly.studio!,
+    exampleSiteUrl: assembly.exampleSiteUrl,
+    assembly,
+    async close() {
+      await assembly.close();
+      await pglite.close();
+    },
+  };
+}
+
+/**
+ * createHostedService alone, with no engine and no browser: the library as an embedder without them
+ * gets it, for the few tests of what it answers then (a prefilled draft for the starter example, 503
+ * on the run live view). Never the shipped service: every other test uses startHosted.
+ */
+export async function startBareService(): Promise<{ url: string; close(): Promise<void> }> {
+  const pglite = await PGlite.create();
   const engineStorage = createSqlStorage({ pglite });
-  const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor(fixture.screenshots ? { screenshots: true } : {}) : undefined;
-  const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);
-  const engine = createEngine({ storage: engineStorage, tools });
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
-  const queue = fixture.queue ? createPgBossQueue({ storage: engineStorage }) : undefined;
   let service!: HostedService;
   const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env), upgrade: (req, socket, head) => service.upgrade(req, socket, head) });
-  service = createHostedService({
-    storage,
-    engine,
-    tools,
-    settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url, ...settings },
-    ...(queue ? { queue } : {}),
-    // The run live view relays the executor's screencast (as npm start wires it).
-    ...(browser ? { runLive: { screencast: browser.screencast } } : {}),
-    ...extra,
-  });
+  service = createHostedService({ storage, settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url } });
   return {
     url: server.url,
-    service,
-    server,
-    pglite,
-    engine,
-    storage,
-    ...(queue ? { queue } : {}),
-    ...(browser ? { executor: browser } : {}),
     async close() {
       await server.close();
       await service.dispose();
-      await queue?.stop();
-      await browser?.dispose();
       await engineStorage.dispose();
       await pglite.close();
     },

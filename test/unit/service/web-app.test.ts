@@ -32,8 +32,8 @@ beforeAll(async () => {
   for (const p of ['api/automations', 'api/session', 'api/index.html', 'v1/run/x', 'v1/index.html', 'mcp/index.html', 'openapi.json', 'docs/index.html', 'healthz', 'readyz', 'example/site']) {
     await put(p, `${MARKER} decoy ${p}`);
   }
-  h = await startHosted({}, { web: root }, { browser: false });
-  off = await startHosted({}, { web: false }, { browser: false });
+  h = await startHosted({}, { web: root });
+  off = await startHosted({}, { web: false });
 }, 120_000);
 
 afterAll(async () => {
