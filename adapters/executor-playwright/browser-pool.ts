@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
 import type { EgressGuard } from '../../src/tools/egress.js';
-import { DENIED_HEADER, startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
+import { DENIED_HEADER, startEgressProxy, tunnelKey, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
 import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle.js';
 
@@ -10,7 +10,45 @@ import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle
  * one fresh, isolated BrowserContext per run: no cookies, storage or cache cross between runs.
  */
 
-/** Chromium flags for every launch (NOTES.md: verified on these machines). */
+/**
+ * Features off in every launch. Chromium keeps only the last `--disable-features`, and ours comes after
+ * Playwright's own: so this repeats Playwright 1.65's list (chromiumSwitches.ts, the first group) and
+ * adds the browser's own background traffic (the second group): autofill and password-manager
+ * servers, translation, optimization hints, safe-browsing and certificate-transparency updates, media
+ * router discovery, network time, search preconnects, interest and field-trial fetches.
+ */
+export const DISABLED_FEATURES: readonly string[] = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  // The browser's own traffic, beyond Playwright's list.
+  'AutofillServerCommunication',
+  'PasswordManagerOnboarding',
+  'Translate',
+  'DialMediaRouteProvider',
+  'CertificateTransparencyComponentUpdater',
+  'SafeBrowsingEnhancedProtection',
+  'InterestFeedContentSuggestions',
+  'OptimizationGuideModelDownloading',
+  'OptimizationHintsFetching',
+  'PrivacySandboxSettings4',
+];
+
+/**
+ * Chromium flags for every launch (NOTES.md: verified on these machines), the executor's and the
+ * studio's: no sandbox or GPU, and no background networking of the browser's own (docs/tools.md,
+ * "Policy": only the page's traffic is the page's).
+ */
 export const LAUNCH_FLAGS: readonly string[] = [
   '--no-sandbox',
   '--disable-gpu',
@@ -18,6 +56,16 @@ export const LAUNCH_FLAGS: readonly string[] = [
   '--disable-component-update',
   '--disable-sync',
   '--no-first-run',
+  '--no-default-browser-check',
+  '--no-pings',
+  '--disable-default-apps',
+  '--disable-domain-reliability',
+  '--disable-client-side-phishing-detection',
+  '--safebrowsing-disable-auto-update',
+  '--metrics-recording-only',
+  '--disable-breakpad',
+  '--disable-search-engine-choice-screen',
+  `--disable-features=${DISABLED_FEATURES.join(',')}`,
 ];
 
 /** A page the run follows, with its requests (for settling). */
@@ -44,7 +92,56 @@ export interface RunSession {
    * Under an egress guard: the run's guarded proxy, and the refusal of the last main-frame navigation
    * it refused (a step that sees it fails `egress_denied`).
    */
-  egress?: { proxy: EgressProxy; deniedNavigation?: EgressRefusal };
+  egress?: SessionEgress;
+}
+
+/** A session's side of the egress guard. */
+export interface SessionEgress {
+  proxy: EgressProxy;
+  /** The refusal of the last main-frame navigation the proxy refused (a step that sees it fails). */
+  deniedNavigation?: EgressRefusal;
+  /**
+   * `host:port` of every request the context's pages (their frames and workers) made, as Playwright
+   * reports them. A refusal of a destination the page never asked for is the browser's own traffic:
+   * never reported as the page's (docs/tools.md, "Policy").
+   */
+  pageTargets: Set<string>;
+}
+
+const MAX_PAGE_TARGETS = 10_000;
+
+/** The session side of the egress guard for a context: notes the destinations its pages request. */
+export function sessionEgress(proxy: EgressProxy, context: BrowserContext): SessionEgress {
+  const pageTargets = new Set<string>();
+  context.on('request', (request) => notePageTarget(pageTargets, request.url()));
+  return { proxy, pageTargets };
+}
+
+function notePageTarget(targets: Set<string>, text: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return;
+  }
+  if (!/^(https?|wss?):$/.test(url.protocol)) return;
+  const key = tunnelKey(url);
+  targets.delete(key);
+  targets.add(key);
+  if (targets.size > MAX_PAGE_TARGETS) targets.delete(targets.values().next().value!);
+}
+
+/** Whether a refusal is of a destination the run's pages requested (else: the browser's own traffic). */
+export function refusedForPage(egress: SessionEgress, refusal: EgressRefusal): boolean {
+  let key = refusal.target;
+  if (/^[a-z]+:\/\//.test(key)) {
+    try {
+      key = tunnelKey(new URL(key));
+    } catch {
+      return false;
+    }
+  }
+  return egress.pageTargets.has(key);
 }
 
 export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executablePath' | 'env'> {
@@ -163,7 +260,7 @@ export class BrowserPool {
       throw err;
     }
     const net = trackNetwork(page);
-    const session: RunSession = { runId, context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: { proxy } } : {}) };
+    const session: RunSession = { runId, context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: sessionEgress(proxy, context) } : {}) };
     if (proxy) watchRefusedNavigations(session, proxy, page);
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
@@ -231,6 +328,8 @@ export class BrowserPool {
  * redirect): as the proxy's 403 answer to a plain request, or as the failed request of a refused tunnel.
  */
 export function watchRefusedNavigations(session: RunSession, proxy: EgressProxy, page: Page): void {
+  // WebSockets are no `request` of the context: note their destinations here.
+  page.on('websocket', (ws) => notePageTarget(session.egress!.pageTargets, ws.url()));
   page.on('response', (response) => {
     const request = response.request();
     if (!request.isNavigationRequest() || request.frame() !== page.mainFrame() || response.headers()[DENIED_HEADER] !== 'denied') return;

@@ -6,7 +6,7 @@ import { defineTool, toolError } from '../../src/tools/contract.js';
 import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/tools/types.js';
 import { keyProblem } from '../../src/record/keys.js';
 import { describeStrategy, frameSchema, normalizeFrame, normalizeTarget, strategiesOf, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../src/record/locator.js';
-import type { BrowserPool, RunSession } from './browser-pool.js';
+import { refusedForPage, type BrowserPool, type RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
@@ -275,7 +275,9 @@ function checkRefusals(s: RunSession, ctx: ToolContext, before: Set<unknown>): v
     s.pending = undefined;
     throw denied.error;
   }
-  const fresh = s.egress!.proxy.refusals.filter((r) => !before.has(r));
+  // Only the page's refused requests are the step's: the browser's own traffic (a default favicon, an
+  // update check) is no request of the page's, whatever the guard refused of it.
+  const fresh = s.egress!.proxy.refusals.filter((r) => !before.has(r) && refusedForPage(s.egress!, r));
   if (fresh.length === 0) return;
   const targets = [...new Set(fresh.map((r) => r.target))];
   ctx.warn({
