@@ -81,8 +81,8 @@ export interface HostedAssembly {
   executor: PlaywrightExecutor;
   studio: StudioBrowser | undefined;
   queue: PgBossQueue | undefined;
-  /** The starter example's site (`http://host:port/`), served by this process unless it is a worker. */
-  exampleSiteUrl: string;
+  /** The starter example's site (`http://host:port/`), served by this process unless it is a worker (which knows it only when its port or URL is given). */
+  exampleSiteUrl: string | undefined;
   /** The egress allowlist and denylist runs and the studio are under. */
   egress: { allow: string[]; deny: string[] };
   /** Close the listeners, stop the service's workers and the queue, the browsers, then storage. */
@@ -171,9 +171,11 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
 
     // The starter example's site: its own listener, so the allowance runs need for it is exactly that
     // origin, never the API's (docs/hosted-api.md, "Starter example").
-    let exampleSiteUrl: string;
+    let exampleSiteUrl: string | undefined;
     if (role === 'worker') {
-      exampleSiteUrl = options.exampleSite?.url ?? `http://${urlHost(options.exampleSite?.host ?? host)}:${options.exampleSite?.port ?? 0}/`;
+      // A worker allows the origin the API processes serve it on (known when its port is fixed).
+      const port = options.exampleSite?.port ?? 0;
+      exampleSiteUrl = options.exampleSite?.url ?? (port > 0 ? `http://${urlHost(options.exampleSite?.host ?? host)}:${port}/` : undefined);
     } else {
       const site = await serveExampleSite(options.exampleSite?.host ?? host, options.exampleSite?.port ?? 0);
       closers.push(() => new Promise<void>((resolve) => site.server.close(() => resolve())).then(() => site.server.closeAllConnections()));
@@ -183,7 +185,7 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
     // Every run and studio session is under the egress guard: SVC_EGRESS_ALLOW and the example's
     // origin allowed; this service's own API denied even where the allowlist covers it.
     const egress = {
-      allow: [...(settings.egressAllow ?? []), hostPort(new URL(exampleSiteUrl))],
+      allow: [...(settings.egressAllow ?? []), ...(exampleSiteUrl ? [hostPort(new URL(exampleSiteUrl))] : [])],
       deny: selfDestinations({ host, port: server.port }, settings.publicUrl),
     };
     const executor = createPlaywrightExecutor({ screenshots: options.screenshots ?? true, ...(options.browserCdpUrl ? { cdpEndpoint: options.browserCdpUrl } : {}) });
@@ -200,7 +202,7 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
       tools,
       settings,
       logger,
-      exampleSiteUrl,
+      ...(exampleSiteUrl ? { exampleSiteUrl } : {}),
       ...(queue ? { queue } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),

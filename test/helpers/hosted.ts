@@ -82,7 +82,7 @@ export async function startHosted(settings: Partial<HostedSettings> = {}, extra:
     ...(assembly.queue ? { queue: assembly.queue } : {}),
     executor: assembly.executor,
     studio: assembly.studio!,
-    exampleSiteUrl: assembly.exampleSiteUrl,
+    exampleSiteUrl: assembly.exampleSiteUrl!,
     assembly,
     async close() {
       await assembly.close();
