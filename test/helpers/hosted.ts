@@ -9,6 +9,7 @@ import { createHostedService, type HostedService, type HostedServiceOptions } fr
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import type { HostedSettings } from '../../src/service/settings.js';
+import type { ToolPolicy } from '../../src/tools/policy.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
 import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
 
@@ -40,6 +41,8 @@ export interface HostedFixtureOptions {
   dataDir?: string;
   /** Browser steps store a screenshot each (the executor's `screenshots`). Default false. */
   screenshots?: boolean;
+  /** The engine's tool policy (as `npm start` runs under `hostedToolPolicy()`). Default: none. */
+  toolPolicy?: ToolPolicy;
 }
 
 export async function startHosted(
@@ -51,7 +54,7 @@ export async function startHosted(
   const engineStorage = createSqlStorage({ pglite });
   const browser: PlaywrightExecutor | undefined = fixture.browser ? createPlaywrightExecutor(fixture.screenshots ? { screenshots: true } : {}) : undefined;
   const tools = createToolRegistry(builtinTools(), browser?.tools ?? []);
-  const engine = createEngine({ storage: engineStorage, tools });
+  const engine = createEngine({ storage: engineStorage, tools, ...(fixture.toolPolicy ? { toolPolicy: fixture.toolPolicy } : {}) });
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
   const queue = fixture.queue ? createPgBossQueue({ storage: engineStorage }) : undefined;
