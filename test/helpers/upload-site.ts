@@ -27,13 +27,24 @@ export const VERIFY_TOP = 220;
 export interface UploadSite {
   url: string;
   version: number;
+  /** What the page showed, each time Check (or Verify) was pressed, in order. */
+  seen: string[];
   server: Server;
   close(): Promise<void>;
 }
 
 export async function startUploadSite(): Promise<UploadSite> {
-  const site = { url: '', version: 1 } as UploadSite;
+  const site = { url: '', version: 1, seen: [] } as unknown as UploadSite;
   site.server = createServer((req, res) => {
+    if (req.url === '/seen' && req.method === 'POST') {
+      let body = '';
+      req.setEncoding('utf8').on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        site.seen.push(body);
+        res.writeHead(204).end();
+      });
+      return;
+    }
     if (req.url !== '/form') return void res.writeHead(404).end();
     const button = site.version === 1 ? `<button data-testid="check" ${box(160)}>Check</button>` : `<button data-testid="verify" ${box(VERIFY_TOP)}>Verify</button>`;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(
@@ -47,6 +58,7 @@ export async function startUploadSite(): Promise<UploadSite> {
           p.style.cssText = 'position:absolute;left:40px;top:300px';
           p.textContent = document.getElementById('n').value + ': ' + (f ? f.name + ' ' + f.size + ' bytes: ' + (await f.text()).split('\\n')[0] : 'no file');
           document.body.append(p);
+          await fetch('/seen', { method: 'POST', body: p.textContent });
         };</script></body></html>`,
     );
   });
