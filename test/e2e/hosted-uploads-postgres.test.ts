@@ -87,8 +87,8 @@ describePostgres('upload automations through the queue worker (Postgres)', (dbUr
 
   it('the API instance queues the run; the worker instance runs it, uploading the org file under the hosted policy', async () => {
     const owner = new Client(server.url);
-    const { org } = await owner.signup('pg-uploads@example.test');
-    await publishUploadAutomation(owner, api.storage, org.id, site, 'receipt');
+    await owner.signup('pg-uploads@example.test');
+    await publishUploadAutomation(owner, site, 'receipt');
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
     const res = await fetch(`${server.url}/v1/run/receipt`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { note: 'postgres' } }) });
     const queued = (await res.json()) as { run_id: string; status: string };

@@ -49,8 +49,8 @@ describe('upload automations on a sync service under the hosted tool policy', ()
     studio = createStudioBrowser();
     h = await startHosted({ minCronIntervalSeconds: 2 }, { studio: { browser: studio } }, { browser: true, toolPolicy: policy() });
     owner = new Client(h.url);
-    const { org } = await owner.signup('uploads@example.test', 'correct horse battery', 'Uploads org');
-    automationId = await publishUploadAutomation(owner, h.storage, org.id, site, 'receipt');
+    await owner.signup('uploads@example.test', 'correct horse battery', 'Uploads org');
+    automationId = await publishUploadAutomation(owner, site, 'receipt');
     key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
   }, 120_000);
   afterAll(async () => {
@@ -136,8 +136,8 @@ describe('upload automations through the queue worker (PGlite) under the hosted 
 
   it('the gateway queues it, the worker runs it with the org file', async () => {
     const owner = new Client(h.url);
-    const { org } = await owner.signup('queue-uploads@example.test');
-    await publishUploadAutomation(owner, h.storage, org.id, site, 'receipt');
+    await owner.signup('queue-uploads@example.test');
+    await publishUploadAutomation(owner, site, 'receipt');
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
     const r = await gateway(h, key, 'receipt', { note: 'queued' });
     expect([r.status, r.body.status]).toEqual([200, 'queued']);

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { ServiceStorage } from '../../src/ports/service-storage.js';
 import type { Client } from './hosted.js';
 
 /**
@@ -79,12 +78,12 @@ export const uploadOps = (site: UploadSite) => [
 
 /**
  * An automation `name` with the upload capture, published by the owner. The file is attached to the
- * capture as the studio attaches a chosen file (storage.authoring.putFile: bytes by digest in the org's
- * files); the studio's own file transfer is tested in hosted-studio.test.ts.
+ * capture through `PUT /api/authoring/{id}/files/{name}` (the studio's own file transfer is tested in
+ * hosted-studio.test.ts); its bytes go to the org's files by digest.
  */
-export async function publishUploadAutomation(owner: Client, storage: ServiceStorage, orgId: string, site: UploadSite, name: string): Promise<string> {
+export async function publishUploadAutomation(owner: Client, site: UploadSite, name: string): Promise<string> {
   const a = (await owner.call('POST', '/api/automations', { name, site: `${site.url}/form`, task: 'Attach the receipt and check it' })).body.automation;
-  await storage.authoring.putFile(orgId, a.id, { name: 'receipt.csv', digest: RECEIPT_DIGEST, bytes: RECEIPT });
+  expect((await owner.call('PUT', `/api/authoring/${a.id}/files/receipt.csv`, { content_base64: RECEIPT.toString('base64') })).status).toBe(200);
   expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: uploadOps(site), input_slots: ['note'] })).status).toBe(200);
   const published = await owner.call('POST', `/api/authoring/${a.id}/publish`);
   expect([published.status, published.body.error]).toEqual([200, undefined]);
