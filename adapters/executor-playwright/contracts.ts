@@ -5,7 +5,8 @@ import { FRAME_JSON_SCHEMA, TARGET_JSON_SCHEMA } from '../../src/record/locator.
  * Contracts of the browser tools (docs/browser.md, "Tools"). Written by hand, not generated, so their
  * digests only move when we mean them to. Every tool declares `browser`; fill and select also
  * `secrets` (they may be fed a secret input; the compiler keeps `secrets` on a step only when one is);
- * upload also `fs` (it reads the files it sends from the project folder).
+ * upload also `fs` (it reads the files it sends from the project folder; a run that supplies a file
+ * source, `RunOptions.files`, reads them there and needs no `fs`: see `filesFromSource` in tools.ts).
  */
 
 const VERSION = '1.0.0';

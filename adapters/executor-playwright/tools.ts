@@ -356,6 +356,12 @@ async function loadUpload(file: FileArg, ctx: ToolContext): Promise<{ name: stri
   return checkUpload(spec, buffer);
 }
 
+/**
+ * Upload reads the run's file source when it has one (`ctx.files`), the project folder otherwise: its
+ * contract's `fs` is only needed for the folder (ToolFlags.filesFromSource, docs/tools.md "Policy").
+ */
+const readsFilesFromSource = (tool: Tool): Tool => ({ ...tool, flags: { ...tool.flags, filesFromSource: true } });
+
 /** The host's files (RunOptions.files): no disk read at all. */
 async function readFromSource(spec: { path: string; digest?: string }, ctx: ToolContext): Promise<Buffer> {
   let bytes: Uint8Array | undefined;
@@ -607,7 +613,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       });
       return { matched: r.matched, files: files.map((f) => ({ name: f.name, digest: f.digest, size: f.buffer.length })) };
     },
-  );
+  ).map(readsFilesFromSource);
 
   const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered' }, { matched: string; value: unknown }>(
     [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract],

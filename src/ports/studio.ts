@@ -4,6 +4,8 @@
  * actions. flowctl/adapters/executor-playwright's createStudioBrowser() implements it over Chromium.
  */
 
+import type { FileSource } from '../tools/types.js';
+
 export interface StudioViewport {
   width: number;
   height: number;
@@ -109,6 +111,11 @@ export interface StudioReplayStep {
 export interface StudioReplayOptions {
   /** Called before each step (0-based index). */
   onStep?(index: number, step: StudioReplayStep): void;
+  /**
+   * Where replayed uploads read their files (the hosted service: the org's file store, by the digest
+   * the step pins), as a run's `RunOptions.files`. Absent: a step that uploads is not replayed.
+   */
+  files?: FileSource;
 }
 
 export interface StudioPage {

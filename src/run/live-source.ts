@@ -61,7 +61,7 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
           },
         };
       }
-      const denied = deniedCapabilities(o.policy, tool.contract, step.capabilities);
+      const denied = deniedCapabilities(o.policy, tool, step.capabilities, { files: o.files !== undefined });
       if (denied.length > 0) {
         return {
           provider: 'in-process',

@@ -1,6 +1,6 @@
 import { FlowError } from '../errors.js';
 import { checkEgressPolicy, type EgressLookup, type EgressPolicy } from './egress.js';
-import { CAPABILITIES, type Capability, type ToolContract } from './types.js';
+import { CAPABILITIES, type Capability, type Tool } from './types.js';
 
 /**
  * What the tools of a run may do (docs/tools.md, "Policy"). Given on the engine
@@ -23,8 +23,9 @@ export interface ToolPolicy {
 
 /**
  * The policy for a shared host: no `spawn` and no `fs` (so no `shell/exec`, `fs/read`, `fs/write` or
- * browser upload from disk), `net`, `browser` and `secrets` allowed, and the egress guard on with
- * the given allowlist (default empty) and denylist (destinations refused even when allowlisted).
+ * browser upload from disk; an upload reading the run's file source, `RunOptions.files`, needs no
+ * `fs`), `net`, `browser` and `secrets` allowed, and the egress guard on with the given allowlist
+ * (default empty) and denylist (destinations refused even when allowlisted).
  */
 export function hostedToolPolicy(options: { allow?: readonly string[]; deny?: readonly string[]; lookup?: EgressLookup } = {}): ToolPolicy {
   const policy: ToolPolicy = {
@@ -53,12 +54,21 @@ export function checkToolPolicy(policy: ToolPolicy): void {
 }
 
 /**
- * The capabilities a step would use that the policy does not allow: the contract's, with `secrets`
- * only when the step is fed a secret (its StepSpec capabilities say so).
+ * The capabilities a step uses: its tool contract's, with `secrets` only when the step is fed a secret
+ * (its StepSpec capabilities say so), and without `fs` when the tool reads its files through the run's
+ * file source (`flags.filesFromSource`) and the run supplies one.
  */
-export function deniedCapabilities(policy: ToolPolicy | undefined, contract: ToolContract, stepCapabilities: readonly Capability[]): Capability[] {
+export function usedCapabilities(tool: Pick<Tool, 'contract' | 'flags'>, stepCapabilities: readonly Capability[], run: { files: boolean }): Capability[] {
+  return tool.contract.capabilities.filter((c) => {
+    if (c === 'secrets') return stepCapabilities.includes('secrets');
+    if (c === 'fs') return !(run.files && tool.flags?.filesFromSource === true);
+    return true;
+  });
+}
+
+/** The capabilities a step would use (usedCapabilities) that the policy does not allow. */
+export function deniedCapabilities(policy: ToolPolicy | undefined, tool: Pick<Tool, 'contract' | 'flags'>, stepCapabilities: readonly Capability[], run: { files: boolean }): Capability[] {
   if (!policy?.capabilities) return [];
   const allowed = policy.capabilities;
-  const used = contract.capabilities.filter((c) => c !== 'secrets' || stepCapabilities.includes('secrets'));
-  return used.filter((c) => !allowed.includes(c));
+  return usedCapabilities(tool, stepCapabilities, run).filter((c) => !allowed.includes(c));
 }

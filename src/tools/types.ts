@@ -101,9 +101,25 @@ export interface ToolContext {
   files?: FileSource;
 }
 
+/**
+ * What an implementation says about itself beside its contract (not part of the contract, so not of
+ * its digest): flags the engine reads instead of sniffing tools.
+ */
+export interface ToolFlags {
+  /**
+   * The contract's `fs` is only for reading the files a flow names (uploads), and the tool reads them
+   * through `ctx.files` whenever the run supplies a FileSource (`RunOptions.files`). A step of such a
+   * run then needs no `fs` (it never touches the host's disk); without a file source it reads the disk
+   * and needs `fs` as declared (docs/tools.md, "Policy"). Default false.
+   */
+  filesFromSource?: boolean;
+}
+
 /** A tool implementation: a contract plus the code that honours it. */
 export interface Tool {
   contract: ToolContract;
+  /** Default: no flags. */
+  flags?: ToolFlags;
   run(input: any, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -104,4 +104,17 @@ describe('secrets through the CLI', () => {
     expect(r.stderr).toMatch(/FLOWCTL_SECRET_PASSWORD/);
     expect(r.stderr).toMatch(/no run started/);
   });
+
+  it('an empty secret (FLOWCTL_SECRET_PASSWORD=) is refused as a missing one: exit 2, secret_not_found, no run (issue 26)', async () => {
+    const before = (await flowctl(dir, ['runs'])).stdout;
+    const r = await flowctl(dir, ['run', 'secretecho', '--yes', '--json', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: '' } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'secret_not_found', data: { issues: [{ path: 'password', message: expect.stringContaining('FLOWCTL_SECRET_PASSWORD') }] } });
+    expect(r.stderr).toMatch(/input "password" needs secret:password, which does not resolve: .*set but empty \(environment variable FLOWCTL_SECRET_PASSWORD\)/);
+    expect(r.stderr).toMatch(/no run started/);
+    const plain = await flowctl(dir, ['run', 'secretecho', '--yes', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: '' } });
+    expect([plain.code, plain.stdout]).toEqual([2, '']);
+    expect(plain.stderr).toMatch(/set but empty/);
+    expect((await flowctl(dir, ['runs'])).stdout).toBe(before);
+  });
 });

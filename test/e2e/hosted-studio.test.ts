@@ -399,11 +399,8 @@ describe('drags and uploads', () => {
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
     const run = await fetch(`${h.url}/v1/run/board`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
     const result = (await run.json()) as any;
-    // KNOWN BUG, issue 26 point 2 (uploads in hosted runs): on the shipped assembly (hostedToolPolicy,
-    // no `fs`) the upload step is refused. The old fixture had no tool policy and hid it. When point 2
-    // lands, this becomes: [200, 'succeeded', undefined] and output `basket Pears; shelf Chip;
-    // receipt receipt.csv ${RECEIPT.length} bytes, 6000 lines`.
-    expect([run.status, result.status, result.error?.code, result.error?.step]).toEqual([200, 'failed', 'tool_denied', 'upload_4']);
+    expect([run.status, result.status, result.error]).toEqual([200, 'succeeded', undefined]);
+    expect(result.output).toEqual({ outcome: `basket Pears; shelf Chip; receipt receipt.csv ${RECEIPT.length} bytes, 6000 lines` });
   }, 120_000);
 });
 

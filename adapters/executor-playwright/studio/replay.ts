@@ -15,10 +15,9 @@ import { createBrowserTools } from '../tools.js';
  * interpreter of ops: a step is `browser/<kind>@<version>` and its input, as the engine calls it.
  */
 
-/** Tools the studio cannot replay: it follows one page, and uploads read files the studio does not have. */
+/** Tools the studio cannot replay: it follows one page. */
 const NOT_REPLAYED: Record<string, string> = {
   'browser/switch': 'switches to another page (the studio follows one page)',
-  'browser/upload': 'uploads files (the studio replays no uploads)',
 };
 
 let registry: ToolRegistry | undefined;
@@ -35,11 +34,15 @@ function failed(step: StudioReplayStep, index: number, code: string, message: st
   });
 }
 
-/** Why a step cannot be replayed in the studio, before anything runs; undefined when it can. */
-export function unreplayable(step: StudioReplayStep): string | undefined {
+/**
+ * Why a step cannot be replayed in the studio, before anything runs; undefined when it can. An upload
+ * replays only with a file source (`options.files`: the org's files), never from the service's disk.
+ */
+export function unreplayable(step: StudioReplayStep, options: StudioReplayOptions = {}): string | undefined {
   const at = step.tool.lastIndexOf('@');
   const ref = at > 0 ? step.tool.slice(0, at) : step.tool;
   if (NOT_REPLAYED[ref]) return NOT_REPLAYED[ref];
+  if (ref === 'browser/upload' && !options.files) return 'uploads files, and this studio has no file store to read them from';
   if (step.input.opens_page === true) return 'opens a new tab or popup (the studio follows one page)';
   if (step.secret && (ref !== 'browser/fill' || step.input.frame !== undefined)) return 'puts a secret value somewhere other than a field of the page itself';
   if (!tools().resolve(ref, step.tool.slice(at + 1))) return `uses ${step.tool}, which this executor does not have`;
@@ -53,7 +56,7 @@ export function unreplayable(step: StudioReplayStep): string | undefined {
 export async function replayInSession(session: RunSession, steps: StudioReplayStep[], signal: AbortSignal, options: StudioReplayOptions = {}): Promise<void> {
   // Refused up front: nothing runs when a step cannot.
   for (const [i, step] of steps.entries()) {
-    const why = unreplayable(step);
+    const why = unreplayable(step, options);
     if (why) throw failed(step, i, 'not_replayable', `the step ${why}: re-record from this step instead`);
   }
   const scope = { get: async <T>() => session as unknown as T };
@@ -73,6 +76,7 @@ export async function replayInSession(session: RunSession, steps: StudioReplaySt
       signal: controller.signal,
       timeoutMs: step.timeoutMs,
       cwd: '/nonexistent',
+      ...(options.files ? { files: options.files } : {}),
       effect: () => {},
       warn: () => {},
       scope,

@@ -9,6 +9,7 @@ import { sessionFromCookie } from '../auth/guards.js';
 import { createUpgradeGate, FRAME_BACKLOG_BYTES, isRefusal, keepAlive, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from '../live/upgrade.js';
 import type { ServiceDeps } from '../context.js';
 import { orgSecretValues } from '../domain/publish.js';
+import { orgFileSource } from '../domain/dispatch.js';
 import { findOrgSecrets } from '../domain/secret-leak.js';
 import { withCaptureLock } from './capture-lock.js';
 import { appendCursor, maskSecrets, planRerecord, rerecordCursor, usedSlots, type CaptureCursor, type RerecordPlan } from './rerecord.js';
@@ -300,6 +301,8 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       const of = p.steps.length;
       try {
         await page.replay(p.steps, {
+          // A replayed upload reads the file the capture pins from the org's files, as a run does.
+          files: orgFileSource(deps, orgId),
           onStep: (i, step) => {
             touch();
             sendJson({ type: 'replaying', step: i + 1, of, id: step.id });
