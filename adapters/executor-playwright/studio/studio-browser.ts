@@ -400,7 +400,10 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       return undefined;
     } catch (err) {
       if (!isFlowError(err, 'egress_denied') || (err.data as { reason?: string } | undefined)?.reason === 'unresolved') return undefined;
-      return { target: `${u.hostname}:${port}`, message: err.message.replace(/^(\[[^\]]+\]\s*)+/, '').replace(/\s*\(add it to the egress allowlist to permit it\)$/, '') };
+      // "connection to h:p refused: h:p is a loopback address, which ..." -> "it is a loopback address, which ..."
+      const text = err.message.replace(/^(\[[^\]]+\]\s*)+/, '').replace(/\s*\(add it to the egress allowlist to permit it\)$/, '');
+      const why = /refused: \S+ (.*)$/.exec(text)?.[1];
+      return { target: `${u.hostname}:${port}`, message: why ? `it ${why.replace('the tool policy', 'the egress rule')}` : text };
     }
   }
 

@@ -63,7 +63,7 @@ const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
 export const EGRESS_SETTING = 'SVC_EGRESS_ALLOW';
 /** A site the egress rule refuses, in words: where, why, and the setting that allows it. */
 export const egressRefusalMessage = (r: { target: string; message: string }): string =>
-  `the studio may not reach ${r.target} (${r.message}); runs may not reach it either. To record this site, add ${r.target} to ${EGRESS_SETTING} (comma-separated entries) and restart the service`;
+  `the studio may not reach ${r.target}: ${r.message}, so runs may not reach it either. To record this site, add ${r.target} to ${EGRESS_SETTING} (comma-separated entries) and restart the service`;
 /** The studio browser's own notice for a refused page (a link or redirect to it): the setting is named too. */
 const withEgressHint = (message: string): string =>
   /^the studio may not reach /.test(message) && !message.includes(EGRESS_SETTING) ? `${message}. The service allows a destination with ${EGRESS_SETTING}` : message;
