@@ -113,7 +113,7 @@ describe('automation pages', () => {
     }
   });
 
-  it('a degraded automation shows the notice with the step; the audit log names the service', async () => {
+  it('a degraded automation shows the notice with the step and its Re-record link', async () => {
     const ex = (await owner.call('POST', '/api/automations/example')).body.automation;
     // The state a run through a fallback leaves (hosted-site-status.test.ts drives it with real runs).
     await h.storage.automations.update(ex.org_id, ex.id, { status: 'published', needs_attention: true, failing_step: 'click_3' });
