@@ -147,6 +147,12 @@ export interface StudioPage {
 export interface StudioBrowser {
   /** A fresh, isolated context with one page at `url`, its screencast started. */
   open(options: { url: string; viewport: StudioViewport } & StudioPageHandlers): Promise<StudioPage>;
+  /**
+   * Whether the egress rule refuses a page at `url` (checked as the guarded proxy checks it, DNS
+   * included): `{target, message}` (`host:port` and why), or `undefined` when it is allowed, when the
+   * browser has no egress guard, or when the name does not resolve (the page then shows its own error).
+   */
+  refusal?(url: string): Promise<{ target: string; message: string } | undefined>;
   /** Pages open now. */
   openPages(): number;
   dispose(): Promise<void>;

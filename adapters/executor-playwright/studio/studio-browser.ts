@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Browser, CDPSession, FileChooser, Page } from 'playwright-core';
-import { FlowError } from '../../../src/errors.js';
+import { FlowError, isFlowError } from '../../../src/errors.js';
 import type { StudioBrowser, StudioInput, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
 import type { EgressGuard } from '../../../src/tools/egress.js';
 import { LAUNCH_FLAGS, sessionEgress, watchRefusedNavigations, type RunSession } from '../browser-pool.js';
@@ -382,8 +382,34 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
     }
   }
 
+  /** The egress rule on a page address, before any page asks for it (the proxy applies the same rule). */
+  async function refusal(url: string): Promise<{ target: string; message: string } | undefined> {
+    const guard = options.egress;
+    if (!guard) return undefined;
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return undefined;
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    try {
+      if (guard.precheck(host, port) === undefined) await guard.resolve(host, port);
+      return undefined;
+    } catch (err) {
+      if (!isFlowError(err, 'egress_denied') || (err.data as { reason?: string } | undefined)?.reason === 'unresolved') return undefined;
+      // "connection to h:p refused: h:p is a loopback address, which ..." -> "it is a loopback address, which ..."
+      const text = err.message.replace(/^(\[[^\]]+\]\s*)+/, '').replace(/\s*\(add it to the egress allowlist to permit it\)$/, '');
+      const why = /refused: \S+ (.*)$/.exec(text)?.[1];
+      return { target: `${u.hostname}:${port}`, message: why ? `it ${why.replace('the tool policy', 'the egress rule')}` : text };
+    }
+  }
+
   return {
     open,
+    refusal,
     openPages: () => pages.size,
     async dispose() {
       disposed = true;

@@ -9,6 +9,7 @@ import type { ServiceDeps } from '../context.js';
 import type { FinishedStatus } from '../live/run-registry.js';
 import { invalidRequest, isUnavailable, serviceError, type Issue } from '../errors.js';
 import { orgSecretStore } from '../routes/secrets.js';
+import { followSite } from './site-status.js';
 import { emitWebhookEvent } from './webhooks.js';
 
 /**
@@ -36,6 +37,30 @@ export async function runnableAutomation(deps: ServiceDeps, orgId: string, name:
 }
 
 export const secretInputsOf = (spec: FlowSpec): string[] => Object.entries(spec.inputs ?? {}).filter(([, c]) => (c as { secret?: boolean }).secret === true).map(([n]) => n);
+
+/**
+ * The gateway body shape `{inputs?}` (the gateway and the capture test): any other top-level key is
+ * refused, 422 `invalid_request` with an issue naming `inputs`, before anything runs. A body of
+ * inputs at the top level (`{"category": "veg"}`, the engine launcher's style) would otherwise run
+ * with the defaults and answer a wrong result as success (issue 26).
+ */
+export function gatewayBodyInputs(body: unknown): unknown {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidRequest([{ path: [], message: 'the body must be a JSON object {"inputs": {...}}', code: 'invalid_type' }]);
+  }
+  const extra = Object.keys(body).filter((k) => k !== 'inputs');
+  if (extra.length > 0) {
+    throw invalidRequest(
+      extra.slice(0, 20).map((k) => ({
+        path: [k],
+        message: `unknown key "${k.slice(0, 64)}": the body is {"inputs": {...}}; the automation's inputs go under "inputs" (e.g. {"inputs": {"${k.slice(0, 64)}": ...}})`,
+        code: 'unrecognized_key',
+      })),
+    );
+  }
+  return (body as { inputs?: unknown }).inputs;
+}
 
 /** Inputs as a caller sends them: an object, never a secret input. */
 export function checkCallerInputs(spec: FlowSpec, inputs: unknown): Record<string, unknown> {
@@ -258,7 +283,8 @@ export async function finishRun(deps: ServiceDeps, execution: ExecutionRecord, s
 /**
  * The end of a run, into the index and the automation: status and error code on the execution row;
  * a failure with `locator_drift` on the live version marks the automation `failing` with the
- * drifted step (docs/hosted-api.md, "Drift").
+ * drifted step; a success of the live version puts it back, or marks it degraded when a step needed a
+ * fallback locator (site-status.ts; docs/hosted-api.md, "Drift").
  */
 export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecord, run: Run): Promise<void> {
   const failed = [...run.journal].reverse().find((e): e is StepFailedEntry => e.event === 'step_failed');
@@ -277,6 +303,8 @@ export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecor
       await deps.storage.automations.update(execution.org_id, execution.automation_id, { status: 'failing', needs_attention: true, failing_step: failed.step });
     }
   }
+  // A succeeded run of the live version: the status follows the site (recovered, or degraded).
+  if (run.status === 'succeeded' && moved) await followSite(deps, execution, run);
   // Webhooks, once per run: only the call that moved the row to its terminal status emits (a
   // duplicate delivery or a second recording of the same end does not).
   if (deps.queue && moved) {

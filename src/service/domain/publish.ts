@@ -33,12 +33,34 @@ export interface CompiledCapture {
   digest: Digest;
 }
 
+/**
+ * Ops whose `slot` is in neither `input_slots` nor `secret_slots` (docs/hosted-api.md, "Authoring"):
+ * the engine would keep their recorded value as a fixed one, and the gateway would then refuse that
+ * input at run time. Refused at PATCH and at publish, one issue at each op's `slot`.
+ */
+export function unknownSlotIssues(ops: readonly unknown[], inputSlots: readonly string[], secretSlots: readonly string[]): Issue[] {
+  const known = new Set([...inputSlots, ...secretSlots]);
+  const issues: Issue[] = [];
+  ops.forEach((op, i) => {
+    const slot = op !== null && typeof op === 'object' ? (op as { slot?: unknown }).slot : undefined;
+    if (typeof slot !== 'string' || known.has(slot)) return;
+    issues.push({
+      path: ['captured_ops', i, 'slot'],
+      message: `slot "${slot.slice(0, 64)}" is in neither input_slots nor secret_slots: list it in input_slots (a caller's input) or secret_slots (an org secret), or remove the op's slot to keep its recorded value`,
+      code: 'unknown_slot',
+    });
+  });
+  return issues;
+}
+
 /** Compile the session's capture, or throw the structured problem (`invalid_request` or `secret_leak`). */
 export async function compileCapture(deps: ServiceDeps, stores: ServiceStores, automation: AutomationRecord, session: AuthoringRecord): Promise<CompiledCapture> {
   if (!deps.tools) throw serviceError('not_ready', 'this service has no tools to compile against');
   if (automation.task.trim() === '') {
     throw invalidRequest([{ path: ['task'], message: 'the automation needs a task (its description) before it is published', code: 'required' }]);
   }
+  const unknown = unknownSlotIssues(session.captured_ops, session.input_slots, session.secret_slots);
+  if (unknown.length > 0) throw invalidRequest(unknown);
   const secrets = await orgSecretValues(deps, stores, automation.org_id);
   const early: LeakFinding[] = [
     ...findSecretFieldValues(session.captured_ops, session.secret_slots),

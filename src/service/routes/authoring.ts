@@ -3,8 +3,8 @@ import { digestBytes } from '../../canonical.js';
 import type { AuthoringRecord } from '../../ports/service-storage.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
 import { audit, type ServiceDeps } from '../context.js';
-import { checkCallerInputs, runResult, runSync } from '../domain/dispatch.js';
-import { compileCapture, orgSecretValues, publishVersion } from '../domain/publish.js';
+import { checkCallerInputs, gatewayBodyInputs, runResult, runSync } from '../domain/dispatch.js';
+import { compileCapture, orgSecretValues, publishVersion, unknownSlotIssues } from '../domain/publish.js';
 import { findOrgSecrets, leakMessage } from '../domain/secret-leak.js';
 import { invalidRequest, serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
@@ -13,7 +13,7 @@ import { RunResult } from './gateway.js';
 
 const TestBody = z
   .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Inputs by name; unset ones take their recorded samples' }) })
-  .openapi('TestCaptureBody');
+  .openapi('TestCaptureBody', { description: 'Only `inputs`, as the gateway', additionalProperties: false });
 
 /** Authoring sessions, publish and reopen (docs/hosted-api.md, "Authoring"). */
 
@@ -124,6 +124,9 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const inputSlots = body.input_slots ?? session.input_slots;
         const both = inputSlots.filter((s) => secretSlots.includes(s));
         if (both.length > 0) throw invalidRequest([{ path: ['secret_slots'], message: `slots ${both.join(', ')} are both input and secret slots`, code: 'slot_conflict' }]);
+        // Every op's slot is one of the lists, as the capture stands after this PATCH.
+        const unknown = unknownSlotIssues(body.captured_ops ?? session.captured_ops, inputSlots, secretSlots);
+        if (unknown.length > 0) throw invalidRequest(unknown);
         // An org secret's value never enters the capture, not even a draft of it.
         const secrets = await orgSecretValues(deps, storage, orgId);
         const leaks = [...findOrgSecrets(body.captured_ops ?? [], 'ops', secrets), ...findOrgSecrets(body.input_params ?? [], 'input_params', secrets)];
@@ -204,7 +207,8 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
       },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = (c.get('body') ?? {}) as { inputs?: unknown };
+        // The gateway body shape, and its rule: only `inputs` (checked before anything compiles or runs).
+        const bodyInputs = gatewayBodyInputs(c.get('body'));
         const { org } = c.get('auth');
         const engine = deps.engine;
         if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
@@ -214,7 +218,7 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         // is what the run executes) but no version is made and the live one stays live.
         const compiled = await compileCapture(deps, storage, automation, session);
         await engine.putSpec(compiled.spec);
-        const inputs = checkCallerInputs(compiled.spec, body.inputs);
+        const inputs = checkCallerInputs(compiled.spec, bodyInputs);
         const run = await runSync(deps, { automation, digest: compiled.digest, spec: compiled.spec }, inputs, { kind: 'sync' });
         return c.json(runResult(run), 200);
       },

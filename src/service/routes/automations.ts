@@ -57,7 +57,8 @@ export function automationJson(deps: ServiceDeps, a: AutomationRecord, usage: { 
     calls_7d: usage.calls_7d,
     last_run_at: usage.last_run_at,
     needs_attention: a.needs_attention,
-    rerecord_href: a.status === 'failing' ? `${base}/automations/${a.id}/studio${a.failing_step ? `?step=${encodeURIComponent(a.failing_step)}` : ''}` : null,
+    // Failing, or degraded (published, a step that succeeded only through a fallback): re-record it.
+    rerecord_href: a.status === 'failing' || (a.needs_attention && a.failing_step) ? `${base}/automations/${a.id}/studio${a.failing_step ? `?step=${encodeURIComponent(a.failing_step)}` : ''}` : null,
     status: a.status,
   };
 }

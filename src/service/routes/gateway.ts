@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ServiceDeps } from '../context.js';
-import { checkCallerInputs, enqueueRun, queueDispatch, runnableAutomation, runResult, runSync, secretInputsOf } from '../domain/dispatch.js';
+import { checkCallerInputs, enqueueRun, gatewayBodyInputs, queueDispatch, runnableAutomation, runResult, runSync, secretInputsOf } from '../domain/dispatch.js';
 import { serviceError } from '../errors.js';
 import { jsonResponse, type ServiceRoute } from '../route-table.js';
 
@@ -9,7 +9,7 @@ import { jsonResponse, type ServiceRoute } from '../route-table.js';
 const FlowParam = z.object({ flow: z.string().min(1).max(200).openapi({ param: { name: 'flow', in: 'path' }, example: 'shop-search' }) });
 const RunBody = z
   .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The typed non-secret inputs by name' }) })
-  .openapi('RunGatewayBody');
+  .openapi('RunGatewayBody', { description: 'Only `inputs`: any other top-level key is 422 `invalid_request` (the inputs go under `inputs`)', additionalProperties: false });
 
 /** The queue-dispatch acknowledgement (spec "Queue-dispatch acknowledgement"). */
 export const QueuedResult = z.object({ run_id: z.string(), status: z.literal('queued') }).openapi('QueuedRun');
@@ -36,19 +36,20 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
       responses: {
         200: jsonResponse('The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once', z.union([RunResult, QueuedResult])),
         503: jsonResponse('`queue_unavailable`: queue dispatch could not store the run (nothing was started)', z.object({ error: z.string(), message: z.string() })),
+        422: jsonResponse('`invalid_request`: a top-level key other than `inputs` (issue at that key, naming `inputs`), a secret input, or inputs the FlowSpec refuses; `secret_not_found`', z.object({ error: z.string() })),
         403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
         404: jsonResponse('`not_found`: unknown, draft, or outside the key\'s scope (one answer)', z.object({ error: z.string(), message: z.string() })),
       },
       handler: async (c) => {
         const { flow } = c.req.valid('param') as z.infer<typeof FlowParam>;
-        const body = (c.get('body') ?? {}) as { inputs?: unknown };
+        const body = c.get('body');
         const { record: key, org } = c.get('key');
         const target = await runnableAutomation(deps, org.id, flow, key.automations);
         if (!target) throw serviceError('not_found', 'no published automation of this name for this key');
         if (key.mode === 'test' && secretInputsOf(target.spec).length > 0) {
           throw serviceError('test_key_forbidden', 'this automation uses production credentials (a secret input): call it with a svc_live_ key');
         }
-        const inputs = checkCallerInputs(target.spec, body.inputs);
+        const inputs = checkCallerInputs(target.spec, gatewayBodyInputs(body));
         if (queueDispatch(deps)) {
           const queued = await enqueueRun(deps, target, inputs, { kind: 'queue', keyId: key.id });
           return c.json({ run_id: queued.run_id, status: 'queued' as const }, 200);

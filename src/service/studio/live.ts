@@ -60,6 +60,15 @@ export function validFileName(name: unknown): name is string {
 }
 const DEFAULT_VIEWPORT: StudioViewport = { width: 1280, height: 720 };
 
+/** The service setting that lets runs and the studio reach a private destination. */
+export const EGRESS_SETTING = 'SVC_EGRESS_ALLOW';
+/** A site the egress rule refuses, in words: where, why, and the setting that allows it. */
+export const egressRefusalMessage = (r: { target: string; message: string }): string =>
+  `the studio may not reach ${r.target}: ${r.message}, so runs may not reach it either. To record this site, add ${r.target} to ${EGRESS_SETTING} (comma-separated entries) and restart the service`;
+/** The studio browser's own notice for a refused page (a link or redirect to it): the setting is named too. */
+const withEgressHint = (message: string): string =>
+  /^the studio may not reach /.test(message) && !message.includes(EGRESS_SETTING) ? `${message}. The service allows a destination with ${EGRESS_SETTING}` : message;
+
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.round(n)));
 
 function viewportOf(width: unknown, height: unknown): StudioViewport {
@@ -372,6 +381,17 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       append({ kind: 'upload', target: c.target, files: names.length === 1 ? names[0] : names }, undefined, files);
     };
 
+    // A site the egress rule refuses is not opened: no page, no navigate step, never "recording".
+    const refused = await options!.browser.refusal?.(site).catch(() => undefined);
+    if (refused) {
+      const message = egressRefusalMessage(refused);
+      sendJson({ type: 'error', error: 'egress_denied', message });
+      sendJson({ type: 'closed', reason: 'egress_denied', message });
+      live.close(4003, 'egress_denied');
+      await teardown();
+      return;
+    }
+
     // Re-record (`?from_step=<step id>`): the plan first; the start URL is then the replay's to open.
     let plan: RerecordPlan | undefined;
     if (fromStep !== undefined) {
@@ -397,7 +417,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           sendJson({ type: 'frame', data: frame.data, width: frame.width, height: frame.height }, () => ack());
         },
         onAction,
-        onNotice: notice,
+        onNotice: (message) => notice(withEgressHint(message)),
         onNavigated: (url) => sendJson({ type: 'url', url }),
         onLoaded: (url, complete) => sendJson({ type: 'loaded', url, complete }),
         onFileChooser,
@@ -472,8 +492,14 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           } catch {
             return sendJson({ type: 'error', error: 'invalid_message', message: 'navigate.url must be an absolute http(s) URL' });
           }
-          append({ kind: 'navigate', url: url.href });
-          return void page.navigate(url.href).catch((err: Error) => notice(`could not open ${url.href}: ${err.message.split('\n')[0]}`));
+          const target = url.href;
+          return void (async () => {
+            // A typed address the egress rule refuses: said, not captured, not opened.
+            const no = await options!.browser.refusal?.(target).catch(() => undefined);
+            if (no) return sendJson({ type: 'refused', url: target, message: egressRefusalMessage(no) });
+            append({ kind: 'navigate', url: target });
+            await page.navigate(target).catch((err: Error) => notice(`could not open ${target}: ${err.message.split('\n')[0]}`));
+          })();
         }
         case 'extract': {
           const field = m.field;

@@ -46,7 +46,8 @@ export function AuditPage() {
       </div>
     );
   }
-  const who = (id: string) => members.data?.get(id) ?? id.slice(0, 8);
+  // `service`: what the service did by itself (an automation's status following its runs).
+  const who = (id: string) => (id === 'service' ? 'the service' : (members.data?.get(id) ?? id.slice(0, 8)));
   return (
     <div className="page">
       <PageHeader

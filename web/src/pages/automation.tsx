@@ -52,7 +52,7 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
                 )
               }
             />
-            {automation.status === 'failing' ? <DriftNotice automation={automation} /> : null}
+            {automation.status === 'failing' ? <DriftNotice automation={automation} /> : automation.needs_attention ? <DegradedNotice automation={automation} /> : null}
             <nav className="tabs" role="tablist">
               {TABS.map(([key, label]) => (
                 <Link key={key} to={`/automations/${automation.id}/${key}`} role="tab" aria-selected={current === key} className={`tab ${current === key ? 'active' : ''}`}>
@@ -116,6 +116,27 @@ function DriftNotice({ automation }: { automation: Automation }) {
           ) : null}
           <Link to={`/automations/${automation.id}/capture${step ? `?step=${encodeURIComponent(step)}` : ''}`} className="btn btn-small">
             Open the capture
+          </Link>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** Degraded: published, but a run succeeded only through a fallback locator (until a clean run or a new publish). */
+function DegradedNotice({ automation }: { automation: Automation }) {
+  const owner = useIsOwner();
+  const step = automation.rerecord_href ? new URL(automation.rerecord_href, window.location.origin).searchParams.get('step') : null;
+  return (
+    <div className="notice notice-warn drift-notice" data-testid="degraded-notice">
+      <div>
+        <strong>Degraded.</strong> The last run succeeded, but {step ? <>step <code>{step}</code></> : 'a step'} found its element only through a fallback locator: the site changed. The automation still runs; the next clean run clears this notice, so does publishing a new version.
+        {owner ? ' Re-record the step to make the new element its primary locator.' : ''}
+      </div>
+      {owner && automation.rerecord_href ? (
+        <div className="drift-actions">
+          <Link to={rerecordPath(automation.rerecord_href)} className="btn btn-small">
+            Re-record{step ? ` step ${step}` : ''}
           </Link>
         </div>
       ) : null}
@@ -596,17 +617,30 @@ async function fetchSpec(name: string): Promise<{ spec: FlowSpecLike; etag: stri
   return { spec: body, etag: res.headers.get('etag') };
 }
 
+const NotPublished = () => (
+  <Card>
+    <Empty title="Not published yet">This automation is a draft: it has no live FlowSpec. Publish the capture (Capture tab) to create one.</Empty>
+  </Card>
+);
+
 function FlowSpecTab({ automation }: { automation: Automation }) {
+  // A draft has nothing to read; a 404 (e.g. published elsewhere then gone) is `null`, not `undefined`
+  // (Async shows `undefined` as still loading).
+  if (automation.status === 'draft' || !automation.live_digest) return <NotPublished />;
+  return <LiveFlowSpec automation={automation} />;
+}
+
+function LiveFlowSpec({ automation }: { automation: Automation }) {
   const r = useResource(
     () =>
       fetchSpec(automation.name).catch((err) => {
-        if (asApiError(err).status === 404) return undefined;
+        if (asApiError(err).status === 404) return null;
         throw err;
       }),
     [automation.name, automation.live_digest],
   );
   return (
-    <Async r={r} label="Loading the FlowSpec" isEmpty={(x) => x === undefined} empty={<Card><Empty title="Not published">A draft has no live FlowSpec. Publish the capture to create one.</Empty></Card>}>
+    <Async r={r} label="Loading the FlowSpec" isEmpty={(x) => x === null} empty={<NotPublished />}>
       {(x) => {
         const spec = x!.spec;
         const digest = x!.etag?.replace(/"/g, '') ?? automation.live_digest ?? '';

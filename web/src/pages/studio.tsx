@@ -103,6 +103,8 @@ export function StudioRecorder({
   const [address, setAddress] = useState(automation.site);
   const [notices, setNotices] = useState<string[]>([]);
   const [failure, setFailure] = useState<string | undefined>();
+  /** The automation's site is one the egress rule refuses (SVC_EGRESS_ALLOW): the studio never opened it. */
+  const [refusedSite, setRefusedSite] = useState(false);
   const [extractName, setExtractName] = useState('');
   const [armed, setArmed] = useState<string | null>(null);
   const [frames, setFrames] = useState(0);
@@ -129,6 +131,7 @@ export function StudioRecorder({
   const start = (from?: string | null) => {
     if (wsRef.current) return;
     setFailure(undefined);
+    setRefusedSite(false);
     setNotices([]);
     setFrames(0);
     setReplay(null);
@@ -194,10 +197,16 @@ export function StudioRecorder({
           say(m.message);
           break;
         case 'error':
+          if (m.error === 'egress_denied') break; // the closed message that follows says it
           say(`${m.error}: ${m.message}`);
           if (m.error === 'file_too_large') setSending(null);
           break;
+        case 'refused':
+          // A typed address the egress rule refuses: not opened, not captured.
+          say(m.message);
+          break;
         case 'closed':
+          if (m.reason === 'egress_denied') setRefusedSite(true);
           if (m.reason !== 'replay_failed') setFailure(m.message);
           break;
       }
@@ -313,7 +322,14 @@ export function StudioRecorder({
 
   // Editing the captured ops: PATCH the whole capture.
   const save = useAction(async (nextOps: Op[], modes: Mode[]) => {
-    const b = await patch<{ session: AuthoringSession }>(`/api/authoring/${automation.id}`, { captured_ops: nextOps, ...slotsOf(nextOps, modes) });
+    // A literal op keeps its recorded value and names no slot: the service refuses a slot that is in
+    // neither list (captured_ops.N.slot), so a stale one is dropped here.
+    const sent = nextOps.map((op, i) => {
+      if (modes[i] !== 'literal' || op.slot === undefined) return op;
+      const { slot: _slot, ...rest } = op;
+      return rest as Op;
+    });
+    const b = await patch<{ session: AuthoringSession }>(`/api/authoring/${automation.id}`, { captured_ops: sent, ...slotsOf(sent, modes) });
     onSession(b.session);
   });
   const modes = ops.map((op) => modeOf(op, session));
@@ -384,7 +400,7 @@ export function StudioRecorder({
         title={
           <span className="title-with-badge">
             Browser{' '}
-            <Badge tone={live ? 'green' : status === 'connecting' ? 'blue' : 'gray'}>{live ? 'recording' : status === 'connecting' ? 'starting' : status === 'closed' ? 'stopped' : 'not started'}</Badge>
+            <Badge tone={live ? 'green' : status === 'connecting' ? 'blue' : refusedSite ? 'red' : 'gray'}>{live ? 'recording' : status === 'connecting' ? 'starting' : refusedSite ? 'site refused' : status === 'closed' ? 'stopped' : 'not started'}</Badge>
           </span>
         }
         subtitle="Click, type and scroll in the page below: each completed action is captured. Password fields become secret slots (their value is never sent or stored)."
@@ -400,7 +416,13 @@ export function StudioRecorder({
           )
         }
       >
-        {failure ? <ErrorBox error={new ApiError(0, 'studio', failure)} title="The studio stopped" onRetry={editing ? () => start() : undefined} /> : null}
+        {failure ? (
+          <ErrorBox
+            error={new ApiError(0, refusedSite ? 'egress_denied' : 'studio', failure)}
+            title={refusedSite ? 'The studio may not open this site' : 'The studio stopped'}
+            onRetry={editing && !refusedSite ? () => start() : undefined}
+          />
+        ) : null}
         <div className="studio-bar">
           <form className="studio-address" onSubmit={go}>
             <input aria-label="Address" value={address} disabled={!live} onChange={(e) => setAddress(e.target.value)} spellCheck={false} />
@@ -443,6 +465,8 @@ export function StudioRecorder({
             <div className="studio-overlay">
               {status === 'connecting' || (live && frames === 0) ? (
                 <span>{replaying ? `Replaying step ${replaying.step} of ${replaying.of}…` : `Starting the browser at ${automation.site}…`}</span>
+              ) : refusedSite ? (
+                <span>{automation.site} was not opened: the service's egress rule refuses it (see above).</span>
               ) : status === 'closed' ? (
                 <span>Recording stopped. The captured steps are saved.</span>
               ) : editing ? (
