@@ -10,7 +10,7 @@ import type { BrowserPool, RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
 
 /** The browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -24,6 +24,8 @@ export interface BrowserToolsConfig {
   defaultTimeoutMs: number;
   /** The appear window of locator drift (default APPEAR_WINDOW_MS). */
   appearTimeoutMs?: number;
+  /** The appear window of an optional step, after which it is skipped (default OPTIONAL_WINDOW_MS). */
+  optionalWindowMs?: number;
 }
 
 const COMPONENT = 'executor-playwright';
@@ -77,7 +79,7 @@ function stepOf(ctx: ToolContext, cfg: BrowserToolsConfig, s: RunSession): Step 
   return {
     deadline,
     remaining,
-    appearMs: cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS,
+    appearMs: ctx.optional ? (cfg.optionalWindowMs ?? OPTIONAL_WINDOW_MS) : (cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS),
     // The work of earlier actions finishes before a drift decision. With none pending, the page is as
     // the last settle (navigate, a read, a decision) left it, and only a change of its own is settled.
     settle: async (afterChange) => (s.pending || afterChange ? settlePending(s, ctx, remaining()) : false),
