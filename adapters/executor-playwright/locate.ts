@@ -73,6 +73,15 @@ export function browserError(err: unknown, what: string): Error {
   if (/Not a checkbox or radio button|Cannot uncheck radio button|did not change its state/i.test(msg)) {
     return toolError('not_checkable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
+  if (/Element is not an <input>, <textarea> or \[contenteditable\]|cannot be filled/i.test(msg)) {
+    return toolError('not_editable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Element is not a <select> element/i.test(msg)) {
+    return toolError('not_selectable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Not an input\[type=file\] element|Not an <input> element/i.test(msg)) {
+    return toolError('not_a_file_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
   if (/Unknown key/i.test(msg)) {
     return toolError('invalid_tool_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
