@@ -106,6 +106,9 @@ export const opSchemas = {
     .refine((op) => op.attribute === undefined || op.text === undefined, { path: ['text'], message: 'goes without attribute (it says how to read the text)' })
     .refine((op) => op.container === undefined || op.all === true, { path: ['container'], message: 'goes with all: true (the element that holds the list)' }),
   press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page, optional }).superRefine((op, ctx) => {
+    if (op.optional === true && op.target === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['optional'], message: 'needs a target (a step is skipped when its target is absent)' });
+    }
     if (op.frame !== undefined && op.target === undefined) {
       ctx.addIssue({ code: 'custom', path: ['frame'], message: 'needs a target (a key without one goes to the focused element, in whatever frame it is)' });
     }
