@@ -94,6 +94,31 @@ describe('an optional banner and a list that may be empty, through the CLI', () 
     }
   });
 
+  it('lints a list without its container and an optional step nothing can skip', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const clean = await cli(['lint', 'consent']);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stderr).not.toMatch(/list-without-container|optional-without-effect/);
+    await writeFile(join(project, 'ops/bare-list.yaml'), `- {kind: navigate, url: "${site.url}/list.html"}\n- {kind: extract, target: ".result", all: true, name: results}\n`);
+    expect((await cli(['record', '--name', 'bare-list', '--task', 'list', '--ops', 'ops/bare-list.yaml'])).code).toBe(0);
+    const list = await cli(['lint', 'bare-list']);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toMatch(/warning list-without-container: .*\(ops\[1\]\.all\)/);
+    await mkdir(join(project, 'flows'), { recursive: true });
+    await writeFile(
+      join(project, 'flows/opt.yaml'),
+      `name: opt\nsteps:\n  - id: go\n    tool: browser/navigate@1\n    args: {url: "${site.url}/"}\n    optional: true\noutput: \${steps.go.output}\n`,
+    );
+    const opt = await cli(['lint', 'flows/opt.yaml']);
+    expect(opt.code, opt.stderr).toBe(0);
+    expect(opt.stderr).toMatch(/warning optional-without-effect: optional has no effect on browser\/navigate.*\(steps\[0\]\.optional\)/);
+    // A step with optional: "yes" is a compile error at its path.
+    await writeFile(join(project, 'flows/opt-bad.yaml'), `name: opt-bad\nsteps:\n  - id: go\n    tool: browser/navigate@1\n    args: {url: "${site.url}/"}\n    optional: "yes"\n`);
+    const bad = await cli(['compile', 'flows/opt-bad.yaml', '--check']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"optional" must be true or false');
+  });
+
   it('refuses optional and container where they mean nothing, with the path of the field', async () => {
     const { writeFile } = await import('node:fs/promises');
     const cases: [string, string][] = [
