@@ -671,7 +671,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'switch',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, extract12, press, hover, check, uncheck, wait, switchPage] as Tool[];
+  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage, extract12] as Tool[];
 }
 
 function escapeRegExp(text: string): string {
