@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
 import { createTestToolContext, type TestToolContext } from '../../src/tools/testing-context.js';
 import type { Tool } from '../../src/tools/types.js';
+import { BrowserPool } from '../../adapters/executor-playwright/browser-pool.js';
+import { replayInSession } from '../../adapters/executor-playwright/studio/replay.js';
+import type { StudioReplayStep } from '../../src/ports/studio.js';
 import { runCli, tempProject } from '../helpers/cli.js';
 import { startSite, type SiteServer, stepFailure, writeSiteOps } from '../helpers/site-server.js';
 
@@ -237,6 +240,31 @@ describe('the tools on pages that cannot do what is asked', () => {
       await tool('fill').run({ target: '#name', value: 'ok' }, ctx);
     } finally {
       await ctx.close();
+    }
+  });
+});
+
+describe('the studio re-record replay', () => {
+  it('skips an optional step whose target is absent, and stops at the same step when it is not optional', async () => {
+    const pool = new BrowserPool({});
+    try {
+      const steps = (optional: boolean): StudioReplayStep[] => [
+        { id: 'navigate_1', tool: 'browser/navigate@1.0', input: { url: `${site.url}/consent.html` }, timeoutMs: 30_000 },
+        { id: 'fill_2', tool: 'browser/fill@1.1', input: { target: '#visitor', value: 'bob' }, timeoutMs: 30_000 },
+        { id: 'click_3', tool: 'browser/click@1.1', input: { target: '#enter' }, timeoutMs: 30_000 },
+        { id: 'click_4', tool: 'browser/click@1.1', input: { target: '#accept' }, timeoutMs: 30_000, ...(optional ? { optional: true } : {}) },
+        { id: 'click_5', tool: 'browser/click@1.1', input: { target: '#enter' }, timeoutMs: 30_000 },
+      ];
+      const seen: string[] = [];
+      const session = await pool.openSession('studio-optional');
+      await replayInSession(session, steps(true), new AbortController().signal, { onStep: (_i, step) => seen.push(step.id) });
+      expect(seen).toEqual(['navigate_1', 'fill_2', 'click_3', 'click_4', 'click_5']);
+      const again = await pool.openSession('studio-required');
+      const err = await stepFailure(replayInSession(again, steps(false), new AbortController().signal));
+      expect(err.code).toBe('replay_failed');
+      expect(err.data).toMatchObject({ step: 'click_4', code: 'locator_drift' });
+    } finally {
+      await pool.dispose();
     }
   });
 });
