@@ -14,10 +14,13 @@ type SelectInfo = { select: false; tag: string } | { select: true; options: { va
 
 function selectInfo(loc: PwLocator, timeoutMs: number): Promise<SelectInfo> {
   return loc.evaluate(
-    (el): SelectInfo =>
-      el instanceof HTMLSelectElement
+    (target): SelectInfo => {
+      // As Playwright does: a <label> (or an element inside one) stands for the control it labels.
+      const el = target instanceof HTMLSelectElement ? target : (target.closest('label')?.control ?? target);
+      return el instanceof HTMLSelectElement
         ? { select: true, options: [...el.options].map((o) => ({ value: o.value, label: o.label })) }
-        : { select: false, tag: el.tagName.toLowerCase() },
+        : { select: false, tag: el.tagName.toLowerCase() };
+    },
     undefined,
     { timeout: timeoutMs },
   );
@@ -55,7 +58,10 @@ export async function checkSelect(loc: PwLocator, wanted: string[], timeoutMs: n
 /** Before a `fill`: the target is an input that takes text, a textarea or contenteditable (else `not_editable`). */
 export async function checkEditable(loc: PwLocator, timeoutMs: number): Promise<void> {
   const what = await loc.evaluate(
-    (el) => {
+    (target) => {
+      // As Playwright does: a <label> (or an element inside one) stands for the control it labels.
+      const own = ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName) || (target as HTMLElement).isContentEditable;
+      const el = own ? target : (target.closest('label')?.control ?? target);
       const tag = el.tagName.toLowerCase();
       if ((el as HTMLElement).isContentEditable || tag === 'textarea') return null;
       if (tag !== 'input') return `a <${tag}>`;

@@ -238,6 +238,10 @@ describe('the tools on pages that cannot do what is asked', () => {
       expect(box.message).toContain('<input type=checkbox>');
       expect((await stepFailure(tool('check', '1.0.0').run({ target: '#name' }, ctx))).code).toBe('not_checkable');
       await tool('fill').run({ target: '#name', value: 'ok' }, ctx);
+      // A label stands for its control, as in Playwright: not refused.
+      await tool('fill').run({ target: '#name-label', value: 'via label' }, ctx);
+      expect(await tool('extract').run({ target: '#name', attribute: 'value' }, ctx)).toEqual({ matched: 'css=#name', value: 'via label' });
+      expect(await tool('select').run({ target: 'label:has(#size)', value: 'Medium' }, ctx)).toEqual({ matched: 'css=label:has(#size)', selected: ['m'] });
     } finally {
       await ctx.close();
     }
