@@ -183,6 +183,28 @@ export const BROWSER_CONTRACTS_1_1 = {
   extract: withText(withFrame(BROWSER_CONTRACTS.extract, false)),
 } as const satisfies Record<string, ToolContract>;
 
+/**
+ * extract 1.2.0: `container` (with `all`), the element that holds the list. A list that matches
+ * nothing is `[]` when the container is on the page, and `locator_drift` (naming the container) when
+ * it is not (docs/browser.md, "Lists").
+ */
+function withContainer(base: ToolContract): ToolContract {
+  const input = base.input_schema as { properties: Record<string, unknown> };
+  return {
+    ...base,
+    version: '1.2.0',
+    description: `${base.description} container (with all): the element holding the list; with it present, no match is an empty list.`,
+    input_schema: {
+      ...base.input_schema,
+      properties: { ...input.properties, container: { ...target, description: 'with all: the element that holds the items; present with no item: []; absent: locator_drift' } },
+    },
+  };
+}
+
+export const BROWSER_CONTRACTS_1_2 = {
+  extract: withContainer(BROWSER_CONTRACTS_1_1.extract),
+} as const satisfies Record<string, ToolContract>;
+
 export const BROWSER_CONTRACTS_NEW = {
   press: contract(
     'press',

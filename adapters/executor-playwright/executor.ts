@@ -24,6 +24,11 @@ export interface PlaywrightExecutorOptions {
    * appear before failing with `locator_drift` (docs/browser.md, "Locator drift"). Default 2000 ms.
    */
   appearTimeoutMs?: number;
+  /**
+   * Optional steps (StepSpec `optional`): how long their target may take to appear on the settled
+   * page before the step is skipped (`target_absent`, journaled `step_skipped`). Default 1500 ms.
+   */
+  optionalWindowMs?: number;
   /** Environment read for `CHROMIUM_PATH`. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /** Live frames. Default quality 60, every frame. */
@@ -58,6 +63,7 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
     screenshots: options.screenshots ?? false,
     defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
     appearTimeoutMs: options.appearTimeoutMs,
+    optionalWindowMs: options.optionalWindowMs,
   });
   return {
     tools,

@@ -25,6 +25,12 @@ import { firstLine } from './browser-pool.js';
 /** How long a target may take to appear once the page settled, when no candidate matched. */
 export const APPEAR_WINDOW_MS = 2000;
 
+/**
+ * The appear window of an optional step (StepSpec `optional`): when no candidate matches anything
+ * within it, the step fails `target_absent` and the run skips it (docs/browser.md, "Optional steps").
+ */
+export const OPTIONAL_WINDOW_MS = 1500;
+
 /** A step's budget for the op: its timeout less a reserve (10%, at most 1 s) to report the diagnosis in time. */
 export function stepBudgetMs(timeoutMs: number): number {
   const reserve = Math.min(1000, Math.floor(timeoutMs * 0.1));
@@ -66,6 +72,15 @@ export function browserError(err: unknown, what: string): Error {
   }
   if (/Not a checkbox or radio button|Cannot uncheck radio button|did not change its state/i.test(msg)) {
     return toolError('not_checkable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Element is not an <input>, <textarea> or \[contenteditable\]|cannot be filled/i.test(msg)) {
+    return toolError('not_editable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Element is not a <select> element/i.test(msg)) {
+    return toolError('not_selectable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
+  }
+  if (/Not an input\[type=file\] element|Not an <input> element/i.test(msg)) {
+    return toolError('not_a_file_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
   if (/Unknown key/i.test(msg)) {
     return toolError('invalid_tool_input', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
@@ -244,6 +259,17 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
   const tried = candidates.map((c, i) => ({ locator: c.text, count: counts[i]! }));
   const need = options.need === 'one' ? 'exactly one element' : 'at least one element';
   const url = new URL(page.url());
+  // An optional step whose target is nowhere (no candidate matched anything): skipped, not drift.
+  // A target that matched several elements is still drift: something is there, just not one thing.
+  if (ctx.optional && counts.every((n) => n === 0)) {
+    throw toolError(
+      'target_absent',
+      `[flowctl] [executor-playwright] ${options.what}: the target did not appear within ${options.appearMs} ms on ${url.origin}${url.pathname} (tried ${tried
+        .map((t) => t.locator)
+        .join(', ')})`,
+      { retryable: false, data: { tried, page: `${url.origin}${url.pathname}`, window_ms: options.appearMs } },
+    );
+  }
   throw toolError(
     'locator_drift',
     `[flowctl] [executor-playwright] ${options.what}: no locator matched ${need} on ${url.origin}${url.pathname} (tried ${tried

@@ -7,10 +7,12 @@ import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/too
 import { keyProblem } from '../../src/record/keys.js';
 import { describeStrategy, frameSchema, normalizeFrame, normalizeTarget, strategiesOf, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../src/record/locator.js';
 import { refusedForPage, type BrowserPool, type RunSession } from './browser-pool.js';
-import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from './contracts.js';
+import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_1_2, BROWSER_CONTRACTS_NEW } from './contracts.js';
+import { containerWithoutAll, readList } from './extract-list.js';
+import { checkEditable, checkSelect } from './page-checks.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
+import { actionDone, actOnTarget, APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
 
 /** The browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -24,6 +26,8 @@ export interface BrowserToolsConfig {
   defaultTimeoutMs: number;
   /** The appear window of locator drift (default APPEAR_WINDOW_MS). */
   appearTimeoutMs?: number;
+  /** The appear window of an optional step, after which it is skipped (default OPTIONAL_WINDOW_MS). */
+  optionalWindowMs?: number;
 }
 
 const COMPONENT = 'executor-playwright';
@@ -77,7 +81,7 @@ function stepOf(ctx: ToolContext, cfg: BrowserToolsConfig, s: RunSession): Step 
   return {
     deadline,
     remaining,
-    appearMs: cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS,
+    appearMs: ctx.optional ? (cfg.optionalWindowMs ?? OPTIONAL_WINDOW_MS) : (cfg.appearTimeoutMs ?? APPEAR_WINDOW_MS),
     // The work of earlier actions finishes before a drift decision. With none pending, the page is as
     // the last settle (navigate, a read, a decision) left it, and only a change of its own is settled.
     settle: async (afterChange) => (s.pending || afterChange ? settlePending(s, ctx, remaining()) : false),
@@ -536,6 +540,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       need: 'one',
       what: 'fill',
       act: async (loc, t) => {
+        await checkEditable(loc, t);
         if (secret) await paintOver(loc, t);
         await loc.fill(input.value, { timeout: t });
         return loc;
@@ -557,6 +562,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         need: 'one',
         what: 'select',
         act: async (loc, t) => {
+          await checkSelect(loc, [input.value].flat(), t, secret, () => step.settle());
           if (secret) await paintOver(loc, t);
           return { loc, selected: await loc.selectOption(input.value, { timeout: t }) };
         },
@@ -615,15 +621,19 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   ).map(readsFilesFromSource);
 
-  const [extract, extract11] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered' }, { matched: string; value: unknown }>(
-    [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract],
+  const [extract, extract11, extract12] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered'; container?: unknown }, { matched: string; value: unknown }>(
+    [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract, BROWSER_CONTRACTS_1_2.extract],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       if (input.attribute !== undefined && input.text !== undefined) {
         throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] extract: text goes without attribute (it says how to read the text)`, { retryable: false });
       }
+      if (input.container !== undefined && input.all !== true) throw containerWithoutAll();
+      const container = input.container === undefined ? undefined : parseTarget(input.container, 'container');
       ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      // A list with its container: empty is [] while the container is there (extract-list.ts).
+      if (container) return readList(s.page, target, container, ctx, step, (loc) => readValues(loc, input.attribute, input.text === 'rendered'));
       const r = await actOnTarget(s.page, target, ctx, {
         ...step,
         need: input.all ? 'some' : 'one',
@@ -669,7 +679,7 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'switch',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage] as Tool[];
+  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage, extract12] as Tool[];
 }
 
 function escapeRegExp(text: string): string {

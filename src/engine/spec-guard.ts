@@ -29,6 +29,7 @@ const stepSpec = z.object({
     backoff_factor: z.number().min(1),
   }),
   timeout_ms: z.number().int().min(1),
+  optional: z.literal(true).optional(),
 });
 
 const flowSpec = z.object({

@@ -102,6 +102,7 @@ function compileWith(value: unknown, options: CompileOptions, sink: DiagnosticSi
       timeout_ms: step.timeout_ms ?? DEFAULT_TIMEOUT_MS,
     };
     if (step.if !== undefined) spec.if = normalizeCondition(step.if);
+    if (step.optional === true) spec.optional = true;
     return spec;
   });
   const spec: FlowSpec = { flowspec: 1, name: flow.name, inputs, steps };

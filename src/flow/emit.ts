@@ -7,7 +7,7 @@ import type { FlowSpec, InputContract, RetryPolicy } from './types.js';
 /**
  * Emit a FlowSpec back as an editable Flow: canonical YAML, or a typed TypeScript module.
  * Canonical YAML has a fixed key order (name, description, inputs, steps, output; per step id, tool,
- * if, args, retry, timeout_ms), sorted keys inside values, defaults left out, and canonical
+ * if, args, retry, timeout_ms, optional), sorted keys inside values, defaults left out, and canonical
  * expressions. Compiling it gives the same digest (a fixed point).
  */
 
@@ -53,6 +53,7 @@ export function flowOfSpec(spec: FlowSpec, options: EmitYamlOptions = {}): Recor
     const retry = retryDiff(s.retry);
     if (retry) step.retry = retry;
     if (s.timeout_ms !== DEFAULT_TIMEOUT_MS) step.timeout_ms = s.timeout_ms;
+    if (s.optional === true) step.optional = true;
     return step;
   });
   if (spec.output !== undefined) flow.output = sortKeysDeep(spec.output);

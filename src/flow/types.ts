@@ -39,6 +39,11 @@ export interface FlowStep {
   if?: string;
   retry?: Partial<RetryPolicy>;
   timeout_ms?: number;
+  /**
+   * The step may find nothing to act on: a tool that fails `target_absent` (its target did not appear
+   * within its short window) skips the step (`step_skipped`), and the run goes on.
+   */
+  optional?: boolean;
 }
 
 export interface Flow {
@@ -69,6 +74,8 @@ export interface StepSpec {
   if?: string;
   retry: RetryPolicy;
   timeout_ms: number;
+  /** Set only when true (a step without it keeps its digest): see FlowStep.optional. */
+  optional?: true;
 }
 
 export interface FlowSpec {

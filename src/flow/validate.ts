@@ -19,7 +19,7 @@ export const INPUT_TYPES: readonly InputType[] = ['string', 'number', 'integer',
 
 const FLOW_KEYS = ['name', 'description', 'inputs', 'steps', 'output'];
 const INPUT_KEYS = ['type', 'description', 'required', 'default', 'secret', 'values', 'items'];
-const STEP_KEYS = ['id', 'tool', 'args', 'if', 'retry', 'timeout_ms'];
+const STEP_KEYS = ['id', 'tool', 'args', 'if', 'retry', 'timeout_ms', 'optional'];
 const RETRY_KEYS = ['max_attempts', 'backoff_ms', 'backoff_factor'];
 
 /** Bounds of the retry policy and timeout (documented in docs/flow-language.md). */
@@ -166,6 +166,9 @@ function checkStep(sink: DiagnosticSink, step: unknown, path: PathSegment[], see
     sink.error('bad_condition', `"if" must be an expression string such as "inputs.enabled == true", got ${kind(step.if)}`, [...path, 'if']);
   }
   if (step.retry !== undefined) checkRetry(sink, step.retry, [...path, 'retry']);
+  if (step.optional !== undefined && typeof step.optional !== 'boolean') {
+    sink.error('bad_type', `"optional" must be true or false, got ${kind(step.optional)}`, [...path, 'optional']);
+  }
   if (step.timeout_ms !== undefined) {
     const t = step.timeout_ms;
     const [min, max] = LIMITS.timeout_ms;

@@ -106,6 +106,8 @@ export interface StudioReplayStep {
    * into a password field (which Chromium draws as dots); any other field fails the replay.
    */
   secret?: boolean;
+  /** The step is optional: absent within the optional window, it is skipped, as in a run. */
+  optional?: boolean;
 }
 
 export interface StudioReplayOptions {

@@ -102,7 +102,7 @@ export const brittleLocatorRule: LintRule = {
       if (!step.tool.startsWith('browser/')) return;
       // Every locator of the step: its target (and a drag's source), and the iframes it lives in.
       const places: { path: (string | number)[]; value: unknown }[] = [];
-      for (const key of ['source', 'target'] as const) places.push({ path: [key], value: step.args?.[key] });
+      for (const key of ['source', 'target', 'container'] as const) places.push({ path: [key], value: step.args?.[key] });
       const frame = step.args?.frame;
       if (Array.isArray(frame)) frame.forEach((f, j) => places.push({ path: ['frame', j], value: f }));
       else places.push({ path: ['frame'], value: frame });
@@ -115,6 +115,53 @@ export const brittleLocatorRule: LintRule = {
           const field = fromRecording ? `ops[${i}]${suffix}` : `steps[${i}].args${suffix}`;
           out.push({ severity: 'warning', code: f.code, message: f.message, file: ctx.file, line, column, field });
         }
+      }
+    });
+    return out;
+  },
+};
+
+/** Browser tools whose step may be `optional` (an action on a target). */
+const OPTIONAL_TOOLS = new Set(['click', 'fill', 'select', 'drag', 'upload', 'press', 'hover', 'check', 'uncheck']);
+
+/**
+ * Recording semantics (docs/recordings.md, "Lists" and "Optional steps"), as warnings:
+ * - `list-without-container`: an `extract` with `all: true` and no `container`: a list that is empty
+ *   on some runs (a search with no hits) fails `locator_drift`, since nothing tells it from a changed page;
+ * - `optional-without-effect`: `optional: true` on a step that is not a browser action with a target
+ *   (navigate, extract, wait, switch, a non-browser tool): nothing ever skips it.
+ */
+export const browserSemanticsRule: LintRule = {
+  name: 'browser-semantics',
+  check(ctx) {
+    const out: Diagnostic[] = [];
+    const fromRecording = ctx.source?.kind === 'recording';
+    ctx.flow.steps.forEach((step, i) => {
+      const kind = step.tool.startsWith('browser/') ? step.tool.slice('browser/'.length).split('@')[0]! : undefined;
+      const where = (path: (string | number)[], field: string) => ({ ...ctx.locate(['steps', i, ...path]), field: fromRecording ? `ops[${i}].${field}` : `steps[${i}].${path.join('.')}` });
+      if (kind === 'extract' && step.args?.all === true && step.args.container === undefined) {
+        const { line, column, field } = where(['args', 'all'], 'all');
+        out.push({
+          severity: 'warning',
+          code: 'list-without-container',
+          message: 'extract with all: true has no container: a run that finds no item fails locator_drift; name the element holding the list (container) so an empty list is []',
+          file: ctx.file,
+          line,
+          column,
+          field,
+        });
+      }
+      if (step.optional === true && !(kind !== undefined && OPTIONAL_TOOLS.has(kind) && step.args?.target !== undefined)) {
+        const { line, column, field } = where(['optional'], 'optional');
+        out.push({
+          severity: 'warning',
+          code: 'optional-without-effect',
+          message: `optional has no effect on ${kind ? `browser/${kind}` : step.tool}: only a browser action with a target is skipped when its target is absent`,
+          file: ctx.file,
+          line,
+          column,
+          field,
+        });
       }
     });
     return out;

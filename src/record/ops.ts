@@ -23,6 +23,8 @@ const target = targetSchema;
 const frame = frameSchema.optional();
 /** On an action: it opens a new tab or popup, and the run goes on in it. */
 const opens_page = z.boolean({ error: 'must be true or false' }).optional();
+/** On an action: a target that does not appear within the optional window skips the step (docs/recordings.md, "Optional steps"). */
+const optional = z.boolean({ error: 'must be true or false' }).optional();
 const identifier = str.regex(IDENTIFIER, 'must be an identifier (letters, digits, _; not starting with a digit)');
 
 const httpUrl = str.refine((u) => {
@@ -55,6 +57,7 @@ export const opSchemas = {
     target,
     frame,
     opens_page,
+    optional,
     count: z.number({ error: 'must be 1, 2 (a double-click) or 3' }).int('must be 1, 2 (a double-click) or 3').min(1, 'must be 1, 2 (a double-click) or 3').max(3, 'must be 1, 2 (a double-click) or 3').optional(),
     button: z.enum(CLICK_BUTTONS, { error: `must be one of ${CLICK_BUTTONS.join(', ')}` }).optional(),
   }),
@@ -63,6 +66,7 @@ export const opSchemas = {
     target,
     frame,
     opens_page,
+    optional,
     value: z.string({ error: 'must be a string (quote numbers in YAML)' }).optional(),
     slot: identifier.optional(),
   }),
@@ -71,6 +75,7 @@ export const opSchemas = {
     target,
     frame,
     opens_page,
+    optional,
     value: z
       .union([z.string(), z.array(z.string()).min(1, 'must list at least one option')], {
         error: 'must be an option value or label, or a list of them',
@@ -78,12 +83,13 @@ export const opSchemas = {
       .optional(),
     slot: identifier.optional(),
   }),
-  drag: z.strictObject({ kind: z.literal('drag'), source: target, target, frame, opens_page }),
+  drag: z.strictObject({ kind: z.literal('drag'), source: target, target, frame, opens_page, optional }),
   upload: z.strictObject({
     kind: z.literal('upload'),
     target,
     frame,
     opens_page,
+    optional,
     files: z.union([str, z.array(str).min(1, 'must list at least one file')], required('a path or a list of paths')),
     slot: identifier.optional(),
   }),
@@ -95,15 +101,21 @@ export const opSchemas = {
     attribute: str.optional(),
     all: z.boolean({ error: 'must be true or false' }).optional(),
     text: z.enum(EXTRACT_TEXTS, { error: `must be one of ${EXTRACT_TEXTS.join(', ')}` }).optional(),
-  }).refine((op) => op.attribute === undefined || op.text === undefined, { path: ['text'], message: 'goes without attribute (it says how to read the text)' }),
-  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page }).superRefine((op, ctx) => {
+    container: target.optional(),
+  })
+    .refine((op) => op.attribute === undefined || op.text === undefined, { path: ['text'], message: 'goes without attribute (it says how to read the text)' })
+    .refine((op) => op.container === undefined || op.all === true, { path: ['container'], message: 'goes with all: true (the element that holds the list)' }),
+  press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page, optional }).superRefine((op, ctx) => {
+    if (op.optional === true && op.target === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['optional'], message: 'needs a target (a step is skipped when its target is absent)' });
+    }
     if (op.frame !== undefined && op.target === undefined) {
       ctx.addIssue({ code: 'custom', path: ['frame'], message: 'needs a target (a key without one goes to the focused element, in whatever frame it is)' });
     }
   }),
-  hover: z.strictObject({ kind: z.literal('hover'), target, frame, opens_page }),
-  check: z.strictObject({ kind: z.literal('check'), target, frame, opens_page }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target, frame, opens_page }),
+  hover: z.strictObject({ kind: z.literal('hover'), target, frame, opens_page, optional }),
+  check: z.strictObject({ kind: z.literal('check'), target, frame, opens_page, optional }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target, frame, opens_page, optional }),
   wait: z.strictObject({
     kind: z.literal('wait'),
     target,
@@ -128,7 +140,7 @@ export const opSchemas = {
 
 /** Every op with a target may name the iframe it lives in (`frame`); an action may open a page. */
 type InFrame = { frame?: FrameInput };
-type Opens = { opens_page?: boolean };
+type Opens = { opens_page?: boolean; optional?: boolean };
 
 export type OpInput =
   | { kind: 'navigate'; url: string }
@@ -137,7 +149,7 @@ export type OpInput =
   | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame & Opens)
-  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean; text?: (typeof EXTRACT_TEXTS)[number] } & InFrame)
+  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean; text?: (typeof EXTRACT_TEXTS)[number]; container?: TargetInput } & InFrame)
   | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame & Opens)
   | ({ kind: 'hover'; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'check'; target: TargetInput } & InFrame & Opens)

@@ -17,7 +17,8 @@ export const RECORDING_FORMAT = 'flowctl-recording/2';
  * Every format that loads. Format 1 holds the seven first op kinds and compiles to the first version
  * of each browser tool, so a format-1 Recording keeps its source_digest and its flow digest. Format 2
  * adds press, hover, check, uncheck, wait, switch, `frame` on targeted ops, `opens_page` on actions,
- * click's count and button, and extract's `text: rendered`.
+ * click's count and button, and extract's `text: rendered`; later, `optional` on actions and
+ * extract's `container` (stored only when set, so no earlier format-2 Recording changes).
  */
 export const RECORDING_FORMATS = ['flowctl-recording/1', RECORDING_FORMAT] as const;
 export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
@@ -33,7 +34,7 @@ export interface RecordedFile {
 /** The iframe (a list for nested frames, outermost first) a targeted op's target lives in. Format 2. */
 type InFrame = { frame?: Locator[] };
 /** The action opens a new tab or popup and the run goes on in it (stored only when true). Format 2. */
-type Opens = { opens_page?: true };
+type Opens = { opens_page?: true; optional?: true };
 
 export type RecordedOp =
   | { kind: 'navigate'; url: string }
@@ -42,7 +43,7 @@ export type RecordedOp =
   | ({ kind: 'select'; target: Locator; value?: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'drag'; source: Locator; target: Locator } & InFrame & Opens)
   | ({ kind: 'upload'; target: Locator; files: RecordedFile[]; slot?: string } & InFrame & Opens)
-  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true; text?: 'rendered' } & InFrame)
+  | ({ kind: 'extract'; target: Locator; name: string; attribute?: string; all?: true; text?: 'rendered'; container?: Locator } & InFrame)
   | ({ kind: 'press'; key: string; target?: Locator } & InFrame & Opens)
   | ({ kind: 'hover'; target: Locator } & InFrame & Opens)
   | ({ kind: 'check'; target: Locator } & InFrame & Opens)
@@ -168,6 +169,8 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
       (recorded as Opens).opens_page = true;
       pagesOpen++;
     }
+    // Stored only when true: an op without it keeps its digest (and its step's).
+    if ('optional' in op && op.optional === true) (recorded as Opens).optional = true;
     if (recorded.kind === 'extract') {
       if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
       extractNames.add(recorded.name);
@@ -232,6 +235,7 @@ async function recordOp(
       if (op.all === true) out.all = true;
       // The default (text content) is left out, so writing it never changes a digest.
       if (op.text === 'rendered') out.text = 'rendered';
+      if (op.container !== undefined) out.container = normalizeTarget(op.container);
       return out;
     }
     case 'fill':
@@ -294,6 +298,7 @@ const v1Ops = {
 const keySchema = z.string().refine((k) => keyProblem(k) === undefined, 'must be a key name or chord (Enter, Control+A)');
 const frame = z.array(locatorSchema).min(1).optional();
 const opens_page = z.literal(true).optional();
+const optional = z.literal(true).optional();
 /** Format 2: new kinds, `frame` on every targeted op, click's count and button (defaults never stored). */
 const v2Ops = {
   navigate: v1Ops.navigate,
@@ -302,24 +307,25 @@ const v2Ops = {
     target: locatorSchema,
     frame,
     opens_page,
+    optional,
     count: z.union([z.literal(2), z.literal(3)]).optional(),
     button: z.enum(CLICK_BUTTONS.filter((b) => b !== 'left') as ['right', 'middle']).optional(),
   }),
-  fill: v1Ops.fill.extend({ frame, opens_page }),
-  select: v1Ops.select.extend({ frame, opens_page }),
-  drag: v1Ops.drag.extend({ frame, opens_page }),
-  upload: v1Ops.upload.extend({ frame, opens_page }),
-  extract: v1Ops.extract.extend({ frame, text: z.literal('rendered').optional() }).refine((op) => op.attribute === undefined || op.text === undefined, {
+  fill: v1Ops.fill.extend({ frame, opens_page, optional }),
+  select: v1Ops.select.extend({ frame, opens_page, optional }),
+  drag: v1Ops.drag.extend({ frame, opens_page, optional }),
+  upload: v1Ops.upload.extend({ frame, opens_page, optional }),
+  extract: v1Ops.extract.extend({ frame, text: z.literal('rendered').optional(), container: locatorSchema.optional() }).refine((op) => op.attribute === undefined || op.text === undefined, {
     message: 'text goes without attribute',
     path: ['text'],
   }),
-  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page }).refine((op) => op.frame === undefined || op.target !== undefined, {
+  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page, optional }).refine((op) => op.frame === undefined || op.target !== undefined, {
     message: 'frame needs a target',
     path: ['frame'],
   }),
-  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame, opens_page }),
-  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame, opens_page }),
-  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame, opens_page }),
+  hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame, opens_page, optional }),
+  check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame, opens_page, optional }),
+  uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame, opens_page, optional }),
   switch: z.strictObject({ kind: z.literal('switch'), page: z.number().int().min(0) }),
   wait: z.strictObject({
     kind: z.literal('wait'),

@@ -54,6 +54,9 @@ export const RECORDING_TOOL_VERSIONS: Readonly<Record<RecordingFormat, Readonly<
   },
 };
 
+/** The extract version an op with `container` compiles to (extract 1.2.0: an empty list is `[]`). */
+export const EXTRACT_CONTAINER_VERSION = '1.2';
+
 /** A wait op's step gets this much beyond its wait, so the wait's own bound, not the step's, ends it. */
 export const WAIT_STEP_MARGIN_MS = 2000;
 
@@ -78,7 +81,9 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
   const output: Record<string, string> = {};
   for (const [i, op] of recording.ops.entries()) {
     const id = stepIdOf(op, i);
-    const tool = `browser/${op.kind}@${RECORDING_TOOL_VERSIONS[recording.format][op.kind]!}`;
+    // extract 1.2 knows `container` (an empty list): only an op that names one uses it, so no other digest moves.
+    const version = op.kind === 'extract' && op.container !== undefined ? EXTRACT_CONTAINER_VERSION : RECORDING_TOOL_VERSIONS[recording.format][op.kind]!;
+    const tool = `browser/${op.kind}@${version}`;
     let args: Record<string, unknown>;
     let timeoutMs: number | undefined;
     switch (op.kind) {
@@ -137,6 +142,7 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
         if (op.attribute !== undefined) args.attribute = literal(op.attribute);
         if (op.all) args.all = true;
         if (op.text !== undefined) args.text = op.text;
+        if (op.container !== undefined) args.container = literal(op.container);
         output[op.name] = `\${steps.${id}.output.value}`;
         break;
       }
@@ -145,6 +151,7 @@ export function recordingToFlow(recording: Recording, options: RecordingToFlowOp
     if ('opens_page' in op && op.opens_page) args.opens_page = true;
     const step: FlowStep = { id, tool, args };
     if (timeoutMs !== undefined) step.timeout_ms = timeoutMs;
+    if ('optional' in op && op.optional) step.optional = true;
     steps.push(step);
   }
 

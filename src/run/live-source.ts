@@ -141,6 +141,7 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
     ...(egress ? { egress } : {}),
     ...(o.policy ? { policy: o.policy } : {}),
     ...(o.files ? { files: o.files } : {}),
+    ...(step.optional ? { optional: true } : {}),
   };
   try {
     // The journaled input stays as journaled whatever the tool does with the object it is given.

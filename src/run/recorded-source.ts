@@ -1,6 +1,7 @@
 import { digestOf } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { JournalWriter } from './journal-writer.js';
+import { OPTIONAL_SKIP_PREFIX, TARGET_ABSENT } from './runner.js';
 import type { StepSource } from './step-source.js';
 import type { JournalEntry, StepError } from './types.js';
 
@@ -35,6 +36,10 @@ export function createRecordedSource(recorded: readonly JournalEntry[], writer: 
         // The original run was closed while this attempt ran (recovery, or a cancel from outside).
         const { step: _step, ...error } = entry.error ?? { code: entry.status, message: `the run ${entry.status}`, retryable: false };
         return { ok: false, error, warnings: [], ended: entry.status };
+      }
+      if (entry?.event === 'step_skipped' && entry.step === step.id && step.optional && entry.reason.startsWith(OPTIONAL_SKIP_PREFIX)) {
+        // An optional step the original run skipped (its target was absent): the same skip.
+        return { ok: false, error: { code: TARGET_ABSENT, message: entry.reason.slice(OPTIONAL_SKIP_PREFIX.length), retryable: false }, warnings: [] };
       }
       if ((entry?.event !== 'step_succeeded' && entry?.event !== 'step_failed') || entry.step !== step.id || entry.attempt !== attempt) {
         throw divergence(seq, step.id, 'event', describe(entry), `the end of step ${step.id} attempt ${attempt}`);

@@ -57,6 +57,11 @@ export function contractsOf(spec: FlowSpec): ToolPin[] {
  * step failure becomes a step_failed entry and a failed run. Only a failure of the machinery
  * (storage, a replay divergence) is returned as `fatal`, after the run was closed when possible.
  */
+/** The error code with which a tool says an optional step's target is absent (the step is then skipped). */
+export const TARGET_ABSENT = 'target_absent';
+/** `step_skipped.reason` of an optional step skipped for an absent target: this, then the tool's message. */
+export const OPTIONAL_SKIP_PREFIX = 'optional: target_absent: ';
+
 export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
   const { spec, writer, source } = o;
   const scope: ExprScope = { inputs: o.inputs, steps: {} };
@@ -115,6 +120,10 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
         confirmed = true;
       }
       const result = await runStep(step, input);
+      if (result.skipped) {
+        scope.steps[step.id] = { status: 'skipped' };
+        continue;
+      }
       if (!result.ok) {
         // A replay knows the cancellation from the recording (its run_finished follows this step_failed).
         const canceled = result.error.code === 'canceled' && (o.signal?.aborted || source.recordedStop?.()?.status === 'canceled');
@@ -136,7 +145,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
     return undefined;
   }
 
-  async function runStep(step: StepSpec, args: unknown): Promise<AttemptResult> {
+  async function runStep(step: StepSpec, args: unknown): Promise<AttemptResult & { skipped?: true }> {
     // Journaled values are kept in canonical key order: their digests and JSON then take the fast path.
     const input = inCanonicalForm(args);
     const inputDigest = digestOf(o.mask.mask(input));
@@ -163,6 +172,11 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
       await Promise.all(effects);
       if (!result.ok && result.ended) return result;
       const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
+      if (!result.ok && step.optional && result.error.code === TARGET_ABSENT) {
+        // An optional step whose target never appeared: skipped, and the run goes on (docs/journal.md).
+        await writer.append({ event: 'step_skipped', step: step.id, reason: `${OPTIONAL_SKIP_PREFIX}${result.error.message}` });
+        return { ...result, skipped: true };
+      }
       if (result.ok) {
         const output = inCanonicalForm(o.mask.mask(result.output));
         await writer.append({

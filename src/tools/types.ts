@@ -99,6 +99,11 @@ export interface ToolContext {
   policy?: ToolPolicy;
   /** Where upload files are read, when the host keeps them off disk (`RunOptions.files`); absent: `cwd`. */
   files?: FileSource;
+  /**
+   * The step is optional (StepSpec `optional`): when what it acts on is absent, the tool fails
+   * `target_absent` instead of its usual error, and the run skips the step (`step_skipped`).
+   */
+  optional?: boolean;
 }
 
 /**

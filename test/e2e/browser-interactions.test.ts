@@ -171,6 +171,7 @@ describe('the new browser tools one by one', () => {
       'browser/uncheck@1.0.0 browser',
       'browser/wait@1.0.0 browser',
       'browser/switch@1.0.0 browser',
+      'browser/extract@1.2.0 browser',
     ]);
   });
 

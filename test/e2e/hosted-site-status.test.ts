@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunWorker } from '../../src/service/worker.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -61,7 +61,7 @@ async function setUp(h: HostedFixture, email: string, name: string) {
 describe('sync runs', () => {
   let h: HostedFixture;
   beforeAll(async () => {
-    h = await startHosted();
+    h = await startHosted({ egressAllow: FIXTURE_SITES });
   }, 120_000);
   afterAll(async () => {
     await h?.close();
@@ -142,7 +142,7 @@ describe('queued runs (SVC_RUN_DISPATCH=queue, a worker)', () => {
   let h: HostedFixture;
   let worker: RunWorker;
   beforeAll(async () => {
-    h = await startHosted({ runDispatch: 'queue' }, {}, { browser: true, queue: true });
+    h = await startHosted({ runDispatch: 'queue', egressAllow: FIXTURE_SITES }, {}, { queue: true });
     worker = await h.service.startWorker({ concurrency: 1 });
   }, 120_000);
   afterAll(async () => {

@@ -38,8 +38,9 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   allowed = await serve('Allowed');
   refused = await serve('Refused');
-  studio = createStudioBrowser({ egress: createEgressGuard({ allow: [new URL(allowed.url).host] }) });
-  h = await startHosted({}, { studio: { browser: studio } });
+  // Only the allowed site's origin is on the egress allowlist (SVC_EGRESS_ALLOW); the other is refused.
+  h = await startHosted({ egressAllow: [new URL(allowed.url).host] });
+  studio = h.studio;
   owner = new Client(h.url);
   await owner.signup('web-rules@example.test');
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
@@ -47,7 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await h?.close();
-  await studio?.dispose();
   for (const s of [allowed, refused]) await new Promise<void>((r) => (s?.server ? s.server.close(() => r()) : r()));
 });
 

@@ -83,11 +83,14 @@ export async function replayInSession(session: RunSession, steps: StudioReplaySt
       logger: { debug: () => {}, info: () => {}, warn: () => {} },
       options: { screenshots: false },
       isSecret: (text) => step.secret === true && text === step.input.value,
+      ...(step.optional ? { optional: true } : {}),
     };
     try {
       if (step.secret) await mustBePasswordField(session, step, ctx);
       await guard(tool.run(structuredClone(step.input), ctx), controller.signal);
     } catch (err) {
+      // An optional step whose target is absent is skipped, as a run skips it.
+      if (step.optional && isFlowError(err) && err.code === 'target_absent') continue;
       const code = isFlowError(err) ? err.code : 'browser_error';
       throw failed(step, i, code, err instanceof Error ? err.message : String(err));
     } finally {

@@ -101,6 +101,7 @@ export async function planRerecord(deps: ServiceDeps, automation: AutomationReco
       input: evaluateValue(args, { inputs, steps: {} }) as Record<string, unknown>,
       timeoutMs: s.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       ...(secret ? { secret: true } : {}),
+      ...(s.optional ? { optional: true } : {}),
     });
   }
   return plan;

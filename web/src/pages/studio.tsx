@@ -42,6 +42,10 @@ type Replay = { phase: 'replaying'; step: number; of: number; id: string } | { p
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Actions a step may skip when their element is absent (`optional`, docs/recordings.md "Optional steps"). */
+const OPTIONAL_KINDS = new Set(['click', 'fill', 'select', 'drag', 'upload', 'press', 'hover', 'check', 'uncheck']);
+export const canBeOptional = (op: Op): boolean => OPTIONAL_KINDS.has(op.kind) && op.target !== undefined;
+
 /** A short name for an op's target: its primary locator. */
 export function describeTarget(t: any): string {
   if (typeof t === 'string') return t;
@@ -334,6 +338,11 @@ export function StudioRecorder({
   });
   const modes = ops.map((op) => modeOf(op, session));
   const remove = (i: number) => void save.run(ops.filter((_, j) => j !== i), modes.filter((_, j) => j !== i));
+  // Optional: the step is skipped when its element does not turn up (a banner shown on some visits).
+  const toggleOptional = (i: number) => {
+    const { optional, ...rest } = ops[i]!;
+    void save.run(ops.map((o, j) => (j === i ? (optional ? rest : { ...rest, optional: true }) : o)), modes);
+  };
   const swap = (i: number, j: number) => {
     const o = [...ops];
     const m = [...modes];
@@ -563,6 +572,7 @@ export function StudioRecorder({
                 <span className="op-desc">
                   {isDrifted ? <span className="op-tag op-tag-drifted" title="A run could not find this element: what you record replaces it">drifted </span> : null}
                   {isNew ? <span className="op-tag op-tag-new" title="Recorded in this re-record">new </span> : null}
+                  {op.optional ? <span className="op-tag op-tag-optional" title="Skipped when its element does not appear">optional </span> : null}
                   {op.kind === 'navigate' ? (
                     <code>{op.url}</code>
                   ) : op.kind === 'drag' ? (
@@ -602,6 +612,18 @@ export function StudioRecorder({
                   <span className="op-slot" />
                 )}
                 <span className="op-actions">
+                  {canBeOptional(op) ? (
+                    <button
+                      className={`btn btn-small${op.optional ? ' btn-primary' : ''}`}
+                      aria-label={`Step ${i + 1} optional`}
+                      aria-pressed={op.optional === true}
+                      title="Optional: when its element does not appear (a cookie banner shown on some visits only), a run skips this step and goes on"
+                      disabled={!editing || save.busy}
+                      onClick={() => toggleOptional(i)}
+                    >
+                      Optional
+                    </button>
+                  ) : null}
                   <button className="btn btn-small" aria-label={`Move step ${i + 1} up`} disabled={!editing || i === 0 || save.busy} onClick={() => swap(i, i - 1)}>
                     ↑
                   </button>
