@@ -41,7 +41,7 @@ async function queued(who: string, ageMs: number): Promise<ExecutionRecord> {
     flow: automation.name,
     run_id: run.run_id,
     flow_digest: automation.live_digest,
-    dispatch: 'gateway',
+    dispatch: 'queue',
     status: 'queued',
     created_at: new Date(Date.now() - ageMs).toISOString(),
   };
