@@ -14,7 +14,7 @@
 // database's connections on this schema's application (pg_stat_activity). At the end (after a drain)
 // it counts runs not terminal long after they were made. Exits 1 on a violation: any 5xx, any stuck
 // run, or RSS / fds / connections not flat (the last quarter's median against the second quarter's,
-// after warm-up). Figures go to bench/RESULTS.md (section `soak`) unless --no-write.
+// after warm-up; connections: the quarters' maxima, and at most DB_CONN_BOUND per process). Figures go to bench/RESULTS.md (section `soak`) unless --no-write.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -37,6 +37,8 @@ if (!(MINUTES > 0)) throw new Error('--minutes must be a positive number');
 const DB_URL = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const SAMPLE_MS = 10_000;
 const STUCK_AFTER_MS = 120_000;
+/** Per process: the storage pool (10), the queue's pool (4) and its LISTEN connections (2). */
+const DB_CONN_BOUND = 16;
 const SCHEMA = `soak_${randomBytes(4).toString('hex')}`;
 const SECRET = randomBytes(32).toString('base64url');
 const KEY = randomBytes(32).toString('base64');
@@ -348,6 +350,8 @@ for (const p of procs) {
   if (late.rss > early.rss * 1.25 + 30) violations.push(`${p.name}: RSS grew from ${early.rss.toFixed(0)} to ${late.rss.toFixed(0)} MiB`);
   if (late.fds > early.fds * 1.25 + 10) violations.push(`${p.name}: open fds grew from ${early.fds} to ${late.fds}`);
   if (late.db > early.db + 2) violations.push(`${p.name}: database connections grew from ${early.db} to ${late.db}`);
+  // Pools cap what a process holds: storage 10 + queue 4 + LISTEN connections; more is a leak.
+  if (peak.db > DB_CONN_BOUND) violations.push(`${p.name}: ${peak.db} database connections, above the bound of its pools (${DB_CONN_BOUND})`);
 }
 if (counts.status5xx > 0) violations.push(`${counts.status5xx} responses 5xx`);
 if (stuckRuns > 0 || stuckExecutions > 0) violations.push(`${stuckRuns} runs and ${stuckExecutions} executions not terminal 2 min after the load`);
