@@ -219,6 +219,8 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     ensure: ensureQueue,
     async send(queue: string, data: Record<string, unknown>, opts: QueueSendOptions = {}): Promise<string> {
       if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'a message is a JSON object'));
+      // A stopped queue sends nothing, not even on a caller's connection (which would still work).
+      if (stopped) throw new FlowError('queue_stopped', prefixed('queue-pgboss', 'the queue was stopped'));
       const tx = opts.transaction;
       if (tx !== undefined && (tx === null || typeof tx.executeSql !== 'function')) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'transaction must have an executeSql(text, values) function'));
       // With a transaction, the queue exists already (ensure, called first): creating it here would

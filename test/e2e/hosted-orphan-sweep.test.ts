@@ -13,16 +13,18 @@ import { waitUntil } from '../helpers/wait.js';
  * dropped after its retries) is ended `failed` with `queue_message_lost` once it is older than
  * SVC_QUEUE_ORPHAN, long before its start deadline (SVC_QUEUE_TIMEOUT, an hour here); a queued run
  * whose message is there and simply waits (sent with a delay) is left alone, however old.
+ * And an enqueue whose message cannot be stored (the queue stopped) rolls back: no run, no row.
  * On the embedded default (PGlite, pg-boss, the worker in this process); waits are on stored state.
  */
 
 let h: HostedFixture;
+let owner: Client;
 let orgId: string;
 let automation: { id: string; name: string; live_digest: string };
 
 beforeAll(async () => {
   h = await startHosted({ runDispatch: 'queue', queueOrphanSeconds: 1, reconcileIntervalSeconds: 1, scheduler: false }, {}, { browser: false, queue: true });
-  const owner = new Client(h.url);
+  owner = new Client(h.url);
   const { user, org } = await owner.signup('orphans@example.test');
   orgId = org.id;
   automation = await publishPureAutomation(h.storage, h.engine, orgId, user.id, 'greet');
@@ -51,7 +53,7 @@ async function queued(who: string, ageMs: number): Promise<ExecutionRecord> {
 
 const rowOf = (r: ExecutionRecord) => h.storage.executions.get(orgId, r.id);
 
-describe('the orphan sweep', () => {
+describe('atomic enqueue and the orphan sweep (PGlite)', () => {
   it('fails a queued run without a message, and leaves one whose message waits', async () => {
     expect(h.service.settings.queueTimeoutSeconds).toBe(3600);
     // Oldest first: the waiting run (its message delayed an hour), then the orphan.
@@ -81,6 +83,21 @@ describe('the orphan sweep', () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  // Last in this file: it stops the fixture's queue.
+  it('an enqueue whose message cannot be stored keeps nothing: 503 queue_unavailable, no run, no execution (PGlite)', async () => {
+    const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
+    const send = () => fetch(`${h.url}/v1/run/${automation.name}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'tx' } }) });
+    const queued = await send();
+    expect(queued.status).toBe(200);
+    const before = { runs: (await h.engine.listRuns()).length, rows: (await h.storage.executions.list(orgId, { limit: 1000 })).length };
+    // The queue goes away (its pg-boss stopped): the send inside the enqueue transaction fails.
+    await h.queue!.crash();
+    const res = await send();
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toBe('queue_unavailable');
+    expect({ runs: (await h.engine.listRuns()).length, rows: (await h.storage.executions.list(orgId, { limit: 1000 })).length }).toEqual(before);
   });
 
   it('Engine.abandon ends only a prepared run nothing started', async () => {
