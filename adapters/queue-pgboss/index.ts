@@ -216,12 +216,33 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     name: `pg-boss (${connection.driver})`,
     recoveryBoundSeconds: heartbeatSeconds + 2 * checkIntervalSeconds + retryDelaySeconds * 2 + pollingIntervalSeconds,
     start,
+    ensure: ensureQueue,
     async send(queue: string, data: Record<string, unknown>, opts: QueueSendOptions = {}): Promise<string> {
       if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'a message is a JSON object'));
+      // A stopped queue sends nothing, not even on a caller's connection (which would still work).
+      if (stopped) throw new FlowError('queue_stopped', prefixed('queue-pgboss', 'the queue was stopped'));
+      const tx = opts.transaction;
+      if (tx !== undefined && (tx === null || typeof tx.executeSql !== 'function')) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'transaction must have an executeSql(text, values) function'));
+      // With a transaction, the queue exists already (ensure, called first): creating it here would
+      // wait on pg-boss's own connection, which on PGlite (one connection) waits for that transaction.
+      if (tx !== undefined && !queues.has(queue) && connection.driver === 'pglite') {
+        throw new FlowError('invalid_options', prefixed('queue-pgboss', `call ensure(${JSON.stringify(queue)}) before sending inside a transaction on PGlite`));
+      }
       await ensureQueue(queue);
-      const id = await boss.send(queue, data, opts.delaySeconds ? { startAfter: opts.delaySeconds } : {});
+      // pg-boss writes the message with the caller's connection (`db`): it commits or rolls back with
+      // the caller's transaction (pg-boss runs the insert inline, no transaction of its own).
+      const id = await boss.send(queue, data, { ...(opts.delaySeconds ? { startAfter: opts.delaySeconds } : {}), ...(tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.executeSql(text, values) } } : {}) });
       if (id === null) throw new FlowError('queue_unavailable', prefixed('queue-pgboss', `pg-boss did not store the message on ${queue}`));
       return id;
+    },
+    async has(queue: string, match: Record<string, string>): Promise<boolean> {
+      if (match === null || typeof match !== 'object' || Object.keys(match).length === 0 || Object.values(match).some((v) => typeof v !== 'string')) {
+        throw new FlowError('invalid_options', prefixed('queue-pgboss', 'match is a non-empty object of string fields'));
+      }
+      await ensureQueue(queue);
+      // Waiting (created, retry) or held (active): completed, cancelled and failed (retries spent) are done.
+      const jobs = await boss.findJobs(queue, { data: match, limit: 1000 });
+      return jobs.some((j) => j.state === 'created' || j.state === 'retry' || j.state === 'active');
     },
     async work(queue: string, opts: QueueWorkOptions, handler: QueueHandler): Promise<QueueWorker> {
       const concurrency = opts.concurrency ?? 1;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Queue, QueueMessage } from '../../src/ports/queue.js';
+import type { Queue, QueueMessage, QueueTransaction } from '../../src/ports/queue.js';
 
 /**
  * The Queue port's promises (src/ports/queue.ts): a sent message reaches a handler with its data,
@@ -8,7 +8,10 @@ import type { Queue, QueueMessage } from '../../src/ports/queue.js';
  * never runs more handlers than its concurrency; two queue instances over one backend (two
  * processes) share the messages, each handled once; a delayed message is never early; a stopped
  * worker takes nothing more and `stop` waits for the handlers in flight; with `crash`, a message held
- * by a crashed instance reaches another instance within the adapter's `recoveryBoundSeconds`.
+ * by a crashed instance reaches another instance within the adapter's `recoveryBoundSeconds`;
+ * `has` sees a message while it waits and not once it is acknowledged; and, with `transaction`, a
+ * message sent inside a caller's transaction is delivered when it commits and never when it rolls
+ * back.
  *
  * `create()` returns a started or unstarted queue over the backend under test; two calls must give
  * two instances sharing it (as two processes would). Each test uses queue names of its own.
@@ -20,6 +23,11 @@ export interface QueueConformanceOptions {
   dispose?: (queue: Queue) => Promise<void>;
   /** Stop an instance as a killed process would (nothing settled). Without it the crash test is skipped. */
   crash?: (queue: Queue) => Promise<void>;
+  /**
+   * Run `fn` in a transaction of the backend's database (commit when it resolves, roll back when it
+   * throws, rethrowing). Without it the transactional send tests are skipped.
+   */
+  transaction?: <T>(fn: (tx: QueueTransaction) => Promise<T>) => Promise<T>;
 }
 
 const HANG_MS = 90_000;
@@ -254,5 +262,64 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         await release();
       }
     }, 180_000);
+    it('has: a waiting message is there, an acknowledged one is not', async () => {
+      try {
+        const q = await make();
+        const name = qname('has');
+        const key = randomBytes(6).toString('hex');
+        expect(await q.has(name, { key })).toBe(false);
+        await q.send(name, { key, other: 1 });
+        expect(await q.has(name, { key })).toBe(true);
+        expect(await q.has(name, { key: `${key}-other` })).toBe(false);
+        let handled = false;
+        const worker = await q.work(name, {}, async () => {
+          handled = true;
+        });
+        await until(() => handled, 'the delivery');
+        // Acknowledged once its handler resolved: no longer there.
+        for (let i = 0; await q.has(name, { key }); i++) {
+          if (i > 2_000) throw new Error('hang: the handled message is still there');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await worker.stop();
+        expect(await q.has(name, { key })).toBe(false);
+      } finally {
+        await release();
+      }
+    });
+
+    it.skipIf(!options.transaction)('send inside a transaction: delivered when it commits, never when it rolls back', async () => {
+      const transaction = options.transaction!;
+      try {
+        const q = await make();
+        const name = qname('tx');
+        await q.ensure(name);
+        const committed = randomBytes(6).toString('hex');
+        const rolled = randomBytes(6).toString('hex');
+        const id = await transaction((tx) => q.send(name, { key: committed }, { transaction: tx }));
+        expect(typeof id).toBe('string');
+        const boom = new Error('the caller rolls back');
+        await expect(
+          transaction(async (tx) => {
+            await q.send(name, { key: rolled }, { transaction: tx });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await q.has(name, { key: committed })).toBe(true);
+        expect(await q.has(name, { key: rolled })).toBe(false);
+        // A marker sent after both: once it is handled, a rolled-back message would have shown.
+        await q.send(name, { key: 'marker' });
+        const seen: QueueMessage[] = [];
+        const worker = await q.work(name, {}, async (m) => {
+          seen.push(m);
+        });
+        await until(() => seen.some((m) => m.data.key === 'marker') && seen.some((m) => m.data.key === committed), 'the committed message and the marker');
+        await worker.stop();
+        expect(seen.find((m) => m.data.key === committed)).toMatchObject({ id, attempt: 1 });
+        expect(seen.filter((m) => m.data.key === rolled)).toEqual([]);
+      } finally {
+        await release();
+      }
+    });
   });
 }

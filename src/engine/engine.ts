@@ -137,6 +137,8 @@ export function createEngine(options: EngineOptions): Engine {
     // This engine's lease: it executes the run at once (run, start, replay). Prepare gives null (no
     // process executes it yet) or its start deadline (a `prepared` lease).
     lease: RunLease | null = newLease(),
+    // Prepare's `store`: the caller writes the record (in a transaction of its own).
+    write: (record: RunRecord) => Promise<void> = (record) => storage.runs.create(record),
   ): Promise<Launch> {
     // `resolved`: a spec the caller already checked, digested and stored (replay).
     const { digest, spec } = 'resolved' in target ? target.resolved : await mustResolve(target);
@@ -156,7 +158,7 @@ export function createEngine(options: EngineOptions): Engine {
       inputs: resolved.inputs,
       ...(lease ? { lease } : {}),
     };
-    await storage.runs.create(record);
+    await write(record);
     return launch;
   }
 
@@ -586,8 +588,17 @@ export function createEngine(options: EngineOptions): Engine {
       const within = prepareOptions?.startWithinMs;
       if (within !== undefined && !(Number.isFinite(within) && within > 0)) throw new FlowError('invalid_options', '[flowctl] [engine] startWithinMs must be a positive number of milliseconds');
       const deadline: RunLease | null = within === undefined ? null : { owner, expires_at: new Date(Date.now() + within).toISOString(), prepared: true };
-      const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, deadline);
+      const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, deadline, prepareOptions?.store);
       return { run_id: launch.runId, status: 'pending' };
+    },
+    async abandon(runId, error) {
+      alive();
+      const record = await storage.runs.get(runId);
+      if (!record || record.status !== 'pending' || inflight.has(runId)) return false;
+      // An executor's lease (not a prepared run's start deadline): it started, leave it to its lease.
+      if (record.lease && !record.lease.prepared) return false;
+      if ((await storage.journal.read(runId, 0)).length > 0) return false;
+      return closeRun(record, 'failed', { code: error.code, message: error.message, retryable: false });
     },
     async execute(runId, runOptions = {}) {
       alive();

@@ -120,9 +120,22 @@ export interface Engine {
    * over the same store can then `execute` it. With `startWithinMs`, a run no engine starts within
    * that time is ended `failed` with `start_timeout` by recovery (a queue whose message for it was
    * lost, or never sent because the caller died): a prepared run is never left pending for good.
-   * Without it, the run waits for an executor for ever.
+   * Without it, the run waits for an executor for ever. With `store`, the record is handed to it
+   * instead of being written to the engine's storage (once the inputs and secrets are resolved): the
+   * caller writes it, e.g. in a transaction of its own with other writes (the hosted service's queued
+   * run, its execution row and its queue message); prepare fails as `store` fails.
    */
-  prepare(target: RunTarget, inputs?: Record<string, unknown>, options?: Pick<RunOptions, 'secrets'> & { startWithinMs?: number }): Promise<{ run_id: string; status: RunStatus }>;
+  prepare(
+    target: RunTarget,
+    inputs?: Record<string, unknown>,
+    options?: Pick<RunOptions, 'secrets'> & { startWithinMs?: number; store?: (record: RunRecord) => Promise<void> },
+  ): Promise<{ run_id: string; status: RunStatus }>;
+  /**
+   * End a prepared run that no executor started (pending, no executor's lease) as `failed` with
+   * this error (the hosted service's orphan sweep: a queued run whose queue message is gone).
+   * Resolves true when it ended it, false when the run is unknown, started or already ended.
+   */
+  abandon(runId: string, error: { code: string; message: string }): Promise<boolean>;
   /**
    * Execute a prepared run (from this or another process sharing the store), holding its lease while
    * it runs. Resolves with the finished Run. FlowError `not_found`, or `run_not_pending` when the run

@@ -20,9 +20,24 @@ export interface QueueMessage {
   readonly attempt: number;
 }
 
+/**
+ * A connection inside the caller's open database transaction (the database the queue keeps its
+ * messages in): `executeSql` runs one statement on it and resolves with its rows.
+ */
+export interface QueueTransaction {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
 export interface QueueSendOptions {
   /** Deliver no earlier than this many seconds from now. Default 0. */
   delaySeconds?: number;
+  /**
+   * Write the message inside this open transaction of the caller, on its connection: the message is
+   * stored (and delivered) only when that transaction commits, never when it rolls back, so it
+   * commits together with the caller's own writes (a queued run and its message). The queue must
+   * exist first: call `ensure(queue)` before opening the transaction.
+   */
+  transaction?: QueueTransaction;
 }
 
 export interface QueueWorkOptions {
@@ -56,8 +71,19 @@ export interface Queue {
   readonly recoveryBoundSeconds: number;
   /** Connect and create what the queue needs (idempotent). Called before the first send or work. */
   start(): Promise<void>;
+  /**
+   * Create `queue` if it does not exist (idempotent; `send` and `work` call it themselves). Needed
+   * before a `send` inside a caller's transaction, which must not wait on another connection.
+   */
+  ensure(queue: string): Promise<void>;
   /** Durably enqueue `data` (a JSON object) on `queue`. Resolves with the message id once stored. */
   send(queue: string, data: Record<string, unknown>, options?: QueueSendOptions): Promise<string>;
+  /**
+   * Whether a message of `queue` whose data has these fields (equal values) is waiting or held by a
+   * handler: sent and committed, not yet acknowledged, nor dropped after its last retry. The hosted
+   * service's orphan sweep asks it of a queued run before failing it (docs/hosted-api.md).
+   */
+  has(queue: string, match: Record<string, string>): Promise<boolean>;
   /** Receive messages of `queue` in this process until the returned worker is stopped. */
   work(queue: string, options: QueueWorkOptions, handler: QueueHandler): Promise<QueueWorker>;
   /** Stop every worker (waiting as `QueueWorker.stop` does) and release connections. Idempotent. */

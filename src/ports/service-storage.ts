@@ -8,6 +8,9 @@
  * Timestamps are ISO-8601 UTC strings with milliseconds (`Date.prototype.toISOString()`).
  */
 
+import type { QueueTransaction } from './queue.js';
+import type { RunStore } from './storage.js';
+
 export type Role = 'owner' | 'member';
 
 export interface UserRecord {
@@ -482,6 +485,16 @@ export interface ServiceStores {
   webhooks: WebhookStore;
 }
 
+/**
+ * One transaction over the service's stores and the engine's run store (both on one database), and
+ * its connection for an adapter keeping its tables there (the queue, `QueueSendOptions.transaction`).
+ */
+export interface EngineTransaction extends ServiceStores {
+  /** The engine's run records, in this transaction (a prepared run: `Engine.prepare`'s `store`). */
+  engineRuns: Pick<RunStore, 'create'>;
+  sql: QueueTransaction;
+}
+
 export interface ServiceStorage extends ServiceStores {
   readonly name: string;
   /** Rate limit counters shared by every process (Postgres); absent: each process counts alone. */
@@ -491,6 +504,13 @@ export interface ServiceStorage extends ServiceStores {
    * resolves, none when it throws. Calls inside `fn` must use the stores passed to it.
    */
   transaction<T>(fn: (tx: ServiceStores) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in one transaction that also holds the engine's run store and the raw connection
+   * (queue dispatch writes a prepared run, its execution row and its queue message in it: all or
+   * nothing). Present when the service and the engine share one SQL database. Inside `fn`, use `tx`
+   * only: the engine's storage refuses calls from it (`transaction_in_progress`).
+   */
+  engineTransaction?<T>(fn: (tx: EngineTransaction) => Promise<T>): Promise<T>;
   /** Whether the database answers and the schema is migrated (readiness). */
   ready(): Promise<boolean>;
   /** Called once before first use (migrations). */

@@ -48,6 +48,13 @@ export interface HostedSettings {
    */
   queueTimeoutSeconds: number;
   /**
+   * Seconds after which the orphan sweep of worker processes fails a queued run that has no queue
+   * message (SVC_QUEUE_ORPHAN): `failed` with `queue_message_lost`, within this plus
+   * SVC_RECONCILE_INTERVAL. A run whose message is there, however long it waits, is never touched.
+   * Default 60.
+   */
+  queueOrphanSeconds: number;
+  /**
    * Seconds between passes of the reconcile sweep of worker processes (SVC_RECONCILE_INTERVAL): an
    * execution still `queued` or `running` whose engine run has ended (recovered after a crash or a
    * database outage) gets its outcome. Default 30 (the engine's lease).
@@ -69,6 +76,7 @@ export const DEFAULT_MIN_CRON_INTERVAL = 60;
 export const DEFAULT_WORKER_CONCURRENCY = 4;
 export const DEFAULT_QUEUE_TIMEOUT = 3600;
 export const DEFAULT_RECONCILE_INTERVAL = 30;
+export const DEFAULT_QUEUE_ORPHAN = 60;
 
 const int = (name: string, value: string | undefined): number | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -96,6 +104,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
     ['workerConcurrency', 'SVC_WORKER_CONCURRENCY'],
     ['queueTimeoutSeconds', 'SVC_QUEUE_TIMEOUT'],
+    ['queueOrphanSeconds', 'SVC_QUEUE_ORPHAN'],
     ['reconcileIntervalSeconds', 'SVC_RECONCILE_INTERVAL'],
     ['streamHeartbeatSeconds', 'SVC_STREAM_HEARTBEAT'],
   ];
@@ -160,6 +169,10 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   if (!Number.isFinite(queueTimeoutSeconds) || queueTimeoutSeconds < 1 || queueTimeoutSeconds > 30 * 86_400) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_QUEUE_TIMEOUT must be seconds from 1 to 2592000 (30 days), got ${String(queueTimeoutSeconds)}`));
   }
+  const queueOrphanSeconds = given.queueOrphanSeconds ?? DEFAULT_QUEUE_ORPHAN;
+  if (!Number.isFinite(queueOrphanSeconds) || queueOrphanSeconds < 1 || queueOrphanSeconds > 86_400) {
+    throw new FlowError('invalid_settings', prefixed('service', `SVC_QUEUE_ORPHAN must be seconds from 1 to 86400, got ${String(queueOrphanSeconds)}`));
+  }
   const reconcileIntervalSeconds = given.reconcileIntervalSeconds ?? DEFAULT_RECONCILE_INTERVAL;
   if (!Number.isFinite(reconcileIntervalSeconds) || reconcileIntervalSeconds < 1 || reconcileIntervalSeconds > 86_400) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_RECONCILE_INTERVAL must be seconds from 1 to 86400, got ${String(reconcileIntervalSeconds)}`));
@@ -195,6 +208,7 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     runDispatch,
     workerConcurrency,
     queueTimeoutSeconds,
+    queueOrphanSeconds,
     reconcileIntervalSeconds,
     streamHeartbeatSeconds,
     egressAllow: [...egressAllow],

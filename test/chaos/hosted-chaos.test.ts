@@ -513,7 +513,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
         if (r.status !== 'succeeded') ackedFailed[`${r.status} ${r.code ?? ''}`.trim()] = (ackedFailed[`${r.status} ${r.code ?? ''}`.trim()] ?? 0) + 1;
       }
       // An acknowledged run fails only by a fault: its worker killed or the database gone under it.
-      const explained = new Set(['failed worker_lost', 'failed db_unreachable', 'failed start_timeout']);
+      const explained = new Set(['failed worker_lost', 'failed db_unreachable', 'failed start_timeout', 'failed queue_message_lost']);
       expect(Object.keys(ackedFailed).filter((k) => !explained.has(k)), JSON.stringify(ackedFailed)).toEqual([]);
       const summary = {
         machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), postgres: pgBins.version, node: process.version },
@@ -525,7 +525,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
         answers: byAnswer,
         runs: { total: runs.length, succeeded: runs.filter((r) => r.status === 'succeeded').length, failed_by_code: failedByCode },
         acked_not_succeeded: ackedFailed,
-        recovered: runs.filter((r) => r.code === 'worker_lost' || r.code === 'start_timeout').length,
+        recovered: runs.filter((r) => r.code === 'worker_lost' || r.code === 'start_timeout' || r.code === 'queue_message_lost').length,
         lost: lost.length,
         stuck: 0,
         journals_verified: verified,

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
 import { describeQueueConformance } from '../../adapters/testing/index.js';
@@ -17,6 +18,7 @@ describeQueueConformance({
   name: 'pg-boss on PGlite',
   create: async () => createPgBossQueue({ pglite: await (pglite ??= PGlite.create()), schema: 'conf_pgboss' }),
   crash: (q) => (q as PgBossQueue).crash(),
+  transaction: async (fn) => (await (pglite ??= PGlite.create())).transaction((tx) => fn({ executeSql: (text, values) => tx.query(text, values) })),
 });
 
 describePostgres('queue conformance on Postgres', (url) => {
@@ -26,6 +28,23 @@ describePostgres('queue conformance on Postgres', (url) => {
     name: 'pg-boss on Postgres',
     create: async () => createPgBossQueue({ databaseUrl: url, schema }),
     crash: (q) => (q as PgBossQueue).crash(),
+    transaction: async (fn) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query('BEGIN');
+        try {
+          const result = await fn({ executeSql: (text, values) => client.query(text, values) });
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      } finally {
+        await client.end();
+      }
+    },
   });
 });
 

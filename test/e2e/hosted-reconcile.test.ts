@@ -18,7 +18,8 @@ import { waitUntil } from '../helpers/wait.js';
  * - a row whose run does not exist: `failed` `run_not_found`.
  *
  * The states are made as the dispatch code leaves them (engine.prepare and the `queued` row, no
- * message); every wait is on the stored state.
+ * message); every wait is on the stored state. The orphan sweep is held off (SVC_QUEUE_ORPHAN 3600 s)
+ * so the start deadline is what ends the cut enqueue here; test/e2e/hosted-orphan-sweep.test.ts covers it.
  */
 
 let h: HostedFixture;
@@ -26,7 +27,7 @@ let orgId: string;
 let automation: { id: string; name: string; live_digest: string };
 
 beforeAll(async () => {
-  h = await startHosted({ runDispatch: 'queue', queueTimeoutSeconds: 1, reconcileIntervalSeconds: 1, scheduler: false }, {}, { queue: true });
+  h = await startHosted({ runDispatch: 'queue', queueTimeoutSeconds: 1, queueOrphanSeconds: 3600, reconcileIntervalSeconds: 1, scheduler: false }, {}, { queue: true });
   const owner = new Client(h.url);
   const { user, org } = await owner.signup('reconcile@example.test');
   orgId = org.id;

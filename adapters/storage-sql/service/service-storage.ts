@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { FlowError, isFlowError, prefixed } from '../../../src/errors.js';
 import type {
   ApiKeyRecord,
@@ -957,6 +957,19 @@ export function createSqlServiceStorage(engineStorage: SqlStorage, options: SqlS
         if (failed) throw failed.err;
         wrap('transaction', err);
       }
+    },
+    async engineTransaction(fn) {
+      await init();
+      // The engine storage's own transaction: its run store over the same connection, and the
+      // connection itself for the queue's insert (pg-boss runs it inline, in this transaction).
+      return engineStorage.transaction((etx) => {
+        const trx = etx.db as unknown as Transaction<any>;
+        return fn({
+          ...stores(trx, inside, opts),
+          engineRuns: etx.runs,
+          sql: { executeSql: async (text, values) => ({ rows: (await trx.executeQuery(CompiledQuery.raw(text, values ?? []))).rows as any[] }) },
+        });
+      });
     },
     async ready() {
       try {

@@ -11,6 +11,7 @@ import { invalidRequest, isUnavailable, serviceError, type Issue } from '../erro
 import { orgSecretStore } from '../routes/secrets.js';
 import { followSite } from './site-status.js';
 import { emitWebhookEvent } from './webhooks.js';
+import { crashPoint } from '../crash-points.js';
 
 /**
  * Dispatch of a run of an automation's live version (docs/hosted-api.md, "Run gateway"): the rules
@@ -164,33 +165,71 @@ export const queueDispatch = (deps: ServiceDeps): boolean => deps.settings.runDi
 /**
  * Queue dispatch (docs/hosted-api.md, "Queue dispatch"): the run is prepared in the engine (inputs
  * validated, status `pending`), indexed as `queued`, and one message `{execution_id, org_id}` goes
- * to the run queue; a worker executes it (src/service/worker.ts). When the message cannot be stored
- * the run is canceled and the execution ends `failed` with `queue_unavailable` (503 to the caller).
+ * to the run queue; a worker executes it (src/service/worker.ts). On a SQL storage the three writes
+ * commit in one transaction: a crash or a lost database between them leaves none of them. When the
+ * message cannot be stored nothing is kept and the caller gets 503 `queue_unavailable`.
  */
 export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
   const { automation } = target;
   const engine = deps.engine;
   const queue = deps.queue;
   if (!engine || !queue) throw serviceError('not_ready', 'this service has no engine or queue to run automations');
+  const message = (execution: ExecutionRecord) => ({ execution_id: execution.id, org_id: execution.org_id });
+  const unavailable = (runId: string, err: unknown) => {
+    deps.logger.error(`[flowctl] [service] cannot enqueue run ${runId}: ${(err as Error)?.message ?? String(err)}`);
+    return serviceError('queue_unavailable', 'the run queue is unavailable; the run was not started, try again');
+  };
+  const atomic = deps.storage.engineTransaction?.bind(deps.storage);
+  let execution: ExecutionRecord | undefined;
+  if (atomic) {
+    // The queue exists before the transaction opens (creating it inside would wait on the queue's
+    // own connection; on PGlite, one connection, that waits for this transaction).
+    await queue.ensure(RUN_QUEUE).catch((err: unknown) => {
+      throw unavailable('(not prepared)', err);
+    });
+  }
   let prepared;
   try {
-    // The start deadline: a run whose message never reaches a worker (this process dies, or the
-    // database goes away, before the message is stored) is ended by recovery, never left pending.
-    prepared = await engine.prepare({ digest: target.digest }, inputs, { secrets: orgSecretStore(deps, deps.storage, automation.org_id), startWithinMs: deps.settings.queueTimeoutSeconds * 1000 });
+    // The start deadline stays as a last resort (a message dropped after its retries, a run from a
+    // version that wrote them apart): recovery ends a run nothing started by then; the orphan sweep
+    // of the workers (domain/orphans.ts) ends one without a message much sooner.
+    prepared = await engine.prepare({ digest: target.digest }, inputs, {
+      secrets: orgSecretStore(deps, deps.storage, automation.org_id),
+      startWithinMs: deps.settings.queueTimeoutSeconds * 1000,
+      ...(atomic
+        ? {
+            // The run record, its execution row and its message: one transaction, all or nothing.
+            store: (record) =>
+              atomic(async (tx) => {
+                await tx.engineRuns.create(record);
+                const row = executionRow(deps, target, record.id, via, 'queued');
+                await tx.executions.create(row);
+                try {
+                  await queue.send(RUN_QUEUE, message(row), { transaction: tx.sql });
+                } catch (err) {
+                  throw unavailable(record.id, err);
+                }
+                crashPoint('enqueue-before-commit');
+                execution = row;
+              }),
+          }
+        : {}),
+    });
   } catch (err) {
     throw inputError(err);
   }
-  const execution: ExecutionRecord = executionRow(deps, target, prepared.run_id, via, 'queued');
-  await deps.storage.executions.create(execution);
+  if (execution) return execution;
+  // A storage without a shared transaction: the writes one after the other, undone on a failed send.
+  const row: ExecutionRecord = executionRow(deps, target, prepared.run_id, via, 'queued');
+  await deps.storage.executions.create(row);
   try {
-    await queue.send(RUN_QUEUE, { execution_id: execution.id, org_id: execution.org_id });
+    await queue.send(RUN_QUEUE, message(row));
   } catch (err) {
-    deps.logger.error(`[flowctl] [service] cannot enqueue run ${prepared.run_id}: ${(err as Error)?.message ?? String(err)}`);
     await engine.cancel(prepared.run_id).catch(() => undefined);
-    await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'queue_unavailable' }).catch(() => undefined);
-    throw serviceError('queue_unavailable', 'the run queue is unavailable; the run was not started, try again');
+    await deps.storage.executions.update(row.org_id, row.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'queue_unavailable' }).catch(() => undefined);
+    throw unavailable(prepared.run_id, err);
   }
-  return execution;
+  return row;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { TERMINAL_STATUSES } from '../../run/types.js';
 import type { ServiceDeps } from '../context.js';
-import { recordOutcome } from './dispatch.js';
+import { recordOutcome, RUN_QUEUE } from './dispatch.js';
 
 /**
  * The reconcile sweep of worker processes (docs/deploy.md, "Database outage"): the executions index
@@ -13,6 +13,12 @@ import { recordOutcome } from './dispatch.js';
  *
  * Each pass reads the unfinished rows older than a grace period, oldest first, a page at a time
  * (at most `maxRowsPerPass`, continuing where the last pass stopped), and looks up each row's run.
+ *
+ * The orphan sweep rides along: a row whose run is still `pending` (prepared, never started), older
+ * than SVC_QUEUE_ORPHAN, whose queue message is gone (a run left by a version that wrote the run and
+ * its message apart, or a message dropped after its last retry) has its run ended `failed` with
+ * `queue_message_lost` (`Engine.abandon`), and the row with it. A run whose message is there waits,
+ * however long (SVC_QUEUE_TIMEOUT still bounds it).
  */
 
 export interface ReconcileLoop {
@@ -42,9 +48,14 @@ export function startReconcileLoop(deps: ServiceDeps, options: ReconcileOptions 
   let cursor: { created_at: string; id: string } | undefined;
   let running: Promise<number> | undefined;
 
+  const orphanMs = deps.settings.queueOrphanSeconds * 1000;
+  /** A queued row old enough whose run queue message is neither waiting nor held. */
+  const orphaned = async (row: { id: string; created_at: string }): Promise<boolean> =>
+    deps.queue !== undefined && Date.parse(row.created_at) <= Date.parse(deps.clock.now()) - orphanMs && !(await deps.queue.has(RUN_QUEUE, { execution_id: row.id }));
+
   const passOnce = async (): Promise<number> => {
     if (!engine) return 0;
-    const createdBefore = new Date(Date.parse(deps.clock.now()) - graceMs).toISOString();
+    const createdBefore = new Date(Date.parse(deps.clock.now()) - Math.min(graceMs, orphanMs)).toISOString();
     let ended = 0;
     for (let seen = 0; seen < maxRows && !stopping.signal.aborted; ) {
       const rows = await deps.storage.executions.listUnfinished({ createdBefore, limit: PAGE, ...(cursor ? { after: cursor } : {}) });
@@ -60,6 +71,16 @@ export function startReconcileLoop(deps: ServiceDeps, options: ReconcileOptions 
         } else if (TERMINAL.has(run.status)) {
           await recordOutcome(deps, row, run);
           ended++;
+        } else if (run.status === 'pending' && (await orphaned(row))) {
+          const message = `the queue message of run ${row.run_id} is gone (the enqueue was cut, or the message was dropped after its retries): it was never started`;
+          if (await engine.abandon(row.run_id, { code: 'queue_message_lost', message })) {
+            deps.logger.warn(`[flowctl] [service] orphan sweep: ${message}; ended failed (queue_message_lost)`);
+          }
+          const after = await engine.getRun(row.run_id);
+          if (after && TERMINAL.has(after.status)) {
+            await recordOutcome(deps, row, after);
+            ended++;
+          }
         }
       }
       seen += rows.length;
