@@ -20,6 +20,9 @@ import { signUpInWebApp, StudioCanvas } from '../helpers/studio-canvas.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RESULTS = process.env.CORPUS_RESULTS ?? join(ROOT, 'test-artifacts/corpus/results.json');
+/** CORPUS_ONLY=id,id runs only those apps (while working on one). */
+const ONLY = process.env.CORPUS_ONLY?.split(',');
+const APPS = ONLY ? CORPUS.filter((a) => ONLY.includes(a.id)) : CORPUS;
 
 interface Result {
   id: string;
@@ -57,7 +60,7 @@ afterAll(async () => {
   await studio?.dispose();
 });
 
-describe.each(CORPUS)('corpus: $app ($package)', (app) => {
+describe.each(APPS)('corpus: $app ($package)', (app) => {
   let server: StaticServer;
   beforeAll(async () => {
     server = await startStaticServer(app.root);

@@ -142,7 +142,7 @@ export const CORPUS: CorpusApp[] = [
     package: '@json-editor/json-editor',
     root: `${modules}/@json-editor/json-editor`,
     path: '/tests/pages/advanced.html',
-    task: "Collapse a person's location and pets, set the name and age, pick the gender, read the person's tab and whether the form is valid",
+    task: "Collapse a person's location and pets, set the name and age, pick the gender, read the list of people, the person's heading and whether the form is valid",
     async record(s) {
       const collapse = (n: number) => (t: import('playwright-core').Page) => t.getByRole('button', { name: 'Collapse' }).nth(n);
       // Location, then Pets: the person's own fields come up into view.
@@ -161,15 +161,17 @@ export const CORPUS: CorpusApp[] = [
       await s.press('Tab');
       await s.press('o');
       await s.steps(6);
-      await s.extract('person', (t) => t.locator('#editor_holder h3').first());
+      // The list of people (a tab per person) and the open person's heading.
+      await s.extract('people', (t) => t.locator('.je-tabholder'));
+      await s.extract('person', (t) => t.locator('#editor_holder b.required').first());
       await s.extract('validity', (t) => t.locator('#valid_indicator'));
     },
     slots: { 4: 'name', 5: 'age' },
-    kinds: ['navigate', 'click', 'click', 'fill', 'fill', 'select', 'extract', 'extract'],
+    kinds: ['navigate', 'click', 'click', 'fill', 'fill', 'select', 'extract', 'extract', 'extract'],
     runs: [
-      { inputs: { name: 'Grace Hopper', age: '45' }, output: { person: '0 - Grace Hopper', validity: 'valid' } },
+      { inputs: { name: 'Grace Hopper', age: '45' }, output: { people: '0 - Grace Hopper', person: '0 - Grace Hopper', validity: 'valid' } },
       // Under the schema's minimum length (4) and age (18): the app says so.
-      { inputs: { name: 'Al', age: '12' }, output: { person: '0 - Al', validity: 'not valid' } },
+      { inputs: { name: 'Al', age: '12' }, output: { people: '0 - Al', person: '0 - Al', validity: 'not valid' } },
     ],
   },
 ];
