@@ -43,6 +43,8 @@ function lintVerdict(text: string): string {
   }
 }
 
+const JSV_SCHEMA = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 18 }, email: { type: 'string' } } };
+
 export const CORPUS: CorpusApp[] = [
   {
     id: 'todomvc',
@@ -174,6 +176,32 @@ export const CORPUS: CorpusApp[] = [
       { inputs: { name: 'Al', age: '12' }, output: { people: '0 - Al', person: '0 - Al', validity: 'not valid' } },
     ],
   },
+  {
+    id: 'jsv',
+    app: 'JSV: JSON Schema Validator',
+    package: 'JSV',
+    root: `${modules}/JSV`,
+    path: '/examples/index.html',
+    task: 'Pick the schema draft, enter an instance and a schema, validate, scroll down and read the report',
+    async record(s) {
+      // The label focuses the select; a letter picks the next option (its change is the step).
+      await s.click((t) => t.getByText('Environment', { exact: true }));
+      await s.press('j');
+      await s.steps(2);
+      await s.click((t) => t.locator('#json'));
+      await s.type('{"name": "Ada", "age": 36, "email": "ada@example.test"}');
+      await s.click((t) => t.locator('#schema'));
+      await s.steps(3);
+      await s.type(JSON.stringify(JSV_SCHEMA));
+      await s.click((t) => t.getByRole('button', { name: 'Validate' }));
+      await s.steps(5);
+      await s.scroll(400);
+      await s.extract('report', (t) => t.locator('#report'));
+    },
+    slots: { 3: 'instance' },
+    kinds: ['navigate', 'select', 'fill', 'fill', 'click', 'extract'],
+    runs: [jsvReport({ name: 'Grace', age: 45, email: 'grace@example.test' }), jsvReport({ name: 'Al', age: 12 })],
+  },
 ];
 
 /** A JSON document for the JSONEditor task, and what the app shows for it (formatted, compact, size of the compact text). */
@@ -183,4 +211,23 @@ function jsonPreview(value: unknown): { inputs: Record<string, string>; output: 
     inputs: { document: JSON.stringify(value, null, 1) },
     output: { formatted: JSON.stringify(value, null, 2).replace(/\s+/g, ' '), compact, size: `Size: ${Buffer.byteLength(compact)} B` },
   };
+}
+
+/** An instance for the JSV task, and the report the page writes for it (JSV's own validator, the page's own markup, as text). */
+function jsvReport(instance: unknown): { inputs: Record<string, string>; output: Record<string, unknown> } {
+  const { JSV } = require('JSV');
+  // The task picks the option after Draft-03 with the keyboard: Draft-02.
+  const env = JSV.createEnvironment('json-schema-draft-02');
+  const report = env.validate(env.createInstance(instance, 'json'), env.createSchema(JSV_SCHEMA, null, 'schema'));
+  const html = report.errors.length
+    ? report.errors
+        .map(
+          (e: any) =>
+            `<span>Problem with <code>${e.uri}</code> : </span><span>${e.message}</span><br/><span>Reported by <code>${e.schemaUri}</code></span><br/><span>Attribute "<code>${e.attribute}</code>"</span><span> (<code>${JSON.stringify(e.details)}</code>)</span>`,
+        )
+        .join('')
+    : 'Input is valid!';
+  // JSV in Node resolves the page's relative URIs ("json", "schema") under its urn: scheme; the page shows them without it.
+  const text = html.replace(/<[^>]+>/g, '').replaceAll('urn:', '').replace(/\s+/g, ' ').trim();
+  return { inputs: { instance: JSON.stringify(instance) }, output: { report: text } };
 }

@@ -120,6 +120,38 @@ export class StudioCanvas {
     await this.twin.keyboard.press(key);
   }
 
+  /**
+   * Scrolls the page down `dy` CSS px with the mouse wheel over the canvas (and in the twin), then waits
+   * until both have stopped moving: the twin's scroll position, and the remote page's frames on the
+   * canvas (two equal in a row, after one that differs from before the wheel).
+   */
+  async scroll(dy: number): Promise<void> {
+    const before = await this.canvas.screenshot();
+    const centre = { x: this.viewport.width / 2, y: this.viewport.height / 2 };
+    const q = await this.onCanvas(centre);
+    await this.page.mouse.move(q.x, q.y);
+    await this.page.mouse.wheel(0, dy);
+    await this.twin.mouse.move(centre.x, centre.y);
+    await this.twin.mouse.wheel(0, dy);
+    let was = -1;
+    for (let i = 0; ; i++) {
+      const y = await this.twin.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(window.scrollY))));
+      if (y > 0 && y === was) break;
+      if (i > 500) throw new Error('the twin page did not scroll');
+      was = y;
+    }
+    // Three equal frames in a row, the first of them new: the remote page has stopped moving.
+    let last = before;
+    let same = 0;
+    for (let i = 0; ; i++) {
+      const now = await this.canvas.screenshot();
+      same = now.equals(last) && !now.equals(before) ? same + 1 : 0;
+      if (same >= 2) break;
+      if (i > 500) throw new Error('the remote page did not scroll');
+      last = now;
+    }
+  }
+
   /** Extract: names the output field, arms the picker, clicks the element on the remote page. */
   async extract(field: string, target: (twin: Page) => Locator, offset?: Point): Promise<void> {
     const p = await this.where(target, offset);
