@@ -11,7 +11,7 @@ import type { ServiceStorage } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { requireKey } from './auth/bearer.js';
-import { requireOwner, requireSession } from './auth/guards.js';
+import { checkOrigin, requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorHeaders, serviceErrorResponse, type Issue } from './errors.js';
 import { startScheduleLoop, type ScheduleLoop } from './domain/schedules.js';
@@ -285,6 +285,13 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     return next();
   };
   for (const prefix of ['/api/*', '/v1/*', '/mcp']) app.use(prefix, urlGuard);
+  // Cross-site before media type: a foreign Origin or Sec-Fetch-Site: cross-site on a write is 403
+  // `forbidden` before its body or Content-Type is looked at (every /api write checks the same rule
+  // again in its guard: requireSession, or the signup/login attempt).
+  app.use('/api/*', (c, next) => {
+    checkOrigin(c, deps);
+    return next();
+  });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
   app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
