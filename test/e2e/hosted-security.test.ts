@@ -48,7 +48,7 @@ describe('session cookie attributes, from the raw Set-Cookie header', () => {
     const owner = new Client(h.url);
     await owner.signup('csrf-order@example.test');
     const cookie = `svc_session=${owner.cookie}`;
-    const crossSite = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+    const crossSite: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
       for (const extra of crossSite) {
         const res = await fetch(`${h.url}/api/automations`, {
