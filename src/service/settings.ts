@@ -38,6 +38,8 @@ export interface HostedSettings {
   authDelayCapSeconds: number;
   /** Request body limit. */
   maxBodyBytes: number;
+  /** A request body that sends no byte for this many ms is closed (408 through node-http) (SVC_BODY_IDLE_TIMEOUT_MS). */
+  bodyIdleTimeoutMs: number;
   /** Trust `X-Forwarded-For` for the client IP (SVC_TRUST_PROXY=1): only behind a proxy you run. */
   trustProxy: boolean;
   /** Keys of the org secret store (SVC_SECRETS_KEY): 32 bytes each, newest first. */
@@ -75,6 +77,8 @@ export const DEFAULT_ORG_LIMIT = 1200;
 export const DEFAULT_AUTH_IP_LIMIT = 100;
 export const DEFAULT_AUTH_ACCOUNT_LIMIT = 5;
 export const DEFAULT_AUTH_IP_FAILURES = 50;
+/** A request body idle this long is closed: a slow client gets a third of the 30 s connection idle rule. */
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 export const DEFAULT_AUTH_DELAY_BASE = 1;
 export const DEFAULT_AUTH_DELAY_CAP = 900;
 export const DEFAULT_MIN_CRON_INTERVAL = 60;
@@ -113,6 +117,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['queueTimeoutSeconds', 'SVC_QUEUE_TIMEOUT'],
     ['reconcileIntervalSeconds', 'SVC_RECONCILE_INTERVAL'],
     ['streamHeartbeatSeconds', 'SVC_STREAM_HEARTBEAT'],
+    ['bodyIdleTimeoutMs', 'SVC_BODY_IDLE_TIMEOUT_MS'],
   ];
   for (const [key, name] of limits) {
     const v = int(name, env[name]);
@@ -207,6 +212,7 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     authDelayBaseSeconds: given.authDelayBaseSeconds ?? DEFAULT_AUTH_DELAY_BASE,
     authDelayCapSeconds: given.authDelayCapSeconds ?? DEFAULT_AUTH_DELAY_CAP,
     maxBodyBytes: given.maxBodyBytes ?? 1024 * 1024,
+    bodyIdleTimeoutMs: given.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
     trustProxy: given.trustProxy ?? false,
     minCronIntervalSeconds: given.minCronIntervalSeconds ?? DEFAULT_MIN_CRON_INTERVAL,
     scheduler: given.scheduler ?? true,
