@@ -73,7 +73,7 @@ describe('login and signup limits', () => {
   });
 
   it('per (account, address): after the failures allowed, even the right password waits there; one answer for unknown and wrong', async () => {
-    const s = await startHosted({ authAccountFailuresPer15Min: 2 });
+    const s = await startHosted({ authAccountFailuresPer15Min: 2, authDelayBaseSeconds: 600 });
     try {
       const c = new Client(s.url);
       await c.signup('lock@example.test', 'correct horse battery');
