@@ -19,7 +19,10 @@ export function bodyIdleGuard(bodyIdleTimeoutMs: number): MiddlewareHandler<Serv
   return async (c, next) => {
     const incoming = c.env?.incoming as IncomingLike | undefined;
     const socket = incoming?.socket;
-    if (incoming && socket?.setTimeout && incoming.complete === false && !socket.destroyed) {
+    // Only a request that declares a body (a GET's handler never reads one, so no 'end' would come).
+    const length = c.req.header('content-length');
+    const declared = (length !== undefined && length.trim() !== '0') || c.req.header('transfer-encoding') !== undefined;
+    if (declared && incoming && socket?.setTimeout && incoming.complete === false && !socket.destroyed) {
       const previous = socket.timeout ?? 0;
       socket.setTimeout(bodyIdleTimeoutMs);
       let restored = false;
