@@ -66,6 +66,7 @@ function startProcess(role, extraEnv = {}, nodeArgs = []) {
     SVC_ORG_LIMIT: '100000000',
     SVC_AUTH_IP_LIMIT: '1000000',
     SVC_AUTH_ACCOUNT_LIMIT: '1000000',
+    SVC_AUTH_IP_FAILURES: '1000000',
   };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });

@@ -20,6 +20,14 @@
  * parser removes them), spaces and control characters at the ends (trimmed from header values and
  * URLs). Unicode NFC/NFD/NFKC variants of the value are masked as values of their own.
  *
+ * Re-encoded values (upper-cased, lower-cased, hex) are matched only for values of at least
+ * `REENCODED_MIN_LENGTH` characters (after trimming): each letter in either case, in any mix (so
+ * `toUpperCase()`, `toLowerCase()`, title case, and those forms percent- or HTML-encoded), plus the
+ * whole-string upper and lower case (`ß` -> `SS`, a final sigma); and the hex
+ * of the UTF-8 bytes, digits in either case, bytes optionally prefixed by `\x` or `0x` or separated
+ * by `:`, `-` or a space. A shorter value (a PIN, `on`, `abc`) would mask ordinary words and numbers
+ * in every case, so it keeps the exact forms only.
+ *
  * Base64 and base64url cannot be matched per character: a value inside longer base64 text (the
  * `user:secret` of a Basic credential) is encoded differently at each of the three byte offsets. For
  * each offset the characters that depend on the value's bytes alone are matched (the one or two
@@ -88,11 +96,26 @@ function charAlternatives(ch: string): string[] {
   return [...alts];
 }
 
+/**
+ * Below this many characters (code points, ends trimmed) the case-insensitive and hex forms are not
+ * matched. docs/journal.md ("Secrets") gives the reason: 8 characters case-folded from letters and
+ * digits alone are 36^8 (about 2.8e12) values, and their hex is 16 digits, so neither turns up in a
+ * page by chance, while a shorter value would mask ordinary text.
+ */
+export const REENCODED_MIN_LENGTH = 8;
+
+/** The single code points `ch` may be written as in another case (itself first). */
+function caseVariants(ch: string): string[] {
+  const out = new Set([ch]);
+  for (const v of [ch.toUpperCase(), ch.toLowerCase()]) if ([...v].length === 1) out.add(v);
+  return [...out];
+}
+
 /** Characters an HTTP header or the URL parser may drop from the ends of a value (C0 controls and space). */
 const TRIMMABLE = /^[\u0000-\u0020]$/;
 
 /** The per-character pattern of `value` (see the module comment). */
-function characterPattern(value: string): string {
+function characterPattern(value: string, caseless: boolean): string {
   const chars = [...value];
   let first = 0;
   while (first < chars.length && TRIMMABLE.test(chars[first]!)) first++;
@@ -102,7 +125,7 @@ function characterPattern(value: string): string {
   const trimmable = first <= last;
   return chars
     .map((ch, i) => {
-      const alts = charAlternatives(ch).join('|');
+      const alts = [...new Set((caseless ? caseVariants(ch) : [ch]).flatMap(charAlternatives))].join('|');
       const optional = (trimmable && (i < first || i > last)) || ch === '\t' || ch === '\n' || ch === '\r';
       return `(?:${alts})${optional ? '?' : ''}`;
     })
@@ -133,20 +156,40 @@ function base64Forms(value: string): string[] {
   return [...forms];
 }
 
+/** The hex of the UTF-8 bytes of `value`, digits in either case, bytes prefixed or separated as a dump writes them. */
+function hexForm(value: string): string {
+  const bytes = [...Buffer.from(value, 'utf8')].map((b) => `(?:\\\\x|0[xX])?${hexPattern(hex(b, 2))}`);
+  return bytes.join('[:\\- ]?');
+}
+
+/** Whether `value` is long enough for its case-insensitive and hex forms (see REENCODED_MIN_LENGTH). */
+export function reencodedForms(value: string): boolean {
+  return [...value.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '')].length >= REENCODED_MIN_LENGTH;
+}
+
 /** The regex source that matches `value` in every form above. */
 export function secretPattern(value: string): string {
+  const caseless = reencodedForms(value);
   const variants = new Set([value, value.normalize('NFC'), value.normalize('NFD'), value.normalize('NFKC')]);
+  if (caseless) {
+    // Whole-string mappings that per-character variants miss: a change of length (ß -> SS, ﬁ -> FI)
+    // or of context (a final sigma).
+    for (const v of [...variants]) variants.add(v.toUpperCase()).add(v.toLowerCase());
+  }
   const parts: string[] = [];
   const base64 = new Set<string>();
+  const hexes = new Set<string>();
   for (const v of variants) {
     if (v.length === 0) continue;
-    parts.push(characterPattern(v));
+    parts.push(characterPattern(v, caseless));
     // What a header or URL kept of the value (its ends trimmed, tabs and newlines dropped) is what a
     // server base64-encodes when it echoes it.
     for (const kept of [v, v.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, ''), v.replace(/[\t\n\r]/g, '')]) {
       if (kept.length > 0) for (const form of base64Forms(kept)) base64.add(form);
+      if (caseless && reencodedForms(kept)) hexes.add(hexForm(kept));
     }
   }
   for (const form of base64) parts.push(escapeRegex(form));
+  parts.push(...hexes);
   return parts.join('|');
 }

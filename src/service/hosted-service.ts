@@ -11,11 +11,12 @@ import type { ServiceStorage } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { requireKey } from './auth/bearer.js';
-import { requireOwner, requireSession } from './auth/guards.js';
+import { checkOrigin, requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorHeaders, serviceErrorResponse, type Issue } from './errors.js';
 import { startScheduleLoop, type ScheduleLoop } from './domain/schedules.js';
 import { createLimiters } from './rate-limits.js';
+import { bodyIdleGuard } from './body-idle.js';
 import { toRouteConfig, type ServiceRoute } from './route-table.js';
 import { MAX_BODY_DEPTH, nulIssues, urlNulIssues } from './request-guards.js';
 import { createSecretBox } from './secret-box.js';
@@ -291,17 +292,30 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     if (issues.length > 0) throw invalidRequest(issues);
     return next();
   };
+  // Every route: a body that stops arriving is closed after bodyIdleTimeoutMs (body-idle.ts).
+  app.use('*', bodyIdleGuard(settings.bodyIdleTimeoutMs));
   for (const prefix of ['/api/*', '/v1/*', '/mcp']) app.use(prefix, urlGuard);
+  // Cross-site before media type: a foreign Origin or Sec-Fetch-Site: cross-site on a write is 403
+  // `forbidden` before its body or Content-Type is looked at (every /api write checks the same rule
+  // again in its guard: requireSession, or the signup/login attempt).
+  app.use('/api/*', (c, next) => {
+    checkOrigin(c, deps);
+    return next();
+  });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
   app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
   // So does attaching a file (it rewrites the session's file list, as a studio upload does).
   app.use('/api/authoring/:id/files/:name', (c, next) => (c.req.method === 'PUT' ? withCaptureLock(c.req.param('id'), next) : next()));
-  app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
-
   const session = requireSession(deps);
   const owner = requireOwner();
   const bearer = requireKey(deps);
+  // Authenticate before the body: the IP limit, the key, its org and the org limit come from the
+  // headers, so a bad key is refused at once even while its body is still arriving (the route's own
+  // bearer guard then sees the key already checked).
+  app.use('/v1/run/:flow', (c, next) => (c.req.method === 'POST' ? bearer(c, next) : next()));
+  app.use('/mcp', (c, next) => (c.req.method === 'POST' ? bearer(c, next) : next()));
+  app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   for (const route of routes) {
     const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [bearer] : [];
     app.openapi(toRouteConfig(route, auth) as never, route.handler as never);

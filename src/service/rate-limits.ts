@@ -12,8 +12,12 @@ import type { HostedSettings } from './settings.js';
 export interface ServiceLimiters {
   /** Signup and login attempts per IP per minute. */
   authIp: RateLimiterAbstract;
-  /** Failed logins per account per 15 minutes. */
-  authAccount: RateLimiterAbstract;
+  /** Failed logins per (account, source address) per 15 minutes: counts only. */
+  authPair: RateLimiterAbstract;
+  /** The progressive delay of an (account, source address) pair: a key is blocked while it waits. */
+  authDelay: RateLimiterAbstract;
+  /** Failed logins per source address (any accounts) per 15 minutes. */
+  authIpFailures: RateLimiterAbstract;
   /** Bearer routes: requests per IP per minute, before authentication. */
   ip: RateLimiterAbstract;
   /** Bearer routes: requests per org per minute. */
@@ -41,7 +45,10 @@ export function createLimiters(settings: HostedSettings, store: RateLimitStore |
   };
   return {
     authIp: make('auth_ip', settings.authIpLimitPerMinute, 60),
-    authAccount: make('auth_account', settings.authAccountFailuresPer15Min, 15 * 60),
+    // A counter: its limit is never reached; login.ts reads the count to set the delay.
+    authPair: make('auth_pair', 1_000_000, 15 * 60),
+    authDelay: make('auth_delay', 1, Math.max(1, settings.authDelayCapSeconds)),
+    authIpFailures: make('auth_ip_fail', settings.authIpFailuresPer15Min, 15 * 60),
     ip: make('ip', settings.ipLimitPerMinute, 60),
     org: make('org', settings.orgLimitPerMinute, 60),
   };

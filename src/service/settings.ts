@@ -25,10 +25,21 @@ export interface HostedSettings {
   orgLimitPerMinute: number;
   /** Signup and login attempts per minute per IP (SVC_AUTH_IP_LIMIT). */
   authIpLimitPerMinute: number;
-  /** Failed logins per account per 15 minutes before it is locked for the rest of the window (SVC_AUTH_ACCOUNT_LIMIT). */
+  /**
+   * Failed logins for one account from one source address (per 15 minutes) before that pair waits a
+   * progressive delay (SVC_AUTH_ACCOUNT_LIMIT). Never locks the account from other addresses.
+   */
   authAccountFailuresPer15Min: number;
+  /** Failed logins from one source address, any accounts, per 15 minutes (SVC_AUTH_IP_FAILURES). */
+  authIpFailuresPer15Min: number;
+  /** The first delay (seconds) once an (account, address) pair reaches its failures; doubles with each further failure (SVC_AUTH_DELAY_BASE). */
+  authDelayBaseSeconds: number;
+  /** The longest delay (seconds) of an (account, address) pair (SVC_AUTH_DELAY_CAP). */
+  authDelayCapSeconds: number;
   /** Request body limit. */
   maxBodyBytes: number;
+  /** A request body that sends no byte for this many ms is closed (408 through node-http) (SVC_BODY_IDLE_TIMEOUT_MS). */
+  bodyIdleTimeoutMs: number;
   /** Trust `X-Forwarded-For` for the client IP (SVC_TRUST_PROXY=1): only behind a proxy you run. */
   trustProxy: boolean;
   /** Keys of the org secret store (SVC_SECRETS_KEY): 32 bytes each, newest first. */
@@ -71,7 +82,12 @@ export interface HostedSettings {
 export const DEFAULT_IP_LIMIT = 600;
 export const DEFAULT_ORG_LIMIT = 1200;
 export const DEFAULT_AUTH_IP_LIMIT = 100;
-export const DEFAULT_AUTH_ACCOUNT_LIMIT = 10;
+export const DEFAULT_AUTH_ACCOUNT_LIMIT = 5;
+export const DEFAULT_AUTH_IP_FAILURES = 50;
+/** A request body idle this long is closed: a slow client gets a third of the 30 s connection idle rule. */
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
+export const DEFAULT_AUTH_DELAY_BASE = 1;
+export const DEFAULT_AUTH_DELAY_CAP = 900;
 export const DEFAULT_MIN_CRON_INTERVAL = 60;
 export const DEFAULT_WORKER_CONCURRENCY = 4;
 export const DEFAULT_QUEUE_TIMEOUT = 3600;
@@ -101,12 +117,16 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     ['orgLimitPerMinute', 'SVC_ORG_LIMIT'],
     ['authIpLimitPerMinute', 'SVC_AUTH_IP_LIMIT'],
     ['authAccountFailuresPer15Min', 'SVC_AUTH_ACCOUNT_LIMIT'],
+    ['authIpFailuresPer15Min', 'SVC_AUTH_IP_FAILURES'],
+    ['authDelayBaseSeconds', 'SVC_AUTH_DELAY_BASE'],
+    ['authDelayCapSeconds', 'SVC_AUTH_DELAY_CAP'],
     ['minCronIntervalSeconds', 'SVC_MIN_CRON_INTERVAL'],
     ['workerConcurrency', 'SVC_WORKER_CONCURRENCY'],
     ['queueTimeoutSeconds', 'SVC_QUEUE_TIMEOUT'],
     ['queueOrphanSeconds', 'SVC_QUEUE_ORPHAN'],
     ['reconcileIntervalSeconds', 'SVC_RECONCILE_INTERVAL'],
     ['streamHeartbeatSeconds', 'SVC_STREAM_HEARTBEAT'],
+    ['bodyIdleTimeoutMs', 'SVC_BODY_IDLE_TIMEOUT_MS'],
   ];
   for (const [key, name] of limits) {
     const v = int(name, env[name]);
@@ -201,7 +221,11 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     orgLimitPerMinute: given.orgLimitPerMinute ?? DEFAULT_ORG_LIMIT,
     authIpLimitPerMinute: given.authIpLimitPerMinute ?? DEFAULT_AUTH_IP_LIMIT,
     authAccountFailuresPer15Min: given.authAccountFailuresPer15Min ?? DEFAULT_AUTH_ACCOUNT_LIMIT,
+    authIpFailuresPer15Min: given.authIpFailuresPer15Min ?? DEFAULT_AUTH_IP_FAILURES,
+    authDelayBaseSeconds: given.authDelayBaseSeconds ?? DEFAULT_AUTH_DELAY_BASE,
+    authDelayCapSeconds: given.authDelayCapSeconds ?? DEFAULT_AUTH_DELAY_CAP,
     maxBodyBytes: given.maxBodyBytes ?? 1024 * 1024,
+    bodyIdleTimeoutMs: given.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
     trustProxy: given.trustProxy ?? false,
     minCronIntervalSeconds: given.minCronIntervalSeconds ?? DEFAULT_MIN_CRON_INTERVAL,
     scheduler: given.scheduler ?? true,

@@ -2,10 +2,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { CORPUS } from '../helpers/corpus-apps.js';
-import { startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { startStaticServer, type StaticServer } from '../helpers/static-server.js';
 import { signUpInWebApp, StudioCanvas } from '../helpers/studio-canvas.js';
 
@@ -44,9 +44,9 @@ let web: { context: BrowserContext; page: Page };
 const results: Result[] = [];
 
 beforeAll(async () => {
-  studio = createStudioBrowser();
   // The apps are on 127.0.0.1: the egress rule lets the studio and the runs reach them.
-  h = await startHosted({ egressAllow: ['127.0.0.1'] }, { studio: { browser: studio } });
+  h = await startHosted({ egressAllow: FIXTURE_SITES });
+  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   web = await signUpInWebApp(browser, h.url, 'corpus@example.test');
 }, 120_000);
@@ -57,7 +57,6 @@ afterAll(async () => {
   await web?.context.close();
   await browser?.close();
   await h?.close();
-  await studio?.dispose();
 });
 
 describe.each(APPS)('corpus: $app ($package)', (app) => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { postFrom } from '../helpers/source-address.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let h: HostedFixture;
 beforeAll(async () => {
@@ -70,8 +72,8 @@ describe('login and signup limits', () => {
     }
   });
 
-  it('per account: after the failures allowed, even the right password waits; one answer for unknown and wrong', async () => {
-    const s = await startHosted({ authAccountFailuresPer15Min: 2 });
+  it('per (account, address): after the failures allowed, even the right password waits there; one answer for unknown and wrong', async () => {
+    const s = await startHosted({ authAccountFailuresPer15Min: 2, authDelayBaseSeconds: 600 });
     try {
       const c = new Client(s.url);
       await c.signup('lock@example.test', 'correct horse battery');
@@ -86,6 +88,54 @@ describe('login and signup limits', () => {
       // Another account from the same IP is not locked.
       await c.signup('free@example.test', 'correct horse battery');
       expect((await c.call('POST', '/api/auth/login', { email: 'free@example.test', password: 'correct horse battery' })).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('login limits a third party cannot turn against an owner (two source addresses)', () => {
+  const login = (from: string, url: string, email: string, password: string) => postFrom(from, `${url}/api/auth/login`, { email, password });
+
+  it('failures from 127.0.0.2 delay that address only, progressively; the owner on 127.0.0.1 logs in', async () => {
+    const s = await startHosted({ authAccountFailuresPer15Min: 3, authDelayBaseSeconds: 2, authIpFailuresPer15Min: 1000 });
+    try {
+      await new Client(s.url).signup('owner@example.test', 'correct horse battery');
+      for (let i = 0; i < 3; i++) expect((await login('127.0.0.2', s.url, 'owner@example.test', `wrong password ${i}`)).status).toBe(401);
+      // The third failure started the pair's delay: even the right password waits, from that address.
+      const held = await login('127.0.0.2', s.url, 'owner@example.test', 'correct horse battery');
+      expect([held.status, held.body.error]).toEqual([429, 'rate_limited']);
+      const first = Number(held.headers['retry-after']);
+      expect(first).toBeGreaterThan(0);
+      expect(first).toBeLessThanOrEqual(2);
+      // The owner, from another address, with the right password: in.
+      const owner = await login('127.0.0.1', s.url, 'owner@example.test', 'correct horse battery');
+      expect(owner.status).toBe(200);
+      // Once the delay is over, the next failure doubles it.
+      let after = await login('127.0.0.2', s.url, 'owner@example.test', 'wrong password 3');
+      await waitUntil(async () => {
+        if (after.status === 429) after = await login('127.0.0.2', s.url, 'owner@example.test', 'wrong password 3');
+        return after.status !== 429;
+      }, { what: 'the delay of the pair to end' });
+      expect(after.status).toBe(401);
+      const doubled = await login('127.0.0.2', s.url, 'owner@example.test', 'correct horse battery');
+      expect(doubled.status).toBe(429);
+      expect(Number(doubled.headers['retry-after'])).toBeGreaterThan(2);
+      expect(Number(doubled.headers['retry-after'])).toBeLessThanOrEqual(4);
+      expect((await login('127.0.0.1', s.url, 'owner@example.test', 'correct horse battery')).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('per source address: failures over many accounts hold that address, not the others', async () => {
+    const s = await startHosted({ authIpFailuresPer15Min: 4 });
+    try {
+      await new Client(s.url).signup('sprayed@example.test', 'correct horse battery');
+      for (let i = 0; i < 4; i++) expect((await login('127.0.0.2', s.url, `victim${i}@example.test`, 'wrong password')).status).toBe(401);
+      const held = await login('127.0.0.2', s.url, 'sprayed@example.test', 'correct horse battery');
+      expect([held.status, held.body.error, Number(held.headers['retry-after']) > 0]).toEqual([429, 'rate_limited', true]);
+      expect((await login('127.0.0.1', s.url, 'sprayed@example.test', 'correct horse battery')).status).toBe(200);
     } finally {
       await s.close();
     }

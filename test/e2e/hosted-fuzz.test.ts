@@ -604,7 +604,7 @@ beforeAll(async () => {
   h = await startHosted(
     // Limits out of the way (a 429 would hide the routes behind it); no scheduler (no fires of A's
     // fuzzed schedules during the run); no queue (no webhook deliveries leave the process).
-    { ipLimitPerMinute: 10_000_000, orgLimitPerMinute: 10_000_000, authIpLimitPerMinute: 10_000_000, authAccountFailuresPer15Min: 10_000_000, scheduler: false },
+    { ipLimitPerMinute: 10_000_000, orgLimitPerMinute: 10_000_000, authIpLimitPerMinute: 10_000_000, authAccountFailuresPer15Min: 10_000_000, authIpFailuresPer15Min: 10_000_000, scheduler: false },
   );
   base = h.url;
   await setupOrgs();

@@ -4,6 +4,7 @@ import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/in
 import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
 import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
 import { Client } from '../helpers/hosted.js';
+import { postFrom } from '../helpers/source-address.js';
 import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 
 /**
@@ -29,7 +30,7 @@ describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) =>
       const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
       service = createHostedService({
         storage,
-        settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, publicUrl: server.url, scheduler: false },
+        settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, authAccountFailuresPer15Min: 3, authDelayBaseSeconds: 600, publicUrl: server.url, scheduler: false },
       });
       instances.push({ engine, service, server });
     }
@@ -73,5 +74,21 @@ describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) =>
       expect([limited.status, limited.body.error]).toEqual([429, 'rate_limited']);
       expect(limited.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${IP_LIMIT}, remaining=0, reset=\\d+$`));
     }
+  });
+
+  it('login failures count per (account, address) across both instances; the owner from another address logs in', async () => {
+    const email = 'pair-limits@example.test';
+    await new Client(instances[0]!.server.url).signup(email, 'correct horse battery');
+    const login = (i: number, from: string, password: string) => postFrom(from, `${instances[i]!.server.url}/api/auth/login`, { email, password });
+    for (let n = 0; n < 3; n++) expect((await login(n % 2, '127.0.0.2', `wrong password ${n}`)).status).toBe(401);
+    for (const i of [0, 1]) {
+      const held = await login(i, '127.0.0.2', 'correct horse battery');
+      expect([held.status, held.body.error, Number(held.headers['retry-after']) > 0]).toEqual([429, 'rate_limited', true]);
+      expect((await login(i, '127.0.0.1', 'correct horse battery')).status).toBe(200);
+    }
+    // Independent read: the pair's count and its delay are rows of the shared table; no row per account alone.
+    const rows = await pgQuery<{ key: string; points: number }>(dbUrl, `select key, points from "${schema}".svc_rate_limits where key like $1 order by key`, [`%${email}`]);
+    expect(rows.map((r) => r.key)).toEqual([`auth_delay:127.0.0.2|${email}`, `auth_pair:127.0.0.2|${email}`]);
+    expect(rows[1]!.points).toBe(3);
   });
 });

@@ -44,6 +44,28 @@ describe('session cookie attributes, from the raw Set-Cookie header', () => {
     expect(out.headers.getSetCookie()[0]).toMatch(/^svc_session=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0$/);
   });
 
+  it('a cross-site cookie write is 403 forbidden whatever its Content-Type (cross-site before media type)', async () => {
+    const owner = new Client(h.url);
+    await owner.signup('csrf-order@example.test');
+    const cookie = `svc_session=${owner.cookie}`;
+    const crossSite: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+      for (const extra of crossSite) {
+        const res = await fetch(`${h.url}/api/automations`, {
+          method: 'POST',
+          headers: { cookie, ...(type ? { 'content-type': type } : {}), ...extra },
+          body: 'name=csrf&site=https%3A%2F%2Fx.test',
+        });
+        const body = (await res.json()) as { error: string };
+        expect([type, extra, res.status, body.error]).toEqual([type, extra, 403, 'forbidden']);
+      }
+    }
+    // The same write from the service's own origin gets to the media-type rule (and nothing was created).
+    const same = await fetch(`${h.url}/api/automations`, { method: 'POST', headers: { cookie, 'content-type': 'text/plain', origin: h.url }, body: 'x' });
+    expect(same.status).toBe(415);
+    expect((await owner.call('GET', '/api/automations')).body.automations).toEqual([]);
+  });
+
   it('a public https URL makes it Secure even when the hop is http (TLS-terminating proxy)', async () => {
     const s = await startHosted({ publicUrl: 'https://flows.example.test' });
     try {

@@ -1,6 +1,6 @@
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { startSite, type SiteServer } from '../helpers/site-server.js';

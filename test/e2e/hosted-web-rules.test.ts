@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudioBrowser, LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
-import { createEgressGuard } from '../../src/tools/egress.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**

@@ -27,6 +27,8 @@ const invalidKey = () => serviceError('invalid_key', 'send a valid API key: Auth
 
 export function requireKey(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
   return async (c, next) => {
+    // Already checked before the body was read (hosted-service.ts): not counted twice.
+    if (c.get('key') !== undefined) return next();
     await consume(deps.limiters.ip, clientIp(c, deps), deps.settings.ipLimitPerMinute);
     const header = c.req.header('authorization') ?? '';
     const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);

@@ -4,6 +4,7 @@ import type { MiddlewareHandler } from 'hono';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { isFlowError } from '../../errors.js';
 import { checkOrigin, clearSessionCookie, clientIp, loadSession, newSession, setSessionCookie } from '../auth/guards.js';
+import { checkLogin, loginFailed, loginSucceeded, rateLimited } from '../auth/login-limits.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../auth/passwords.js';
 import { audit, type ServiceContext, type ServiceDeps, type ServiceEnv } from '../context.js';
 import { serviceError } from '../errors.js';
@@ -23,11 +24,6 @@ const SessionBody = z
   .object({ user: User, org: Org, role: RoleEnum, orgs: z.array(z.object({ id: z.string(), name: z.string(), role: RoleEnum })) })
   .openapi('Session');
 
-const rateLimited = (res: RateLimiterRes, limit: number) =>
-  serviceError('rate_limited', `too many attempts; retry in ${Math.ceil(res.msBeforeNext / 1000)} s`, {
-    retry_after: Math.ceil(res.msBeforeNext / 1000),
-    limit,
-  });
 
 /** Signup and login attempts per IP (and Origin checked: a login CSRF is refused too). */
 function authAttempt(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
@@ -111,17 +107,17 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
       responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
       handler: async (c) => {
         const { email, password } = c.req.valid('json') as z.infer<typeof LoginBody>;
-        const locked = await deps.limiters.authAccount.get(email);
-        if (locked && locked.consumedPoints >= deps.settings.authAccountFailuresPer15Min) throw rateLimited(locked, deps.settings.authAccountFailuresPer15Min);
+        const ip = clientIp(c, deps);
+        await checkLogin(deps, email, ip);
         const user = await storage.users.getByEmail(email);
         // An unknown email costs one hash verification too, so both failures take the same time.
         const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
         const orgs = user && ok ? await storage.members.orgsOf(user.id) : [];
         if (!user || !ok || orgs.length === 0) {
-          await deps.limiters.authAccount.consume(email).catch(() => undefined);
+          await loginFailed(deps, email, ip);
           throw serviceError('invalid_credentials', 'email or password is wrong');
         }
-        await deps.limiters.authAccount.delete(email);
+        await loginSucceeded(deps, email, ip);
         if (needsRehash(user.password_hash)) await storage.users.setPasswordHash(user.id, await hashPassword(password));
         const org = orgs[0]!.org;
         const session = newSession(deps, user.id, org.id);

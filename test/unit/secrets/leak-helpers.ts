@@ -73,7 +73,18 @@ export function encodingsOf(secret: string): string[] {
       forms.add(f);
     }
   }
+  for (const s of [secret, ...trimmedForms(secret)]) for (const f of reencodedFormsOf(s)) forms.add(f);
   return [...forms].filter((f) => f.length >= 6);
+}
+
+/**
+ * The re-encoded forms of a secret of at least 8 characters (ends trimmed; the floor of
+ * src/secrets/encodings.ts): upper-cased, lower-cased, hex of its UTF-8 bytes in either case.
+ */
+export function reencodedFormsOf(secret: string): string[] {
+  if ([...secret.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '')].length < 8) return [];
+  const hex = utf8(secret).toString('hex');
+  return [secret.toUpperCase(), secret.toLowerCase(), hex, hex.toUpperCase()];
 }
 
 /** The first form of `secret` found in `text`, or undefined. */
@@ -153,6 +164,10 @@ function derived(value: string | undefined): Record<string, string> | undefined 
     html: htmlNamed(value),
     entities: htmlNumeric(value),
     json: JSON.stringify({ value }),
+    upper: value.toUpperCase(),
+    lower: value.toLowerCase(),
+    hex: utf8(value).toString('hex'),
+    HEX: utf8(value).toString('hex').toUpperCase(),
   };
 }
 
