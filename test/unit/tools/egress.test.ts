@@ -206,6 +206,23 @@ describe('egress guard', () => {
     expect(await denied(guard.resolve('other.test', 1))).toMatchObject({ reason: 'private' });
   });
 
+  it('the denylist wins over the allowlist and over public: literals, names and what names resolve to', async () => {
+    const guard = createEgressGuard({
+      allow: ['127.0.0.1', 'self.test'],
+      deny: ['127.0.0.1:8080', 'localhost:8080', '93.184.216.34:443'],
+      lookup: async (host) => (host === 'self.test' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]),
+    });
+    expect(await denied(guard.resolve('127.0.0.1', 8080))).toMatchObject({ reason: 'denylisted', address: '127.0.0.1', port: 8080 });
+    expect(await denied(guard.resolve('localhost', 8080))).toMatchObject({ reason: 'denylisted' });
+    // An allowlisted name that resolves to a denied address and port is refused too.
+    expect(await denied(guard.resolve('self.test', 8080))).toMatchObject({ reason: 'denylisted' });
+    expect(await denied(guard.resolve('93.184.216.34', 443))).toMatchObject({ reason: 'denylisted' });
+    // Other ports of the same host stay allowed.
+    expect(await guard.resolve('127.0.0.1', 8081)).toEqual({ address: '127.0.0.1', family: 4 });
+    expect(await guard.resolve('self.test', 8081)).toEqual({ address: '127.0.0.1', family: 4 });
+    expect(() => createEgressGuard({ deny: ['a b'] })).toThrow(expect.objectContaining({ code: 'invalid_tool_policy' }));
+  });
+
   it('refuses a malformed allowlist with invalid_tool_policy', () => {
     for (const entry of ['', 'http://x', '10.0.0.0/33', '127.0.0.1:0', '127.0.0.1:70000', '[127.0.0.1]:80', 'a b', 'fe80::/200', 42]) {
       expect(() => createEgressGuard({ allow: [entry as string] }), String(entry)).toThrow(expect.objectContaining({ code: 'invalid_tool_policy' }));
