@@ -146,7 +146,11 @@ describe('authoring and publish', () => {
     const reopened = await owner.call('POST', `/api/authoring/${a.id}/edit`);
     expect(reopened.body.session.state).toBe('editing');
     expect((await owner.call('GET', `/api/automations/${a.id}`)).body.automation).toMatchObject({ status: 'published', live_digest: digest1 });
-    await owner.call('PATCH', `/api/authoring/${a.id}`, { input_slots: ['user'] });
+    // Narrowing the inputs: the query op becomes a fixed value (no slot), as every op's slot must be
+    // one of the session's input or secret slots.
+    const narrowed = ops.map((op: any) => (op.slot === 'query' ? (({ slot: _slot, ...rest }) => rest)(op) : op));
+    expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { input_slots: ['user'] })).status).toBe(422);
+    expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: narrowed, input_slots: ['user'] })).status).toBe(200);
     const pub2 = await owner.call('POST', `/api/authoring/${a.id}/publish`);
     const digest2 = pub2.body.flow_digest as string;
     expect(digest2).not.toBe(digest1);
