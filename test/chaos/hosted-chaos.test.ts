@@ -253,6 +253,9 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
     orgId = org.id;
     const engineStorage: SqlStorage = createSqlStorage({ databaseUrl: cluster.url, poolSize: 2 });
     const storage = createSqlServiceStorage(engineStorage);
+    // Not a service: an engine of this test only to store the flows' specs and rows as publish leaves
+    // them (it runs nothing, sweeps nothing). Every run goes through the processes above, each
+    // examples/hosted-service/main.mjs, i.e. the shipped assembly.
     const engine: Engine = createEngine({ storage: engineStorage, sweepMs: 0 });
     try {
       const hello = await publishPureAutomation(storage, engine, org.id, user.id, 'hello');
@@ -470,6 +473,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
 
       // --- Journals: the chain verifies, each ends with its run_finished, one run_started each.
       const verifier = createSqlStorage({ databaseUrl: cluster.url, poolSize: 4 });
+      // Not a service: a reader of the stored journals (getRun only; it runs and sweeps nothing).
       const engine = createEngine({ storage: verifier, sweepMs: 0 });
       let verified = 0;
       let duplicates = 0;

@@ -3,27 +3,19 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
-import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
-import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
+import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
 import { compile } from '../../src/flow/compile.js';
-import type { ServiceStorage } from '../../src/ports/service-storage.js';
-import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
-import type { ToolRegistry } from '../../src/tools/types.js';
-import { Client } from '../helpers/hosted.js';
+import { Client, FIXTURE_SITES } from '../helpers/hosted.js';
 import { bundleChildScript, describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
 import { holdFlow } from '../helpers/hold-flow.js';
 
 /**
  * The kill test of queue dispatch (docs/hosted-api.md, "Queue dispatch"): this process is the API
- * (SVC_RUN_DISPATCH=queue, no worker); two spawned worker processes share one Postgres. A bounded load
+ * (the shipped assembly, SVC_ROLE=api, SVC_RUN_DISPATCH=queue, no worker); two spawned worker
+ * processes (the shipped assembly, SVC_ROLE=worker, as `npm run worker`) share one Postgres. A bounded load
  * of queued runs (a pure flow whose HTTP step waits on a loopback endpoint this test holds, and the
  * starter browser automation against the service's own demo page) is sent through the gateway; once
  * worker A executes some of them, A is SIGKILLed. Afterwards every run is terminal (none `queued` or
@@ -35,36 +27,25 @@ const SESSION_SECRET = 'k'.repeat(40);
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 const CHILD_SOURCE = `
-import { createSqlStorage } from '@root/adapters/storage-sql/index.ts';
-import { createSqlServiceStorage } from '@root/adapters/storage-sql/service/service-storage.ts';
-import { createPgBossQueue } from '@root/adapters/queue-pgboss/index.ts';
-import { createPlaywrightExecutor } from '@root/adapters/executor-playwright/index.ts';
-import { createEngine } from '@root/src/engine/engine.ts';
-import { createHostedService } from '@root/src/service/hosted-service.ts';
-import { builtinTools } from '@root/src/tools/builtins/index.ts';
-import { createToolRegistry } from '@root/src/tools/registry.ts';
+import { assembleHostedService } from '@root/adapters/hosted/index.ts';
 
-const [url, schema, secret, secretsKey] = process.argv.slice(2);
-const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 4 });
-const browser = createPlaywrightExecutor();
-const tools = createToolRegistry(builtinTools(), browser.tools);
+const [url, schema, secret, secretsKey, apiUrl, exampleSiteUrl] = process.argv.slice(2);
 const warn = (level) => (m) => process.stderr.write('[worker ' + process.pid + '] ' + level + ': ' + m + '\\n');
 const logger = { debug() {}, info() {}, warn: warn('warn'), error: warn('error') };
-const engine = createEngine({ storage: engineStorage, tools, recoverDeadPids: true, logger });
-const storage = createSqlServiceStorage(engineStorage);
-await storage.init();
-const queue = createPgBossQueue({ storage: engineStorage, logger });
-const service = createHostedService({
-  storage, engine, tools, queue, logger,
-  settings: { sessionSecrets: [secret], secretsKeys: [Buffer.from(secretsKey, 'base64')], runDispatch: 'queue', scheduler: false },
+const assembly = await assembleHostedService({
+  role: 'worker',
+  database: { databaseUrl: url, schema, poolSize: 4 },
+  // The loopback hold endpoint is allowed as a fixture site; the API (its public URL) stays denied.
+  settings: { sessionSecrets: [secret], secretsKeys: [Buffer.from(secretsKey, 'base64')], runDispatch: 'queue', egressAllow: ['127.0.0.1'], publicUrl: apiUrl },
+  // The starter example's site is the API process's, as a worker deployment names it.
+  exampleSite: { url: exampleSiteUrl },
+  web: false,
+  logger,
 });
-await service.startWorker({ concurrency: 3 });
+await assembly.service.startWorker({ concurrency: 3 });
 process.stdout.write('ready\\n');
 process.on('SIGTERM', async () => {
-  await service.dispose();
-  await queue.stop();
-  await browser.dispose();
-  await engineStorage.dispose();
+  await assembly.close();
   process.exit(0);
 });
 `;
@@ -84,14 +65,7 @@ function readyLine(child: ChildProcess, stderr: () => string): Promise<void> {
 
 describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_qkill');
-  let engineStorage: SqlStorage;
-  let storage: ServiceStorage;
-  let engine: Engine;
-  let tools: ToolRegistry;
-  let browser: PlaywrightExecutor;
-  let queue: PgBossQueue;
-  let service: HostedService;
-  let server: NodeHttpServer;
+  let api: HostedAssembly;
   let hold: Server;
   let holdUrl: string;
   const held: ServerResponse[] = [];
@@ -106,24 +80,15 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     await new Promise<void>((r) => hold.listen(0, '127.0.0.1', r));
     holdUrl = `http://127.0.0.1:${(hold.address() as AddressInfo).port}/wait`;
 
-    engineStorage = createSqlStorage({ databaseUrl: dbUrl, schema, poolSize: 4 });
-    browser = createPlaywrightExecutor();
-    tools = createToolRegistry(builtinTools(), browser.tools);
-    engine = createEngine({ storage: engineStorage, tools });
-    storage = createSqlServiceStorage(engineStorage);
-    await storage.init();
-    queue = createPgBossQueue({ storage: engineStorage });
-    server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
-    service = createHostedService({
-      storage,
-      engine,
-      tools,
-      queue,
-      settings: { sessionSecrets: [SESSION_SECRET], secretsKeys: [Buffer.from(SECRETS_KEY, 'base64')], runDispatch: 'queue', authIpLimitPerMinute: 10_000, publicUrl: server.url, scheduler: false },
+    api = await assembleHostedService({
+      role: 'api',
+      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
+      settings: { sessionSecrets: [SESSION_SECRET], secretsKeys: [Buffer.from(SECRETS_KEY, 'base64')], runDispatch: 'queue', authIpLimitPerMinute: 10_000, scheduler: false, egressAllow: FIXTURE_SITES },
+      web: false,
     });
     const script = await bundleChildScript('hosted-worker', CHILD_SOURCE);
     for (let i = 0; i < 2; i++) {
-      const child = spawn(process.execPath, [script, dbUrl, schema, SESSION_SECRET, SECRETS_KEY], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script, dbUrl, schema, SESSION_SECRET, SECRETS_KEY, api.url, api.exampleSiteUrl!], { stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
       await readyLine(child, () => err);
@@ -142,33 +107,31 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
         if (child.exitCode === null) child.kill('SIGKILL');
       }
     }
-    await server?.close();
-    await service?.dispose();
-    await queue?.stop();
-    await browser?.dispose();
-    await engineStorage?.dispose();
+    await api?.close();
     await new Promise((r) => hold?.close(r));
     await dropSchema(dbUrl, schema);
+    await dropSchema(dbUrl, `${schema}_pgboss`);
   }, 120_000);
 
   const q = (text: string, values: unknown[] = []) => pgQuery(dbUrl, text.replaceAll('%s.', `"${schema}".`), values);
 
   /** An org with the `hold` pure automation, the starter browser automation and a live key. */
   async function setupOrg(email: string) {
-    const owner = new Client(server.url);
+    const owner = new Client(api.url);
     const { user, org } = await owner.signup(email);
     // The pure flow, published as the service's publish leaves it; and the starter browser automation.
-    const compiled = compile(HOLD_FLOW, { tools, file: 'hold.yaml' });
+    // Compiled against the tools the assembly's engine runs (the built-ins and its executor's).
+    const compiled = compile(HOLD_FLOW, { tools: createToolRegistry(builtinTools(), api.executor.tools), file: 'hold.yaml' });
     if (!compiled.ok) throw new Error(JSON.stringify(compiled));
-    const digest = await engine.putSpec(compiled.spec);
+    const digest = await api.engine.putSpec(compiled.spec);
     const now = new Date().toISOString();
     const holdId = randomUUID();
-    await storage.automations.create({ id: holdId, org_id: org.id, name: 'hold', task: 'Hold then greet', site: 'https://example.test', mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
-    await storage.versions.add({ automation_id: holdId, org_id: org.id, flow_digest: digest, created_at: now, created_by: user.id });
+    await api.storage.automations.create({ id: holdId, org_id: org.id, name: 'hold', task: 'Hold then greet', site: 'https://example.test', mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+    await api.storage.versions.add({ automation_id: holdId, org_id: org.id, flow_digest: digest, created_at: now, created_by: user.id });
     expect((await owner.call('POST', '/api/automations/example')).status).toBe(201);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
     const gateway = async (flow: string, inputs: Record<string, unknown>) => {
-      const res = await fetch(`${server.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+      const res = await fetch(`${api.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
       const body = (await res.json()) as { run_id: string; status: string };
       expect([res.status, body.status]).toEqual([200, 'queued']);
       return body.run_id;
@@ -180,7 +143,7 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
   it('the run stream in this process follows a run a worker process executes: every entry, in order, then the end', async () => {
     const { owner, gateway } = await setupOrg('stream@example.test');
     const runId = await gateway('hold', { url: holdUrl, n: 1 });
-    const res = await fetch(`${server.url}/api/runs/${runId}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` } });
+    const res = await fetch(`${api.url}/api/runs/${runId}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` } });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
@@ -259,7 +222,7 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     for (const e of executions) byStatus[e.error_code ?? e.status] = (byStatus[e.error_code ?? e.status] ?? 0) + 1;
     console.log(
       `[worker kill] ${runIds.length} queued runs (12 pure, 4 browser), worker A killed holding ${inFlightOfA.length}: ${JSON.stringify(byStatus)}; ` +
-        `all terminal ${recoveredInMs} ms after the kill (queue recovery bound ${queue.recoveryBoundSeconds} s); duplicate executions: ${duplicates}`,
+        `all terminal ${recoveredInMs} ms after the kill (queue recovery bound ${api.queue!.recoveryBoundSeconds} s); duplicate executions: ${duplicates}`,
     );
   }, 420_000);
 });

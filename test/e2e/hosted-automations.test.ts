@@ -283,6 +283,7 @@ describe('starter example', () => {
   });
 
   it('without a browser: a draft prefilled with the example site and task', async () => {
+    // Not the assembly on purpose: the library embedded with no engine and no browser (the assembly always has both).
     const s = await startBareService();
     try {
       const c = new Client(s.url);

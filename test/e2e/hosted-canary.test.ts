@@ -10,24 +10,15 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
 import { resolveBrowser } from '../../adapters/executor-playwright/resolve-browser.js';
-import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
-import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
-import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
+import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
+import type { SqlStorageOptions } from '../../adapters/storage-sql/index.js';
 import type { Digest } from '../../src/canonical.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
 import { compile } from '../../src/flow/compile.js';
 import type { Logger } from '../../src/ports/clock.js';
-import type { ServiceStorage } from '../../src/ports/service-storage.js';
-import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
 import type { HostedSettings } from '../../src/service/settings.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
-import { hostedToolPolicy } from '../../src/tools/policy.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
-import type { ToolRegistry } from '../../src/tools/types.js';
 import { byteFormsIn, canaryByteForms, canaryForms, copyEscaped, formsIn, makeCanary, type CanaryForm } from '../helpers/canary-forms.js';
 import { dropSchema, pgQuery, TEST_DATABASE_URL, uniqueSchemaName } from '../helpers/postgres.js';
 import { testSeed } from '../helpers/seeded.js';
@@ -211,61 +202,48 @@ async function startReceiver(): Promise<{ url: string; server: Server }> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The stack: storage (Postgres when TEST_DATABASE_URL is set, else PGlite in a folder), queue,
-// browser, engine; the service is replaced between the sync and the queue phase.
+// The stack: the database (Postgres when TEST_DATABASE_URL is set, else PGlite in a folder) and the
+// shipped assembly on it (engine under the hosted tool policy, egress guard, Playwright executor with
+// screenshots, pg-boss queue, scheduler), as `npm start` builds it. The assembly is replaced between
+// the sync and the queue phase: a second one on the same database, as a redeploy with
+// SVC_RUN_DISPATCH=queue would run.
 
 interface Stack {
-  engineStorage: SqlStorage;
-  storage: ServiceStorage;
-  queue: PgBossQueue;
-  browser: PlaywrightExecutor;
-  tools: ToolRegistry;
-  engine: Engine;
+  database: SqlStorageOptions;
   pglite?: PGlite;
   dataDir?: string;
   schema?: string;
 }
 
 let stack: Stack;
-let server: NodeHttpServer;
-let service: HostedService | undefined;
+/** The assembly serving the current phase. */
+let api: HostedAssembly | undefined;
 let site: Site;
 let receiver: { url: string; server: Server };
 let restoreOutput: () => void;
+/** The API's URL in the current phase. */
+const apiUrl = (): string => api!.url;
 
 async function startStack(): Promise<Stack> {
-  let engineStorage: SqlStorage;
-  let pglite: PGlite | undefined;
-  let dataDir: string | undefined;
-  let schema: string | undefined;
   if (TEST_DATABASE_URL) {
-    schema = uniqueSchemaName('svc_canary');
-    engineStorage = createSqlStorage({ databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4 });
-  } else {
-    dataDir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
-    pglite = await PGlite.create(join(dataDir, 'db'));
-    engineStorage = createSqlStorage({ pglite });
+    const schema = uniqueSchemaName('svc_canary');
+    return { database: { databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4 }, schema };
   }
-  const storage = createSqlServiceStorage(engineStorage);
-  await storage.init();
-  const queue = createPgBossQueue({ storage: engineStorage, logger });
-  // Screenshots after every browser step, stored as artifacts; drift decided after 500 ms.
-  const browser = createPlaywrightExecutor({ screenshots: true, appearTimeoutMs: 500 });
-  const tools = createToolRegistry(builtinTools(), browser.tools);
-  // As production runs it (examples/hosted-service): the hosted tool policy, loopback allowlisted.
-  const engine = createEngine({ storage: engineStorage, tools, logger, toolPolicy: hostedToolPolicy({ allow: ['127.0.0.1'] }) });
-  return { engineStorage, storage, queue, browser, tools, engine, ...(pglite ? { pglite } : {}), ...(dataDir ? { dataDir } : {}), ...(schema ? { schema } : {}) };
+  const dataDir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
+  // An instance the test opens (and the assemblies leave open): the files are searched after they close.
+  const pglite = await PGlite.create(join(dataDir, 'db'));
+  return { database: { pglite }, pglite, dataDir };
 }
 
 const SESSION_SECRET = 'c'.repeat(40);
-/** Shared by both services, as every process of a deployment shares SVC_SECRETS_KEY. */
+/** Shared by both assemblies, as every process of a deployment shares SVC_SECRETS_KEY. */
 const SECRETS_KEY = Buffer.alloc(32, 7);
 
-function startService(runDispatch: 'sync' | 'queue'): HostedService {
+/** The shipped assembly on the stack's database; the browser steps' drift window is the shipped one. */
+function startService(runDispatch: 'sync' | 'queue'): Promise<HostedAssembly> {
   const settings: Partial<HostedSettings> = {
     sessionSecrets: [SESSION_SECRET],
     secretsKeys: [SECRETS_KEY],
-    publicUrl: server.url,
     runDispatch,
     minCronIntervalSeconds: 1,
     egressAllow: ['127.0.0.1'],
@@ -274,7 +252,7 @@ function startService(runDispatch: 'sync' | 'queue'): HostedService {
     ipLimitPerMinute: 100_000,
     orgLimitPerMinute: 100_000,
   };
-  return createHostedService({ storage: stack.storage, engine: stack.engine, tools: stack.tools, queue: stack.queue, logger, settings, ownsStorage: false, web: false });
+  return assembleHostedService({ database: stack.database, settings, logger, web: false, screenshots: true });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +264,7 @@ class Session {
     const headers: Record<string, string> = {};
     if (this.cookie) headers.cookie = `svc_session=${this.cookie}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await recFetch(server.url + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const res = await recFetch(apiUrl() + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     for (const c of res.headers.getSetCookie()) {
       const m = /^svc_session=([^;]*)/.exec(c);
       if (m) this.cookie = m[1] || undefined;
@@ -317,7 +295,7 @@ async function mcp(mode: 'json' | 'sse'): Promise<McpClient> {
           if (init?.method === 'POST') headers.set('accept', 'text/event-stream, application/json');
           return recFetch(input, { ...init, headers });
         };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${liveKey}` } }, fetch: doFetch }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${apiUrl()}/mcp`), { requestInit: { headers: { authorization: `Bearer ${liveKey}` } }, fetch: doFetch }));
   return client;
 }
 
@@ -331,7 +309,7 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
   const names = Object.keys(automations);
   // Gateway.
   for (const name of names) {
-    const res = await recFetch(`${server.url}/v1/run/${name}`, { method: 'POST', headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await recFetch(`${apiUrl()}/v1/run/${name}`, { method: 'POST', headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' }, body: '{}' });
     const body = await res.json();
     expect([name, res.status, body.status], JSON.stringify(body)).toEqual([name, 200, mode === 'queue' ? 'queued' : automations[name]!.expect]);
   }
@@ -424,13 +402,14 @@ output:
   body: \${steps.send.output.body}
   url: \${steps.send.output.url}
 `;
-  const compiled = compile(source, { file: `${name}.yaml`, tools: stack.tools });
+  // Compiled against the tools the assembly's engine runs (the built-ins and its executor's).
+  const compiled = compile(source, { file: `${name}.yaml`, tools: createToolRegistry(builtinTools(), api!.executor.tools) });
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-  const digest = await stack.engine.putSpec(compiled.spec);
+  const digest = await api!.engine.putSpec(compiled.spec);
   const now = new Date().toISOString();
   const id = `auto-${name}`;
-  await stack.storage.automations.create({ id, org_id: orgId, name, task: CONTROL, site: site.url, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
-  await stack.storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
+  await api!.storage.automations.create({ id, org_id: orgId, name, task: CONTROL, site: site.url, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+  await api!.storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
   return id;
 }
 
@@ -459,9 +438,8 @@ beforeAll(async () => {
   site = await startSite();
   receiver = await startReceiver();
   stack = await startStack();
-  server = await serveNodeHttp({ fetch: (req, env) => service!.fetch(req, env) });
-  service = startService('sync');
-  await service.startWorker();
+  api = await startService('sync');
+  await api.service.startWorker();
   const { user, org } = await owner.ok('POST', '/api/auth/signup', { email: 'canary@example.test', password: 'correct horse battery', org_name: 'Canary org' });
   orgId = org.id;
   await owner.ok('PUT', '/api/secrets/canary', { value: CANARY });
@@ -475,11 +453,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   restoreOutput?.();
-  await server?.close();
-  await service?.dispose();
-  await stack?.queue.stop();
-  await stack?.browser.dispose();
-  await stack?.engineStorage.dispose().catch(() => undefined);
+  await api?.close();
   await stack?.pglite?.close().catch(() => undefined);
   if (stack?.dataDir) await rm(stack.dataDir, { recursive: true, force: true });
   if (stack?.schema && TEST_DATABASE_URL) {
@@ -560,10 +534,10 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     process.stdout.write(`[canary] seed ${SEED}, ${CANARY.length} characters, ${FORMS.length} text forms, ${BYTE_FORMS.length} byte forms\n`);
 
     await phase('sync');
-    // Queue dispatch: a new service on the same database, queue and engine; a worker runs the runs.
-    await service!.dispose();
-    service = startService('queue');
-    await service.startWorker({ concurrency: 2 });
+    // Queue dispatch: a new assembly on the same database; its worker runs the runs.
+    await api!.close();
+    api = await startService('queue');
+    await api.service.startWorker({ concurrency: 2 });
     await phase('queue');
 
     // The flows did deliver the secret where it belongs: the loopback site got the exact value.
@@ -575,7 +549,7 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     // Read everything back through the API: every run's stream and record, every resource.
     const all = await executions();
     for (const e of all) {
-      const res = await recFetch(`${server.url}/api/runs/${e.id}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` } });
+      const res = await recFetch(`${apiUrl()}/api/runs/${e.id}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` } });
       const text = await res.text();
       expect([e.id, res.status, text.includes('event: run_finished')]).toEqual([e.id, 200, true]);
     }
@@ -602,7 +576,7 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
       const stepsDone = journal.filter((x) => x.event === 'step_succeeded');
       for (const [i, entry] of stepsDone.entries()) {
         for (const digest of entry.artifacts ?? []) {
-          const stored = await stack.engineStorage.artifacts!.get(digest as Digest);
+          const stored = await api!.engineStorage.artifacts!.get(digest as Digest);
           expect(stored?.mediaType).toBe('image/png');
           // Steps in order: navigate, fill the password, fill the name, click, extracts.
           shots.push({ png: stored!.bytes, afterPasswordFill: i >= 1, afterNameFill: i >= 2 });
@@ -614,9 +588,7 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     await checkScreenshots(shots);
 
     // Stop everything that writes, then read the database.
-    await service!.dispose();
-    service = undefined;
-    await stack.queue.stop();
+    await api!.close();
     const dump = await logicalDump();
     expect(dump).toContain(CONTROL);
     const dumpHits = formsIn(dump, FORMS);
@@ -629,7 +601,6 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
       storeHits = [...formsIn(stdout, FORMS), ...formsIn(stdout, copyForms)];
       storeWhat = `pg_dump (${stdout.length} characters)`;
     } else {
-      await stack.engineStorage.dispose();
       await stack.pglite!.close();
       const files = await filesUnder(join(stack.dataDir!, 'db'));
       let control = 0;

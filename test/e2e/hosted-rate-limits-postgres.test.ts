@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
-import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
+import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
 import { Client } from '../helpers/hosted.js';
 import { postFrom } from '../helpers/source-address.js';
 import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 
 /**
- * Rate limits shared across service instances on Postgres: two instances, each with its own
- * connection pool, over one schema count in one table (rate-limiter-flexible's RateLimiterPostgres),
+ * Rate limits shared across service instances on Postgres: two shipped assemblies (SVC_ROLE=api, as
+ * two `npm start` processes behind a balancer), each with its own connection pool, over one schema count in one table (rate-limiter-flexible's RateLimiterPostgres),
  * so the org limit and the pre-authentication IP limit hold across both: the request after the
  * limit, on either instance, is 429 with Retry-After and RateLimit.
  */
@@ -19,38 +16,35 @@ const IP_LIMIT = 8;
 
 describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_rl');
-  const instances: { engine: SqlStorage; service: HostedService; server: NodeHttpServer }[] = [];
+  const instances: HostedAssembly[] = [];
 
   beforeAll(async () => {
+    // One after the other: the first migrates the schema, the second finds it migrated.
     for (let i = 0; i < 2; i++) {
-      const engine = createSqlStorage({ databaseUrl: dbUrl, schema, poolSize: 3 });
-      const storage = createSqlServiceStorage(engine);
-      await storage.init();
-      let service!: HostedService;
-      const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
-      service = createHostedService({
-        storage,
-        settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, authAccountFailuresPer15Min: 3, authDelayBaseSeconds: 600, publicUrl: server.url, scheduler: false },
-      });
-      instances.push({ engine, service, server });
+      instances.push(
+        await assembleHostedService({
+          role: 'api',
+          database: { databaseUrl: dbUrl, schema, poolSize: 3 },
+          // No queue: these requests never start a run (the limits answer before any run).
+          queue: false,
+          settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, authAccountFailuresPer15Min: 3, authDelayBaseSeconds: 600, scheduler: false },
+          web: false,
+        }),
+      );
     }
   }, 120_000);
   afterAll(async () => {
-    for (const i of instances) {
-      await i.server.close();
-      await i.service.dispose();
-      await i.engine.dispose();
-    }
+    for (const i of instances) await i.close();
     await dropSchema(dbUrl, schema);
   });
 
   const run = async (i: number, key: string | undefined) => {
-    const res = await fetch(`${instances[i]!.server.url}/v1/run/no-such-flow`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {} });
+    const res = await fetch(`${instances[i]!.url}/v1/run/no-such-flow`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {} });
     return { status: res.status, body: (await res.json()) as { error: string }, headers: res.headers };
   };
 
   it('the org limit and the IP limit count across both instances: the next request on either is 429 with Retry-After and RateLimit', async () => {
-    const owner = new Client(instances[0]!.server.url);
+    const owner = new Client(instances[0]!.url);
     const { org } = await owner.signup('limits@example.test');
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
     // ORG_LIMIT requests spread over both instances pass the limit (and find no such flow: 404).
@@ -78,8 +72,8 @@ describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) =>
 
   it('login failures count per (account, address) across both instances; the owner from another address logs in', async () => {
     const email = 'pair-limits@example.test';
-    await new Client(instances[0]!.server.url).signup(email, 'correct horse battery');
-    const login = (i: number, from: string, password: string) => postFrom(from, `${instances[i]!.server.url}/api/auth/login`, { email, password });
+    await new Client(instances[0]!.url).signup(email, 'correct horse battery');
+    const login = (i: number, from: string, password: string) => postFrom(from, `${instances[i]!.url}/api/auth/login`, { email, password });
     for (let n = 0; n < 3; n++) expect((await login(n % 2, '127.0.0.2', `wrong password ${n}`)).status).toBe(401);
     for (const i of [0, 1]) {
       const held = await login(i, '127.0.0.2', 'correct horse battery');

@@ -220,6 +220,7 @@ describe('the run live view refuses before upgrading', () => {
     expect([plain.status, plain.body.error]).toEqual([426, 'upgrade_required']);
 
     // A service without a frames source (no browser) answers 503 after the same checks.
+    // Not the assembly on purpose: the library embedded with no browser (the assembly always has one).
     const bare = await startBareService();
     try {
       const c = new Client(bare.url);

@@ -1,14 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
-import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import type { ServiceStorage } from '../../src/ports/service-storage.js';
-import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
-import { builtinTools } from '../../src/tools/builtins/index.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
+import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
 import { Client } from '../helpers/hosted.js';
 import { bundleChildScript, describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { publishPureAutomation } from '../helpers/pure-automation.js';
@@ -16,41 +8,28 @@ import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Schedules with three service processes on one Postgres schema (this test's process and two spawned
- * ones), each running its scheduler loop: a 6-field schedule at the minimum interval (2 s here) fires
- * every one of its times exactly once (one claim row and one run_ref per fire time, none doubled); a
+ * ones), each the shipped assembly (assembleHostedService, as `npm start` builds it) running its
+ * scheduler loop: a 6-field schedule at the minimum interval (2 s here) fires every one of its times
+ * exactly once (one claim row and one run_ref per fire time, none doubled); a
  * disabled schedule never fires; disabling stops the fires.
  */
 
 const SESSION_SECRET = 'p'.repeat(40);
 
 const CHILD_SOURCE = `
-import { createSqlStorage } from '@root/adapters/storage-sql/index.ts';
-import { createSqlServiceStorage } from '@root/adapters/storage-sql/service/service-storage.ts';
-import { serveNodeHttp } from '@root/adapters/node-http/index.ts';
-import { createEngine } from '@root/src/engine/engine.ts';
-import { createHostedService } from '@root/src/service/hosted-service.ts';
-import { builtinTools } from '@root/src/tools/builtins/index.ts';
-import { createToolRegistry } from '@root/src/tools/registry.ts';
+import { assembleHostedService } from '@root/adapters/hosted/index.ts';
 
 const [url, schema, secret] = process.argv.slice(2);
-const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 4 });
-const tools = createToolRegistry(builtinTools(), []);
-const engine = createEngine({ storage: engineStorage, tools });
-const storage = createSqlServiceStorage(engineStorage);
-await storage.init();
-let service;
-const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
 const warn = (level) => (m) => process.stderr.write('[child ' + process.pid + '] ' + level + ': ' + m + '\\n');
-service = createHostedService({
-  storage, engine, tools,
-  settings: { sessionSecrets: [secret], minCronIntervalSeconds: 2, authIpLimitPerMinute: 10000, publicUrl: server.url },
+const assembly = await assembleHostedService({
+  database: { databaseUrl: url, schema, poolSize: 4 },
+  settings: { sessionSecrets: [secret], minCronIntervalSeconds: 2, authIpLimitPerMinute: 10000 },
+  web: false,
   logger: { debug() {}, info() {}, warn: warn('warn'), error: warn('error') },
 });
-process.stdout.write('url ' + server.url + '\\n');
+process.stdout.write('url ' + assembly.url + '\\n');
 process.on('SIGTERM', async () => {
-  await server.close();
-  await service.dispose();
-  await engineStorage.dispose();
+  await assembly.close();
   process.exit(0);
 });
 `;
@@ -69,21 +48,15 @@ function firstLine(child: ChildProcess, stderr: () => string): Promise<string> {
 
 describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_sched');
-  let engineStorage: SqlStorage;
-  let storage: ServiceStorage;
-  let engine: Engine;
-  let service: HostedService;
-  let server: NodeHttpServer;
+  let service: HostedAssembly;
   const children: { child: ChildProcess; url: string; stderr: () => string }[] = [];
 
   beforeAll(async () => {
-    engineStorage = createSqlStorage({ databaseUrl: dbUrl, schema, poolSize: 4 });
-    const tools = createToolRegistry(builtinTools(), []);
-    engine = createEngine({ storage: engineStorage, tools });
-    storage = createSqlServiceStorage(engineStorage);
-    await storage.init();
-    server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) });
-    service = createHostedService({ storage, engine, tools, settings: { sessionSecrets: [SESSION_SECRET], minCronIntervalSeconds: 2, authIpLimitPerMinute: 10_000, publicUrl: server.url } });
+    service = await assembleHostedService({
+      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
+      settings: { sessionSecrets: [SESSION_SECRET], minCronIntervalSeconds: 2, authIpLimitPerMinute: 10_000 },
+      web: false,
+    });
     const script = await bundleChildScript('hosted-scheduler', CHILD_SOURCE);
     for (let i = 0; i < 2; i++) {
       const child = spawn(process.execPath, [script, dbUrl, schema, SESSION_SECRET], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -103,9 +76,7 @@ describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
         if (child.exitCode === null) child.kill('SIGKILL');
       }
     }
-    await server?.close();
-    await service?.dispose();
-    await engineStorage?.dispose();
+    await service?.close();
     await dropSchema(dbUrl, schema);
   });
 
@@ -119,9 +90,9 @@ describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
     }[];
 
   it('fires each time of a 6-field schedule at the minimum interval once with three processes running; a disabled one never fires', async () => {
-    const owner = new Client(server.url);
+    const owner = new Client(service.url);
     const { user, org } = await owner.signup('multi@example.test');
-    const automation = await publishPureAutomation(storage, engine, org.id, user.id, 'greet');
+    const automation = await publishPureAutomation(service.storage, service.engine, org.id, user.id, 'greet');
     // The cookie is signed with the shared secret: every process accepts it.
     const viaB = new Client(children[0]!.url);
     const viaC = new Client(children[1]!.url);

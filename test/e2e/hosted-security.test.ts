@@ -5,17 +5,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveNodeHttp } from '../../adapters/node-http/index.js';
-import { createSqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createHostedService } from '../../src/service/hosted-service.js';
+import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
 import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 const run = promisify(execFile);
+
+/** The shipped assembly on a Postgres schema (the database a Postgres deployment's `npm start` runs on). */
+function onPostgres(databaseUrl: string, schema: string, sessionSecret: string): Promise<HostedAssembly> {
+  return assembleHostedService({ database: { databaseUrl, schema, poolSize: 2 }, settings: { sessionSecrets: [sessionSecret] }, web: false });
+}
 
 describe('session cookie attributes, from the raw Set-Cookie header', () => {
   let h: HostedFixture;
@@ -80,15 +81,14 @@ describe('session cookie attributes, from the raw Set-Cookie header', () => {
 
   it('over a TLS listener (self-signed certificate made here): Secure', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-tls-'));
-    const pglite = await PGlite.create();
-    const engineStorage = createSqlStorage({ pglite });
-    const storage = createSqlServiceStorage(engineStorage);
+    const h = await startHosted({ sessionSecrets: ['t'.repeat(40)] });
     try {
       await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
       const key = await readFile(join(dir, 'key.pem'));
       const cert = await readFile(join(dir, 'cert.pem'));
-      const service = createHostedService({ storage, settings: { sessionSecrets: ['t'.repeat(40)], publicUrl: 'http://127.0.0.1:1' } });
-      const server = createHttpsServer({ key, cert }, getRequestListener((req, env) => service.fetch(req, env as never)));
+      // The assembly serves plain HTTP (TLS ends at the operator's proxy): its service, the shipped one,
+      // answers behind a TLS listener made here, as it does behind a proxy that forwards https.
+      const server = createHttpsServer({ key, cert }, getRequestListener((req, env) => h.service.fetch(req, env as never)));
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const port = (server.address() as AddressInfo).port;
       const body = JSON.stringify({ email: 'tls@example.test', password: 'correct horse battery' });
@@ -107,9 +107,7 @@ describe('session cookie attributes, from the raw Set-Cookie header', () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     } finally {
-      await storage.dispose();
-      await engineStorage.dispose();
-      await pglite.close();
+      await h.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -132,26 +130,21 @@ async function grepTree(dir: string, needle: string): Promise<string[]> {
 describe('API keys are stored as hashes only', () => {
   it('PGlite data folder: the minted key appears nowhere on disk', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-keys-'));
-    const engineStorage = createSqlStorage({ pglite: { dataDir: join(dir, 'db') } });
-    const storage = createSqlServiceStorage(engineStorage);
-    await storage.init();
-    const service = createHostedService({ storage, settings: { sessionSecrets: ['k'.repeat(40)] } });
-    const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+    const h = await startHosted({ sessionSecrets: ['k'.repeat(40)] }, {}, { dataDir: join(dir, 'db') });
     try {
-      const c = new Client(server.url);
+      const c = new Client(h.url);
       await c.signup('keys@example.test');
       const minted = await c.call('POST', '/api/keys', { mode: 'live' });
       expect(minted.status).toBe(201);
       const secret = minted.body.secret as string;
-      await server.close();
-      await service.dispose();
-      await engineStorage.dispose(); // flush and close PGlite: everything it keeps is on disk now
+      await h.close(); // flush and close PGlite: everything it keeps is on disk now
       expect(await grepTree(dir, secret)).toEqual([]);
       expect(await grepTree(dir, secret.slice(9))).toEqual([]);
       // The hash is there (the search itself works).
       const { hashApiKey } = await import('../../src/service/auth/api-keys.js');
       expect((await grepTree(dir, hashApiKey(secret))).length).toBeGreaterThan(0);
     } finally {
+      await h.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -162,13 +155,9 @@ describe('API keys are stored as hashes only', () => {
       await dropSchema(url, schema);
     });
     it('a dump of the schema holds no minted key', async () => {
-      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
-      const storage = createSqlServiceStorage(engineStorage);
-      await storage.init();
-      const service = createHostedService({ storage, settings: { sessionSecrets: ['k'.repeat(40)] } });
-      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      const h = await onPostgres(url, schema, 'k'.repeat(40));
       try {
-        const c = new Client(server.url);
+        const c = new Client(h.url);
         await c.signup('keys-pg@example.test');
         const secret = (await c.call('POST', '/api/keys', { mode: 'test', automations: ['a'] })).body.secret as string;
         const { stdout } = await run('pg_dump', ['--data-only', '--schema', schema, url], { maxBuffer: 64 * 1024 * 1024 });
@@ -176,9 +165,7 @@ describe('API keys are stored as hashes only', () => {
         expect(stdout.includes(secret)).toBe(false);
         expect(stdout.includes(secret.slice(9, 39))).toBe(false);
       } finally {
-        await server.close();
-        await service.dispose();
-        await engineStorage.dispose();
+        await h.close();
       }
     });
   });
@@ -206,25 +193,13 @@ describe('a secret captured the right way is in no table and no file', () => {
 
   it('PGlite data folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
-    const engineStorage = createSqlStorage({ pglite: { dataDir: join(dir, 'db') } });
-    const storage = createSqlServiceStorage(engineStorage);
-    await storage.init();
-    const { createEngine } = await import('../../src/engine/engine.js');
-    const { createToolRegistry } = await import('../../src/tools/registry.js');
-    const { builtinTools } = await import('../../src/tools/builtins/index.js');
-    const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
-    const browser = createPlaywrightExecutor();
-    const tools = createToolRegistry(builtinTools(), browser.tools);
-    const service = createHostedService({ storage, engine: createEngine({ storage: engineStorage, tools }), tools, settings: { sessionSecrets: ['c'.repeat(40)] } });
-    const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+    const h = await startHosted({ sessionSecrets: ['c'.repeat(40)] }, {}, { dataDir: join(dir, 'db') });
     try {
-      await canaryScenario(server.url, CANARY);
-      await server.close();
-      await service.dispose();
-      await engineStorage.dispose();
+      await canaryScenario(h.url, CANARY);
+      await h.close(); // flush and close PGlite: everything it keeps is on disk now
       for (const form of [CANARY, encodeURIComponent(CANARY), Buffer.from(CANARY).toString('base64')]) expect(await grepTree(dir, form)).toEqual([]);
     } finally {
-      await browser.dispose();
+      await h.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -235,28 +210,15 @@ describe('a secret captured the right way is in no table and no file', () => {
       await dropSchema(url, schema);
     });
     it('a dump of the schema', async () => {
-      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
-      const storage = createSqlServiceStorage(engineStorage);
-      await storage.init();
-      const { createEngine } = await import('../../src/engine/engine.js');
-      const { createToolRegistry } = await import('../../src/tools/registry.js');
-      const { builtinTools } = await import('../../src/tools/builtins/index.js');
-      const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
-      const browser = createPlaywrightExecutor();
-      const tools = createToolRegistry(builtinTools(), browser.tools);
-      const service = createHostedService({ storage, engine: createEngine({ storage: engineStorage, tools }), tools, settings: { sessionSecrets: ['c'.repeat(40)] } });
-      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      const h = await onPostgres(url, schema, 'c'.repeat(40));
       try {
-        await canaryScenario(server.url, CANARY);
+        await canaryScenario(h.url, CANARY);
         const { stdout } = await run('pg_dump', ['--data-only', '--schema', schema, url], { maxBuffer: 64 * 1024 * 1024 });
         expect(stdout).toContain('svc_secrets');
         expect(stdout).toContain('canary-flow');
         for (const form of [CANARY, encodeURIComponent(CANARY), Buffer.from(CANARY).toString('base64')]) expect(stdout.includes(form)).toBe(false);
       } finally {
-        await server.close();
-        await service.dispose();
-        await engineStorage.dispose();
-        await browser.dispose();
+        await h.close();
       }
     });
   });
@@ -269,13 +231,9 @@ describe('the audit chain detects tampering', () => {
       await dropSchema(url, schema);
     });
     it('changing one stored entry breaks the chain at that entry', async () => {
-      const engineStorage = createSqlStorage({ databaseUrl: url, schema, poolSize: 2 });
-      const storage = createSqlServiceStorage(engineStorage);
-      await storage.init();
-      const service = createHostedService({ storage, settings: { sessionSecrets: ['a'.repeat(40)] } });
-      const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) });
+      const h = await onPostgres(url, schema, 'a'.repeat(40));
       try {
-        const c = new Client(server.url);
+        const c = new Client(h.url);
         await c.signup('audit@example.test');
         for (let i = 0; i < 3; i++) await c.call('POST', '/api/keys', { mode: 'live', name: `k${i}` });
         expect((await c.call('GET', '/api/audit/verify')).body).toEqual({ ok: true, entries: 4 });
@@ -283,15 +241,13 @@ describe('the audit chain detects tampering', () => {
         expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 2, reason: 'digest' } });
         // Recomputing the digest of the forged entry does not help: the next entry's prev no longer matches.
         const { auditDigest } = await import('../../src/service/audit-chain.js');
-        const all = await storage.audit.all((await c.call('GET', '/api/session')).body.org.id);
+        const all = await h.storage.audit.all((await c.call('GET', '/api/session')).body.org.id);
         await pgQuery(url, `update "${schema}".svc_audit set digest = $1 where seq = 2`, [auditDigest(all[2]!)]);
         expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 3, reason: 'prev' } });
         await pgQuery(url, `delete from "${schema}".svc_audit where seq = 1`);
         expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 2, reason: 'seq' } });
       } finally {
-        await server.close();
-        await service.dispose();
-        await engineStorage.dispose();
+        await h.close();
       }
     });
   });

@@ -35,6 +35,7 @@ describePostgres('upload automations through the queue worker (Postgres)', (dbUr
     await api?.close();
     await site?.close();
     await dropSchema(dbUrl, schema);
+    await dropSchema(dbUrl, `${schema}_pgboss`); // the queue's tables (pg-boss keeps its own schema)
   });
 
   it('the API instance queues the run; the worker instance runs it, uploading the org file under the hosted policy', async () => {
