@@ -50,7 +50,8 @@ site is the app, records the task through the studio canvas in Chromium (mouse c
 places of the remote page's elements, found in a twin page: test/helpers/studio-canvas.ts), marks the
 input slots, publishes, and calls the automation through \`POST /v1/run/{flow}\` with two input sets;
 each run must succeed on the live digest with the expected outputs (computed by the app's own code
-where it has one, e.g. JSON Lint's parser). The tasks and inputs are in test/helpers/corpus-apps.ts.
+where it has one, e.g. JSON Lint's parser). The tasks and inputs are in test/helpers/corpus-apps.ts
+and test/helpers/corpus-apps-more.ts.
 
 | App | npm package | Version | Task | Ops recorded (count: kinds) | Runs | Passed |
 | --- | --- | --- | --- | --- | --- | --- |
@@ -70,6 +71,8 @@ ${rows.join('\n')}
   the wheel is no step, and a run reads the element wherever it is.
 - TodoMVC's "items left" count lies under the filter bar (a transparent element across the footer),
   so the extract picker cannot reach it; the task reads the active and completed lists instead.
+- Nerdamer's tree is read whole by clicking inside its outer list's top padding: a click on a node
+  picks that node only.
 ${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` : ''}
 ## Candidates that were not taken
 
@@ -87,6 +90,10 @@ ${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` :
   package), \`x-data-spreadsheet\` (cells drawn on a canvas: nothing to extract).
 - \`choices.js\`, \`tom-select\`, \`pikaday\`, \`jquery-validation\`, \`intl-tel-input\`, \`list.js\`,
   \`select2\`, \`cleave.js\`, \`frappe-gantt\`: no demo page in the npm package.
+- \`simple-datatables\` (docs/demos): the demos import \`../dist/module.js\`, a folder the package
+  does not ship under docs/demos (the site's build copies it there), so they do not run as they ship.
+- \`@eastdesire/jscolor\` (jscolor-examples.html): what follows an input is a colour (a background
+  style), no text to extract.
 `;
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { MORE_APPS } from './corpus-apps-more.js';
 import type { StudioCanvas } from './studio-canvas.js';
 
 /**
@@ -231,3 +232,6 @@ function jsvReport(instance: unknown): { inputs: Record<string, string>; output:
   const text = html.replace(/<[^>]+>/g, '').replaceAll('urn:', '').replace(/\s+/g, ' ').trim();
   return { inputs: { instance: JSON.stringify(instance) }, output: { report: text } };
 }
+
+// Apps added after the first five (test/helpers/corpus-apps-more.ts).
+CORPUS.push(...MORE_APPS);

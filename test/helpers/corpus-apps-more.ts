@@ -1,0 +1,68 @@
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import type { CorpusApp } from './corpus-apps.js';
+
+/**
+ * More apps of the corpus (test/helpers/corpus-apps.ts has the first five and the shape): a form
+ * generator and a math expression tree, both from their npm packages as they ship.
+ */
+
+const modules = resolve(import.meta.dirname, '../../node_modules');
+const require = createRequire(import.meta.url);
+
+export const MORE_APPS: CorpusApp[] = [
+  {
+    id: 'jsonform',
+    app: 'JSON Form (getting started example)',
+    package: 'jsonform',
+    root: `${modules}/jsonform`,
+    path: '/example.html',
+    task: 'Fill in the name and the age of the generated form, submit it and read the greeting',
+    async record(s) {
+      await s.click((t) => t.getByLabel('Name'));
+      await s.type('Ada Lovelace');
+      // The next field takes the focus: the name's change is the fill.
+      await s.click((t) => t.getByLabel('Age'));
+      await s.steps(2);
+      await s.type('36');
+      await s.click((t) => t.getByRole('button', { name: 'Submit' }));
+      await s.steps(4);
+      await s.extract('greeting', (t) => t.locator('#res'));
+    },
+    slots: { 2: 'name', 3: 'age' },
+    kinds: ['navigate', 'fill', 'fill', 'click', 'extract'],
+    runs: [jsonFormGreeting('Grace Hopper', '45'), jsonFormGreeting('Alan Turing', '41.5')],
+  },
+  {
+    id: 'nerdamer',
+    app: 'Nerdamer tree visualizer',
+    package: 'nerdamer',
+    root: `${modules}/nerdamer`,
+    path: '/index.html',
+    task: 'Enter a math expression, generate its expression tree and read the tree',
+    async record(s) {
+      await s.click((t) => t.locator('#input'));
+      await s.type('x^2+2*x+1');
+      // The button takes the focus: the field's change is the fill, then the click.
+      await s.click((t) => t.getByRole('button', { name: 'Generate' }));
+      await s.steps(3);
+      // The whole tree: a point in its top padding picks the tree's outer list, not one node.
+      await s.extract('tree', (t) => t.locator('#output .tree > ul'), { x: 4, y: 4 });
+    },
+    slots: { 2: 'expression' },
+    kinds: ['navigate', 'fill', 'click', 'extract'],
+    runs: [nerdamerTree('(a+b)*c'), nerdamerTree('sqrt(x)/2-y^3')],
+  },
+];
+
+/** A name and an age for the JSON Form task, and the greeting the page's onSubmit writes for them (its markup, as text). */
+function jsonFormGreeting(name: string, age: string): { inputs: Record<string, string>; output: Record<string, unknown> } {
+  // The page: `'Hello ' + values.name + '.' + (values.age ? '<br/>You are ' + values.age + '.' : '')`, age a number.
+  return { inputs: { name, age }, output: { greeting: `Hello ${name}.You are ${Number(age)}.` } };
+}
+
+/** An expression for the Nerdamer task, and the tree the page shows for it (nerdamer's own htmlTree, as text). */
+function nerdamerTree(expression: string): { inputs: Record<string, string>; output: Record<string, unknown> } {
+  const html: string = require('nerdamer').htmlTree(expression);
+  return { inputs: { expression }, output: { tree: html.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim() } };
+}
