@@ -5,7 +5,7 @@ import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
  * Issue 26, points 4 and 5 (docs/hosted-api.md, "Run gateway" and "Authoring"): a gateway body with
  * any top-level key other than `inputs` is refused before anything runs, and so is the capture test's
  * body of the same shape; an op whose `slot` is in neither slot list is refused at PATCH and at
- * publish. Real Chromium runs the starter example (the demo page the service serves on loopback).
+ * publish. Real Chromium runs the starter example (its demo page, on an origin of its own).
  */
 
 let h: HostedFixture;
@@ -50,10 +50,10 @@ describe('strict gateway bodies', () => {
   });
 
   it('the capture test takes the gateway body shape, and the same rule', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'shape', site: `${h.url}/example/site`, task: 'Look up a city' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'shape', site: h.exampleSiteUrl, task: 'Look up a city' })).body.automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
       captured_ops: [
-        { kind: 'navigate', url: `${h.url}/example/site` },
+        { kind: 'navigate', url: h.exampleSiteUrl },
         { kind: 'fill', target: { label: 'City' }, value: 'Lisbon', slot: 'city' },
         { kind: 'click', target: { role: 'button', name: 'Look up' } },
         { kind: 'extract', target: '#result', name: 'forecast' },
@@ -78,28 +78,28 @@ describe('capture validation: every op slot is an input or a secret slot', () =>
   ];
 
   it('PATCH refuses a slot in neither list with an issue at its path; listing it (or dropping it) is accepted', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'slots', site: `${h.url}/example/site`, task: 'Look up a city' })).body.automation;
-    const bad = await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(`${h.url}/example/site`) });
+    const a = (await owner.call('POST', '/api/automations', { name: 'slots', site: h.exampleSiteUrl, task: 'Look up a city' })).body.automation;
+    const bad = await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(h.exampleSiteUrl) });
     expect(bad.status).toBe(422);
     expect(bad.body.error).toBe('invalid_request');
     expect(bad.body.issues).toEqual([{ path: ['captured_ops', 1, 'slot'], code: 'unknown_slot', message: expect.stringContaining('neither input_slots nor secret_slots') }]);
     // Nothing was stored.
     expect((await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops).toEqual([]);
     // Removing the slot from the lists while an op still names it is refused the same way.
-    expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(`${h.url}/example/site`), input_slots: ['city'] })).status).toBe(200);
+    expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(h.exampleSiteUrl), input_slots: ['city'] })).status).toBe(200);
     const dropped = await owner.call('PATCH', `/api/authoring/${a.id}`, { input_slots: [] });
     expect([dropped.status, dropped.body.issues?.[0]?.path]).toEqual([422, ['captured_ops', 1, 'slot']]);
     // A secret slot counts too; an op with no slot keeps its value.
-    const asSecret = ops(`${h.url}/example/site`).map((o, i) => (i === 1 ? { kind: 'fill', target: { label: 'City' }, slot: 'city' } : o));
+    const asSecret = ops(h.exampleSiteUrl).map((o, i) => (i === 1 ? { kind: 'fill', target: { label: 'City' }, slot: 'city' } : o));
     expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: asSecret, input_slots: [], secret_slots: ['city'] })).status).toBe(200);
-    const literal = ops(`${h.url}/example/site`).map((o, i) => (i === 1 ? { kind: 'fill', target: { label: 'City' }, value: 'Lisbon' } : o));
+    const literal = ops(h.exampleSiteUrl).map((o, i) => (i === 1 ? { kind: 'fill', target: { label: 'City' }, value: 'Lisbon' } : o));
     expect((await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: literal, secret_slots: [] })).status).toBe(200);
   });
 
   it('publish refuses a stored capture with such a slot (issue at its path, kept in the session error); the listed slot publishes as an input', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'slots-publish', site: `${h.url}/example/site`, task: 'Look up a city' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'slots-publish', site: h.exampleSiteUrl, task: 'Look up a city' })).body.automation;
     // A session stored before the rule (or by another path) still cannot publish.
-    await h.storage.authoring.update(a.org_id, a.id, { captured_ops: ops(`${h.url}/example/site`), input_slots: [], secret_slots: [] });
+    await h.storage.authoring.update(a.org_id, a.id, { captured_ops: ops(h.exampleSiteUrl), input_slots: [], secret_slots: [] });
     const refused = await owner.call('POST', `/api/authoring/${a.id}/publish`);
     expect([refused.status, refused.body.error, refused.body.issues]).toEqual([422, 'invalid_request', [expect.objectContaining({ path: ['captured_ops', 1, 'slot'], code: 'unknown_slot' })]]);
     const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
