@@ -528,9 +528,9 @@ describe('keepalive of the live sockets', () => {
       const deaf = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers, { autoPong: false });
       const polite = await Viewer.open(`${ws}/api/authoring/${a.id}/live?width=640&height=480`, headers);
       opened.push(deaf, polite);
-      await deaf.next((m) => m.type === 'ready');
       await polite.next((m) => m.type === 'ready');
-      expect(k.studio.openPages()).toBe(before + 2);
+      // The deaf viewer is dropped after two unanswered pings, which on a loaded machine can come before
+      // its page is ready: only its drop and the freed place are asserted, never its 'ready'.
       expect((await deaf.closed).code).toBe(1006);
       await expect.poll(() => k.studio.openPages(), { timeout: 20_000 }).toBe(before + 1);
       await polite.pings(2);
