@@ -115,6 +115,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
       >
         {(list) => (
           <Card className="card-flush" title={automation ? `Keys that can call ${automation}` : 'Keys'}>
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -157,6 +158,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>
