@@ -198,7 +198,7 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
           </p>
         ) : (
           <>
-            <pre className="code-block">{`curl -X POST ${origin}/v1/run/${automation.name} \\
+            <pre className="code-block code-wrap">{`curl -X POST ${origin}/v1/run/${automation.name} \\
   -H "authorization: Bearer $FLOWCTL_KEY" \\
   -H 'content-type: application/json' \\
   -d '${JSON.stringify({ inputs: example })}'`}</pre>
