@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { imageRegions } from '../helpers/image-pixels.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Every page of the web app at 390, 768 and 1280 px, in real Chromium against the shipped assembly:
@@ -267,4 +268,55 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
       }
     }, 300_000);
   }
+
+  /**
+   * The studio's canvas shows the remote page at the width it has (1:1, not scaled down), and a click on
+   * the canvas lands on the element under it: the twin (the same page in the test's Chromium at the
+   * remote viewport) says where the Search button is. A window made narrower resizes the remote page.
+   */
+  it('the studio canvas fits its width and maps clicks onto the page, before and after a resize', async () => {
+    const context = await contextAt(1280);
+    try {
+      await context.addCookies([{ name: 'svc_session', value: cookie, url: h.url }]);
+      const page = await context.newPage();
+      const c = new Client(h.url);
+      c.cookie = cookie;
+      const draft = (await ok(c.call('POST', '/api/automations', { name: 'studio-fit', site: `${site.url}/shop`, task: 'Search' }), 201)).automation;
+      await page.goto(`/automations/${draft.id}/capture`);
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      await page.locator('[data-testid="studio-url"][data-state="complete"]').waitFor();
+      const canvas = page.getByLabel('Remote browser');
+      const clickSearch = async (steps: number) => {
+        await waitUntil(async () => Number((await canvas.getAttribute('data-frames')) ?? 0) > 0, { what: 'a frame on the canvas' });
+        const vp = { width: Number(await canvas.getAttribute('width')), height: Number(await canvas.getAttribute('height')) };
+        const box = (await canvas.boundingBox())!;
+        // 1:1 within the scroll bar's width: the page is not shown scaled down.
+        expect(Math.abs(vp.width - box.width) / box.width, `canvas ${vp.width} px shown in ${box.width} px`).toBeLessThan(0.1);
+        const twinContext = await browser.newContext({ viewport: vp });
+        try {
+          const twin = await twinContext.newPage();
+          await twin.goto(`${site.url}/shop`);
+          const b = (await twin.getByRole('button', { name: 'Search' }).boundingBox())!;
+          const scale = box.width / vp.width;
+          await canvas.scrollIntoViewIfNeeded();
+          const now = (await canvas.boundingBox())!;
+          await page.mouse.click(now.x + (b.x + b.width / 2) * scale, now.y + (b.y + b.height / 2) * scale);
+        } finally {
+          await twinContext.close();
+        }
+        const row = page.getByTestId('op-list').locator('.op-row').nth(steps - 1);
+        await row.waitFor();
+        expect(await row.textContent()).toContain('button "Search"');
+        return vp;
+      };
+      const wide = await clickSearch(2);
+      await page.screenshot({ path: join(SHOTS, 'studio-recording-1280.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await waitUntil(async () => Number(await canvas.getAttribute('width')) < wide.width * 0.5 && Number((await canvas.boundingBox())?.width) < 400, { what: 'the remote page resized to the narrow canvas' });
+      await clickSearch(3);
+      await page.screenshot({ path: join(SHOTS, 'studio-recording-390.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
 });
