@@ -269,6 +269,30 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
     }, 300_000);
   }
 
+  it('step screenshots in the run inspector are large, and a click shows one full size', async () => {
+    for (const width of [390, 1280]) {
+      const context = await contextAt(width);
+      try {
+        await context.addCookies([{ name: 'svc_session', value: cookie, url: h.url }]);
+        const page = await context.newPage();
+        await page.goto(`/runs/${seeded.runId}`);
+        const thumb = page.getByRole('button', { name: 'Screenshot after step navigate_1: show full size' });
+        await thumb.and(page.locator(':enabled')).waitFor();
+        const column = (await page.locator('.tl-item').first().boundingBox())!;
+        const box = (await thumb.boundingBox())!;
+        // As wide as the timeline's column allows (up to 560 px), not a stamp.
+        expect(box.width, `thumbnail at ${width}px`).toBeGreaterThanOrEqual(Math.min(540, column.width - 40));
+        await thumb.click();
+        const full = page.getByRole('dialog', { name: 'Screenshot after step navigate_1' }).locator('img');
+        await full.waitFor();
+        expect((await full.boundingBox())!.width).toBeGreaterThan(box.width);
+        await page.screenshot({ path: join(SHOTS, `run-screenshot-full-${width}.png`) });
+      } finally {
+        await context.close();
+      }
+    }
+  }, 120_000);
+
   /**
    * The studio's canvas shows the remote page at the width it has (1:1, not scaled down), and a click on
    * the canvas lands on the element under it: the twin (the same page in the test's Chromium at the
