@@ -257,6 +257,8 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
           try {
             await page.goto(path);
             await checkPage(page, name, width);
+            // "Watch live" is the automation page's tab only, never a header button too.
+            if (/^automation-(?!new)/.test(name)) expect(await page.locator('a', { hasText: 'Watch live' }).count(), `${name}: Watch live`).toBe(1);
             await checkNavigation(page, name, width);
           } catch (err) {
             failures.push(`${name}: ${(err as Error).message.split('\n')[0]}`);
