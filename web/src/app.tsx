@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { Link, match, navigate, RouterProvider, useLocation } from './router';
 import { SessionProvider, useSession, useSessionApi } from './session';
 import { Icon } from './icons';
@@ -100,10 +100,24 @@ function Shell({ children }: { children: ReactNode }) {
     await switchOrg(orgId);
     navigate('/automations');
   });
+  // Narrow screens: the navigation folds behind a menu button (styles.css hides the top bar on wide
+  // screens, where the sidebar is always shown); opening a page folds it again.
+  const { path } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   return (
-    <div className="shell">
-      <aside className="sidebar">
+    <div className={`shell ${menuOpen ? 'menu-open' : ''}`}>
+      <header className="topbar">
         <Link to="/automations" className="brand">
+          <img src="/favicon.svg" alt="" width={24} height={24} />
+          <span>flowctl</span>
+        </Link>
+        <button type="button" className="btn btn-small btn-side menu-button" aria-expanded={menuOpen} aria-controls="sidebar" onClick={() => setMenuOpen((o) => !o)}>
+          <span aria-hidden="true">{menuOpen ? '✕' : '☰'}</span> Menu
+        </button>
+      </header>
+      <aside className="sidebar" id="sidebar">
+        <Link to="/automations" className="brand side-brand">
           <img src="/favicon.svg" alt="" width={26} height={26} />
           <span>flowctl</span>
         </Link>

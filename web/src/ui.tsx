@@ -73,17 +73,27 @@ const TITLES: Record<string, string> = {
   test_key_forbidden: 'A test key cannot run this',
 };
 
-export function ErrorBox({ error, title, onRetry }: { error: ApiError; title?: string; onRetry?: () => void }) {
+/** Codes whose title says all the service's message says (the message would repeat it). */
+const SELF_EXPLAINED = new Set(['invalid_credentials']);
+
+/**
+ * An error: its title, the service's message and issues. `plain` (forms a person fills in, e.g. the
+ * log-in form) leaves out the code chip, and a self-explained code shows its title alone: one message.
+ */
+export function ErrorBox({ error, title, onRetry, plain }: { error: ApiError; title?: string; onRetry?: () => void; plain?: boolean }) {
+  const showMessage = error.message && !(error.code === 'invalid_request' && error.issues.length > 0) && !(plain && SELF_EXPLAINED.has(error.code));
   return (
     <div className="error-box" role="alert">
       <div className="error-head">
         <strong>{title ?? TITLES[error.code] ?? 'Something went wrong'}</strong>
-        <code className="error-code">
-          {error.status ? `${error.status} ` : ''}
-          {error.code}
-        </code>
+        {plain ? null : (
+          <code className="error-code">
+            {error.status ? `${error.status} ` : ''}
+            {error.code}
+          </code>
+        )}
       </div>
-      {error.message && !(error.code === 'invalid_request' && error.issues.length > 0) ? <p>{error.message}</p> : null}
+      {showMessage ? <p>{error.message}</p> : null}
       {error.issues.length > 0 ? (
         <ul className="issues">
           {error.issues.map((i, n) => (

@@ -74,6 +74,7 @@ export function AuditPage() {
         </Card>
       ) : (
         <Card className="card-flush">
+          <div className="table-wrap">
           <table className="table">
             <thead>
               <tr>
@@ -113,6 +114,7 @@ export function AuditPage() {
               })}
             </tbody>
           </table>
+          </div>
           <LoadOlder cursor={cursor} busy={load.busy} label="Older entries" onLoad={(c) => void load.run(c)} />
         </Card>
       )}

@@ -44,7 +44,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
               <input id="org" maxLength={120} value={orgName} onChange={(e) => setOrgName(e.target.value)} />
             </Field>
           ) : null}
-          {action.error ? <ErrorBox error={action.error} /> : null}
+          {action.error ? <ErrorBox error={action.error} plain /> : null}
           <button className="btn btn-primary btn-block" type="submit" disabled={action.busy}>
             {action.busy ? 'Please wait…' : signup ? 'Sign up' : 'Log in'}
           </button>

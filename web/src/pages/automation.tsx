@@ -44,13 +44,6 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
                 </span>
               }
               subtitle={automation.task || 'No task description yet.'}
-              actions={
-                current === 'live' ? null : (
-                  <Link to={`/automations/${automation.id}/live`} className="btn">
-                    Watch live
-                  </Link>
-                )
-              }
             />
             {automation.status === 'failing' ? <DriftNotice automation={automation} /> : automation.needs_attention ? <DegradedNotice automation={automation} /> : null}
             <nav className="tabs" role="tablist">
@@ -205,11 +198,12 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
           </p>
         ) : (
           <>
-            <pre className="code-block">{`curl -X POST ${origin}/v1/run/${automation.name} \\
+            <pre className="code-block code-wrap">{`curl -X POST ${origin}/v1/run/${automation.name} \\
   -H "authorization: Bearer $FLOWCTL_KEY" \\
   -H 'content-type: application/json' \\
   -d '${JSON.stringify({ inputs: example })}'`}</pre>
             {inputs.length > 0 ? (
+              <div className="table-wrap">
               <table className="table table-small">
                 <thead>
                   <tr>
@@ -232,6 +226,7 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
                   ))}
                 </tbody>
               </table>
+              </div>
             ) : spec.state === 'loading' ? <Loading label="Reading inputs" /> : <p className="muted small">No inputs.</p>}
           </>
         )}
@@ -451,6 +446,7 @@ function Versions({ automation, onChange }: { automation: Automation; onChange(a
       >
         {(versions) => (
           <Card className="card-flush" title="Published versions" subtitle="Each publish is a content-addressed FlowSpec. Rolling back moves the live pointer; nothing is rebuilt.">
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -484,6 +480,7 @@ function Versions({ automation, onChange }: { automation: Automation; onChange(a
                 })}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>
@@ -560,6 +557,7 @@ function Schedules({ automation }: { automation: Automation }) {
       <Async r={list} label="Loading schedules" isEmpty={(x) => x.length === 0} empty={<Card><Empty title="No schedules">{owner ? 'Create one above.' : 'Owners create schedules.'}</Empty></Card>}>
         {(schedules) => (
           <Card className="card-flush" title="Schedules">
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -595,6 +593,7 @@ function Schedules({ automation }: { automation: Automation }) {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>

@@ -40,6 +40,7 @@ export function AutomationsPage() {
       >
         {(automations) => (
           <Card className="card-flush">
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -86,6 +87,7 @@ export function AutomationsPage() {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>

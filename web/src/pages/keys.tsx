@@ -61,13 +61,13 @@ export function KeysPanel({ automation }: { automation?: string }) {
             <code data-testid="minted-secret">{minted.secret}</code>
             <CopyButton text={minted.secret} />
           </div>
-          <pre className="code-block small">{`curl -X POST ${window.location.origin}/v1/run/${automation ?? minted.key.automations?.[0] ?? '<name>'} \\
+          <pre className="code-block code-wrap small">{`curl -X POST ${window.location.origin}/v1/run/${automation ?? minted.key.automations?.[0] ?? '<name>'} \\
   -H 'authorization: Bearer ${minted.secret}' \\
   -H 'content-type: application/json' -d '{"inputs":{}}'`}</pre>
         </div>
       ) : null}
       <Card title="Create a key">
-        <form className="form form-inline-grid" onSubmit={submit}>
+        <form className="form form-inline-grid key-form" onSubmit={submit}>
           <Field label="Name" htmlFor="key-name" hint="Optional, for you: where the key is used.">
             <input id="key-name" maxLength={120} value={name} onChange={(e) => setName(e.target.value)} placeholder={`${mode} key`} />
           </Field>
@@ -115,6 +115,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
       >
         {(list) => (
           <Card className="card-flush" title={automation ? `Keys that can call ${automation}` : 'Keys'}>
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -157,6 +158,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>

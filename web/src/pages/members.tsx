@@ -52,6 +52,7 @@ export function MembersPage() {
         <Async r={members} label="Loading members" isEmpty={(m) => m.length === 0} empty={<Card><Empty title="No members" /></Card>}>
           {(list) => (
             <Card className="card-flush">
+              <div className="table-wrap">
               <table className="table">
                 <thead>
                   <tr>
@@ -85,6 +86,7 @@ export function MembersPage() {
                   ))}
                 </tbody>
               </table>
+              </div>
             </Card>
           )}
         </Async>

@@ -72,6 +72,7 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
   return (
     <Card className="card-flush">
       {load.error ? <ErrorBox error={load.error} /> : null}
+      <div className="table-wrap">
       <table className="table" data-testid="executions">
         <thead>
           <tr>
@@ -112,6 +113,7 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
           ))}
         </tbody>
       </table>
+      </div>
       <LoadOlder cursor={cursor} busy={load.busy} label="Older runs" onLoad={(c) => void load.run(c)} />
     </Card>
   );

@@ -77,6 +77,7 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
       >
         {(list) => (
           <Card className="card-flush" title="Org secrets">
+            <div className="table-wrap">
             <table className="table">
               <thead>
                 <tr>
@@ -101,6 +102,7 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </Async>

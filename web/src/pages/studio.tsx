@@ -141,9 +141,7 @@ export function StudioRecorder({
     setReplay(null);
     setInsert(null);
     setStatus('connecting');
-    const box = canvasRef.current?.parentElement?.getBoundingClientRect();
-    const width = Math.round(Math.min(1600, Math.max(640, box?.width ?? 1280)));
-    const height = Math.round(Math.min(1000, Math.max(400, width * 0.6)));
+    const { width, height } = fitViewport(canvasRef.current?.parentElement?.getBoundingClientRect().width);
     let opened = false;
     const drawFrame = frameDrawer(() => canvasRef.current);
     const ws = openLiveSocket(`/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`, (m) => {
@@ -157,6 +155,11 @@ export function StudioRecorder({
           if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
           onSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
           canvasRef.current?.focus();
+          break;
+        case 'viewport':
+          // The remote page took the size asked for (resize): clicks map onto it from now on.
+          viewport.current = { width: m.width, height: m.height };
+          setSize(viewport.current);
           break;
         case 'frame':
           setFrames((n) => (n === 0 ? 1 : n));
@@ -262,6 +265,21 @@ export function StudioRecorder({
     canvasRef.current?.focus();
   };
   useEffect(() => () => wsRef.current?.close(1000), []);
+
+  // The remote page fills the width the canvas has: when that width changes by much (a window resized
+  // or turned), the page is resized to it, so it renders 1:1 instead of scaled down. Small changes (a
+  // scroll bar) keep the page as it is.
+  useEffect(() => {
+    const screen = canvasRef.current?.parentElement;
+    if (status !== 'live' || !screen || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      const next = fitViewport(screen.getBoundingClientRect().width);
+      if (Math.abs(next.width - viewport.current.width) > viewport.current.width * 0.1) send({ type: 'resize', ...next });
+    });
+    observer.observe(screen);
+    return () => observer.disconnect();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [status]);
 
   // Input on the canvas, in page pixels.
   const point = (e: { clientX: number; clientY: number }) => {
@@ -754,4 +772,14 @@ function RerecordPanel({
       <div data-testid="rerecord-panel">{body}</div>
     </Card>
   );
+}
+
+/**
+ * The remote page's viewport for a canvas `boxWidth` CSS px wide: that width (the page renders 1:1,
+ * 320 to 1600 px), 0.6 as tall on a wide screen, taller than wide on a phone-sized one.
+ */
+export function fitViewport(boxWidth: number | undefined): { width: number; height: number } {
+  const width = Math.round(Math.min(1600, Math.max(320, boxWidth ?? 1280)));
+  const height = Math.round(Math.min(1000, Math.max(400, width < 640 ? width * 1.4 : width * 0.6)));
+  return { width, height };
 }
