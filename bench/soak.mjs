@@ -14,13 +14,15 @@
 // database's connections on this schema's application (pg_stat_activity). At the end (after a drain)
 // it counts runs not terminal long after they were made. Exits 1 on a violation: any 5xx, any stuck
 // run, or RSS / fds / connections not flat (the last quarter's median against the second quarter's,
-// after warm-up; connections: the quarters' maxima, and at most DB_CONN_BOUND per process). Figures go to bench/RESULTS.md (section `soak`) unless --no-write.
+// after warm-up; the live heap after a full GC, from bench/soak-probe.mjs, likewise; connections: the
+// quarters' medians, and at most DB_CONN_BOUND per process at any sample). Figures go to bench/RESULTS.md (section `soak`) unless --no-write.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { median, percentile, writeSection } from './results.mjs';
@@ -58,7 +60,8 @@ const siteUrl = `http://127.0.0.1:${site.address().port}/`;
 const procs = [];
 function startProcess(name, extra) {
   const dataDir = mkdtempSync(join(os.tmpdir(), `flowctl-soak-${name}-`));
-  const child = spawn(process.execPath, [join(ROOT, 'examples/hosted-service/main.mjs')], {
+  const probeFile = join(dataDir, 'heap.json');
+  const child = spawn(process.execPath, ['--expose-gc', '--import', pathToFileURL(join(ROOT, 'bench/soak-probe.mjs')).href, join(ROOT, 'examples/hosted-service/main.mjs')], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
@@ -75,12 +78,13 @@ function startProcess(name, extra) {
       SVC_AUTH_IP_LIMIT: '100000',
       SVC_RUN_SCREENSHOTS: 'off',
       SVC_EGRESS_ALLOW: `127.0.0.1:${site.address().port}`,
+      SOAK_PROBE_FILE: probeFile,
       PORT: '0',
       HOST: '127.0.0.1',
       ...extra,
     },
   });
-  const p = { name, child, dataDir, log: '', url: undefined, samples: [] };
+  const p = { name, child, dataDir, probeFile, log: '', url: undefined, samples: [] };
   procs.push(p);
   return new Promise((resolvePromise, reject) => {
     child.stderr.setEncoding('utf8').on('data', (c) => {
@@ -292,13 +296,20 @@ async function sample() {
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const sockets = socketInodes(pid);
       const fds = readdirSync(`/proc/${pid}/fd`).length;
-      row.procs[p.name] = { rssMb: rssKb / 1024, fds, dbConns: [...sockets].filter((s) => dbInodes.has(s)).length };
+      let heapMb;
+      try {
+        heapMb = JSON.parse(readFileSync(p.probeFile, 'utf8')).heapUsedMb;
+      } catch {
+        // Not written yet (the first probe comes 10 s after start).
+      }
+      row.procs[p.name] = { rssMb: rssKb / 1024, heapMb, fds, dbConns: [...sockets].filter((s) => dbInodes.has(s)).length };
     } catch {
       row.procs[p.name] = { gone: true };
     }
   }
   const total = await db.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
   row.dbTotal = total.rows[0].n;
+  row.load = os.loadavg()[0];
   timeline.push(row);
 }
 const sampler = (async () => {
@@ -343,11 +354,13 @@ const quarter = (k) => timeline.slice(Math.floor((timeline.length * k) / 4), Mat
 const rows = [];
 for (const p of procs) {
   const series = (part, field) => part.map((r) => r.procs[p.name]?.[field]).filter((v) => typeof v === 'number');
-  const early = { rss: median(series(quarter(1), 'rssMb')), fds: median(series(quarter(1), 'fds')), db: Math.max(...series(quarter(1), 'dbConns')) };
-  const late = { rss: median(series(quarter(3), 'rssMb')), fds: median(series(quarter(3), 'fds')), db: Math.max(...series(quarter(3), 'dbConns')) };
-  const peak = { rss: Math.max(...series(timeline, 'rssMb')), fds: Math.max(...series(timeline, 'fds')), db: Math.max(...series(timeline, 'dbConns')) };
+  const at = (part) => ({ rss: median(series(part, 'rssMb')), heap: median(series(part, 'heapMb')), fds: median(series(part, 'fds')), db: median(series(part, 'dbConns')) });
+  const early = at(quarter(1));
+  const late = at(quarter(3));
+  const peak = { rss: Math.max(...series(timeline, 'rssMb')), heap: Math.max(...series(timeline, 'heapMb')), fds: Math.max(...series(timeline, 'fds')), db: Math.max(...series(timeline, 'dbConns')) };
   rows.push({ name: p.name, early, late, peak });
   if (late.rss > early.rss * 1.25 + 30) violations.push(`${p.name}: RSS grew from ${early.rss.toFixed(0)} to ${late.rss.toFixed(0)} MiB`);
+  if (!(late.heap <= early.heap * 1.2 + 10)) violations.push(`${p.name}: the live heap after a full collection grew from ${early.heap} to ${late.heap} MiB`);
   if (late.fds > early.fds * 1.25 + 10) violations.push(`${p.name}: open fds grew from ${early.fds} to ${late.fds}`);
   if (late.db > early.db + 2) violations.push(`${p.name}: database connections grew from ${early.db} to ${late.db}`);
   // Pools cap what a process holds: storage 10 + queue 4 + LISTEN connections; more is a leak.
@@ -365,12 +378,13 @@ const table = [
   ...kinds.map((k) => `| ${k} | ${counts.by[k].n} | ${counts.by[k].ok} | ${JSON.stringify(counts.by[k].other).replaceAll('"', '')} | ${median(latency[k]).toFixed(1)} | ${percentile(latency[k], 99).toFixed(1)} |`),
 ].join('\n');
 const procTable = [
-  '| Process | RSS MiB 2nd quarter → last (peak) | open fds 2nd → last (peak) | DB connections 2nd → last (peak) |',
-  '|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${r.early.rss.toFixed(0)} → ${r.late.rss.toFixed(0)} (${r.peak.rss.toFixed(0)}) | ${r.early.fds} → ${r.late.fds} (${r.peak.fds}) | ${r.early.db} → ${r.late.db} (${r.peak.db}) |`),
+  '| Process | live heap MiB after a full GC, 2nd quarter → last (peak) | RSS MiB 2nd → last (peak) | open fds 2nd → last (peak) | DB connections 2nd → last (peak) |',
+  '|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.name} | ${r.early.heap.toFixed(1)} → ${r.late.heap.toFixed(1)} (${r.peak.heap.toFixed(1)}) | ${r.early.rss.toFixed(0)} → ${r.late.rss.toFixed(0)} (${r.peak.rss.toFixed(0)}) | ${r.early.fds} → ${r.late.fds} (${r.peak.fds}) | ${r.early.db} → ${r.late.db} (${r.peak.db}) |`),
 ].join('\n');
 const dbTotals = timeline.map((r) => r.dbTotal);
-const body = `${MINUTES} min of steady mixed load on Postgres (${new URL(DB_URL).host}), four processes of examples/hosted-service/main.mjs from dist: API A (sync dispatch), API B (queue dispatch), two workers. Load, all to 127.0.0.1: gateway runs of a pure automation on A (2 lanes) and queued on B (2 lanes), one pause of 250 ms between requests per lane; MCP \`tools/call\` alternating A and B (300 ms pause); two SSE readers following the latest queued runs on A; a studio live capture session (WebSocket until its first frame) every 15 s alternating A and B. Samples every ${SAMPLE_MS / 1000} s (${timeline.length} samples). 1-minute load average at the start: ${loadAtStart[0].toFixed(1)} (the machine is shared with other work).
+const loads = timeline.map((r) => r.load);
+const body = `${MINUTES} min of steady mixed load on Postgres (${new URL(DB_URL).host}), four processes of examples/hosted-service/main.mjs from dist: API A (sync dispatch), API B (queue dispatch), two workers. Load, all to 127.0.0.1: gateway runs of a pure automation on A (2 lanes) and queued on B (2 lanes), one pause of 250 ms between requests per lane; MCP \`tools/call\` alternating A and B (300 ms pause); two SSE readers following the latest queued runs on A; a studio live capture session (WebSocket until its first frame) every 15 s alternating A and B. Samples every ${SAMPLE_MS / 1000} s (${timeline.length} samples). 1-minute load average at the start: ${loadAtStart[0].toFixed(1)}; during the load: min ${Math.min(...loads).toFixed(1)}, median ${median(loads).toFixed(1)}, max ${Math.max(...loads).toFixed(1)} (the machine is shared with other work). Each process runs with \`--expose-gc\` and bench/soak-probe.mjs, which runs a full collection every 10 s and reports the live heap: the flatness of memory is judged on it (RSS also, with a looser bound), connections on the quarters' medians (a leaked connection stays open and moves the median; a burst moves only the peak, which is held under the pools' bound).
 
 ${table}
 
