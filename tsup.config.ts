@@ -34,7 +34,7 @@ export default defineConfig([
   },
   {
     // The CLI: ESM only, commands split into lazily loaded chunks so `flowctl --help` starts fast.
-    entry: { cli: 'examples/flowctl/main.ts' },
+    entry: { cli: 'cli/main.ts' },
     // Its own folder, so its chunks never collide with the library's chunks.
     outDir: 'dist/cli',
     format: ['esm'],

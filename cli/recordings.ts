@@ -1,7 +1,7 @@
-import { registerLintRule } from '../../src/flow/lint.js';
-import { loadRecordingSource } from '../../src/record/flow-loader.js';
-import { brittleLocatorRule, browserSemanticsRule } from '../../src/record/lint.js';
-import { createPlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
+import { registerLintRule } from '../src/flow/lint.js';
+import { loadRecordingSource } from '../src/record/flow-loader.js';
+import { brittleLocatorRule, browserSemanticsRule } from '../src/record/lint.js';
+import { createPlaywrightExecutor } from '../adapters/executor-playwright/index.js';
 import { registerCliTools, registerFlowLoader } from './resolve-flow.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { emptyLock, LOCK_FILE_NAME, serializeLock } from '../../../src/tools/lock.js';
+import { emptyLock, LOCK_FILE_NAME, serializeLock } from '../../src/tools/lock.js';
 import { assertKnownFlags, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
 

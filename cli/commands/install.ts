@@ -1,6 +1,6 @@
 import { relative, resolve, sep } from 'node:path';
-import { prettyJson } from '../../../src/canonical.js';
-import { installPacks, readPacksLock } from '../../../src/packs/install.js';
+import { prettyJson } from '../../src/canonical.js';
+import { installPacks, readPacksLock } from '../../src/packs/install.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';

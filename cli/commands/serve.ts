@@ -1,12 +1,12 @@
-import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
-import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../../adapters/node-http/index.js';
-import { createEngine } from '../../../src/engine/engine.js';
-import { createLauncher } from '../../../src/engine/launcher.js';
-import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
-import type { Engine } from '../../../src/engine/types.js';
-import { FlowError } from '../../../src/errors.js';
-import { isLoopbackHost } from '../../../src/http/host.js';
-import type { Storage } from '../../../src/ports/storage.js';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../adapters/node-http/index.js';
+import { createEngine } from '../../src/engine/engine.js';
+import { createLauncher } from '../../src/engine/launcher.js';
+import { flowRunnerFromEngine } from '../../src/packs/composite.js';
+import type { Engine } from '../../src/engine/types.js';
+import { FlowError } from '../../src/errors.js';
+import { isLoopbackHost } from '../../src/http/host.js';
+import type { Storage } from '../../src/ports/storage.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
@@ -38,7 +38,7 @@ function parsePort(value: string | undefined): number {
 
 async function openStorage(io: CliIO, store: string | undefined): Promise<{ storage: Storage; label: string }> {
   if (store === undefined || store === 'fs') return { storage: openStore(io.cwd), label: `${STORE_DIR}/` };
-  const { sqlStorageFromEnv, DEFAULT_PGLITE_DIR } = await import('../../../adapters/storage-sql/index.js');
+  const { sqlStorageFromEnv, DEFAULT_PGLITE_DIR } = await import('../../adapters/storage-sql/index.js');
   const storage = sqlStorageFromEnv({ env: io.env, cwd: io.cwd, defaultDataDir: DEFAULT_PGLITE_DIR });
   return { storage, label: io.env.DATABASE_URL ? 'Postgres (DATABASE_URL)' : `PGlite in ${DEFAULT_PGLITE_DIR}` };
 }

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
-import { formatDiagnostic, NO_SOURCE } from '../../../src/flow/diagnostics.js';
-import { emitYaml } from '../../../src/flow/emit.js';
-import { lintCompiled } from '../../../src/flow/lint.js';
+import { formatDiagnostic, NO_SOURCE } from '../../src/flow/diagnostics.js';
+import { emitYaml } from '../../src/flow/emit.js';
+import { lintCompiled } from '../../src/flow/lint.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
 import { compileForCommand } from '../pack-tools.js';

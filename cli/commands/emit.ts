@@ -1,4 +1,4 @@
-import { emitTs, emitYaml } from '../../../src/flow/emit.js';
+import { emitTs, emitYaml } from '../../src/flow/emit.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
 import { compileForCommand } from '../pack-tools.js';

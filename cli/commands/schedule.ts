@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
-import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
-import { createEngine } from '../../../src/engine/engine.js';
-import type { Engine } from '../../../src/engine/types.js';
-import { FlowError, isFlowError } from '../../../src/errors.js';
-import type { FlowSpec } from '../../../src/flow/types.js';
-import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
-import { summarizeEffects } from '../../../src/run/effects.js';
-import { resolveInputs } from '../../../src/run/inputs.js';
-import { parseCron, type CronSchedule } from '../../../src/schedule/cron.js';
-import { startScheduler } from '../../../src/schedule/scheduler.js';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { createEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/types.js';
+import { FlowError, isFlowError } from '../../src/errors.js';
+import type { FlowSpec } from '../../src/flow/types.js';
+import { flowRunnerFromEngine } from '../../src/packs/composite.js';
+import { summarizeEffects } from '../../src/run/effects.js';
+import { resolveInputs } from '../../src/run/inputs.js';
+import { parseCron, type CronSchedule } from '../../src/schedule/cron.js';
+import { startScheduler } from '../../src/schedule/scheduler.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { formatEffectSummary } from '../confirm.js';
@@ -32,7 +32,7 @@ function cronOf(args: ParsedArgs): CronSchedule {
 
 /** The first flow of a registry named `name` (the newest version of the first pack with it), or its first flow. */
 async function registryFlow(io: CliIO, dir: string, name: string | undefined): Promise<{ spec: FlowSpec; origin: string }> {
-  const { loadRegistryFlows } = await import('../../../src/packs/index.js');
+  const { loadRegistryFlows } = await import('../../src/packs/index.js');
   const flows = await loadRegistryFlows(resolve(io.cwd, dir));
   const found = name === undefined ? flows[0] : flows.find((f) => f.name === name);
   if (!found) {

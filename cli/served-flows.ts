@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FlowError } from '../../src/errors.js';
-import { resolveFlow, type ResolvedFlow } from '../../src/engine/resolved-flow.js';
+import { FlowError } from '../src/errors.js';
+import { resolveFlow, type ResolvedFlow } from '../src/engine/resolved-flow.js';
 import type { CliIO } from './io.js';
 import { specToolRefs, usesBrowserTools } from './project.js';
 import { compileFlowArg, printDiagnostics } from './resolve-flow.js';
@@ -61,7 +61,7 @@ export async function compileProjectFlows(io: CliIO, command: string, files: str
 
 /** The flows of the packs in a registry; the newest version of a pack wins a name, later packs are shadowed. */
 export async function registryFlows(io: CliIO, dir: string, only: string | undefined): Promise<ServedFlows & { browser: boolean }> {
-  const { loadRegistryFlows } = await import('../../src/packs/index.js');
+  const { loadRegistryFlows } = await import('../src/packs/index.js');
   const flows: ServedFlows['flows'] = [];
   const origin = new Map<string, string>();
   for (const f of await loadRegistryFlows(resolve(io.cwd, dir))) {

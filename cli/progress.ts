@@ -1,5 +1,5 @@
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { JournalEntry } from '../../src/run/types.js';
+import type { FlowSpec } from '../src/flow/types.js';
+import type { JournalEntry } from '../src/run/types.js';
 import type { CliIO } from './io.js';
 
 export interface ProgressPrinter {

@@ -1,10 +1,10 @@
-import { serveMcpStdio } from '../../../adapters/mcp-stdio/index.js';
-import { createEnvSecrets } from '../../../adapters/secrets-env/index.js';
-import { createEngine } from '../../../src/engine/engine.js';
-import type { Engine } from '../../../src/engine/types.js';
-import { FlowError } from '../../../src/errors.js';
-import { flowRunnerFromEngine } from '../../../src/packs/composite.js';
-import { createMcpServer } from '../../../src/mcp/server.js';
+import { serveMcpStdio } from '../../adapters/mcp-stdio/index.js';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { createEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/types.js';
+import { FlowError } from '../../src/errors.js';
+import { flowRunnerFromEngine } from '../../src/packs/composite.js';
+import { createMcpServer } from '../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';

@@ -1,6 +1,6 @@
-import { prettyJson } from '../../src/canonical.js';
-import type { JournalEntry, Run, StepError, ToolPin } from '../../src/run/types.js';
-import type { StepWarning } from '../../src/tools/types.js';
+import { prettyJson } from '../src/canonical.js';
+import type { JournalEntry, Run, StepError, ToolPin } from '../src/run/types.js';
+import type { StepWarning } from '../src/tools/types.js';
 
 /** One attempt of one step, read from the journal. */
 export interface AttemptView {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.js';
 import { HELP_TEXT } from './help.js';
 import { EXIT, type CliIO, type CommandFn } from './io.js';
@@ -31,13 +31,21 @@ export const ALL_COMMANDS = [
 ] as const;
 
 /**
- * The package version, read from the package.json two folders up: from examples/flowctl/ in the
- * sources and from dist/cli/ in the build (the CLI bundle keeps this module at that depth).
+ * The package version, from the nearest package.json above this module: cli/ in the sources,
+ * dist/cli/ in the build (the first folder up that has one is the package root in both).
  */
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  if (typeof pkg.version !== 'string') throw new Error('[flowctl] package.json has no version');
-  return pkg.version;
+  let dir = new URL('./', import.meta.url);
+  for (let depth = 0; depth < 8; depth++) {
+    const file = new URL('package.json', dir);
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+      if (typeof pkg.version !== 'string') throw new Error('[flowctl] package.json has no version');
+      return pkg.version;
+    }
+    dir = new URL('../', dir);
+  }
+  throw new Error('[flowctl] no package.json above the CLI');
 }
 
 export function defaultIO(): CliIO {

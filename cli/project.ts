@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
-import { createFsStorage } from '../../adapters/storage-fs/index.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import { FlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { Executor } from '../../src/ports/executor.js';
-import type { Storage } from '../../src/ports/storage.js';
-import type { Run } from '../../src/run/types.js';
-import { builtinTools } from '../../src/tools/builtins/index.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
-import type { Tool, ToolContext, ToolRegistry } from '../../src/tools/types.js';
+import { createEnvSecrets } from '../adapters/secrets-env/index.js';
+import { createFsStorage } from '../adapters/storage-fs/index.js';
+import { createEngine } from '../src/engine/engine.js';
+import type { Engine } from '../src/engine/types.js';
+import { FlowError } from '../src/errors.js';
+import type { FlowSpec } from '../src/flow/types.js';
+import type { Executor } from '../src/ports/executor.js';
+import type { Storage } from '../src/ports/storage.js';
+import type { Run } from '../src/run/types.js';
+import { builtinTools } from '../src/tools/builtins/index.js';
+import { createToolRegistry } from '../src/tools/registry.js';
+import type { Tool, ToolContext, ToolRegistry } from '../src/tools/types.js';
 import type { CliIO } from './io.js';
 import { findFlowFile, registerCliTools } from './resolve-flow.js';
 
@@ -68,14 +68,14 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   const lists: Tool[][] = [builtinTools()];
   const disposers: (() => Promise<void>)[] = [];
   if (options.browser) {
-    const { createPlaywrightExecutor } = await import('../../adapters/executor-playwright/index.js');
+    const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
     const executor = createPlaywrightExecutor();
     lists.push(executor.tools);
     disposers.push(() => executor.dispose());
   }
   const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
   if (registryDir) {
-    const { loadRegistryTools } = await import('../../src/packs/index.js');
+    const { loadRegistryTools } = await import('../src/packs/index.js');
     const runFlow = options.runFlow;
     lists.push(
       await loadRegistryTools(resolve(options.cwd, registryDir), {
@@ -106,7 +106,7 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
 export async function openSandbox(flag: string | undefined, env: Record<string, string | undefined>): Promise<Executor | undefined> {
   const name = flag ?? (env.FLOWCTL_SANDBOX ? env.FLOWCTL_SANDBOX : undefined);
   if (name === undefined) return undefined;
-  const { createSandbox } = await import('../../src/tools/sandbox.js');
+  const { createSandbox } = await import('../src/tools/sandbox.js');
   return createSandbox(name);
 }
 
@@ -189,7 +189,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
     // composite contract declares their capabilities) and it stops with the calling step.
     runFlow: async (spec, inputs, ctx) => {
       if (!nested) {
-        const { createMemoryStorage } = await import('../../adapters/storage-memory/index.js');
+        const { createMemoryStorage } = await import('../adapters/storage-memory/index.js');
         // The sandbox is shared with the outer engine, which alone disposes it.
         const shared: Executor | undefined = options.executor && {
           name: options.executor.name,

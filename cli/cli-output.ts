@@ -1,6 +1,6 @@
-import { prettyJson } from '../../src/canonical.js';
-import { isFlowError } from '../../src/errors.js';
-import { SecretMask } from '../../src/secrets/mask.js';
+import { prettyJson } from '../src/canonical.js';
+import { isFlowError } from '../src/errors.js';
+import { SecretMask } from '../src/secrets/mask.js';
 import type { CliIO } from './io.js';
 import { EXIT } from './io.js';
 
