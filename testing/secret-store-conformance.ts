@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SecretStore } from '../../src/ports/secrets.js';
+import type { SecretStore } from '../src/ports/secrets.js';
 
 /**
  * The SecretStore port's promises (src/ports/secrets.ts, docs/journal.md "Secrets"): `resolve` takes a

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Queue, QueueMessage, QueueTransaction } from '../../src/ports/queue.js';
+import type { Queue, QueueMessage, QueueTransaction } from '../src/ports/queue.js';
 
 /**
  * The Queue port's promises (src/ports/queue.ts): a sent message reaches a handler with its data,

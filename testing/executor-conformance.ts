@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/ports/executor.js';
-import { builtinTools } from '../../src/tools/builtins/index.js';
-import { defineTool } from '../../src/tools/contract.js';
-import { createTestToolContext } from '../../src/tools/testing-context.js';
-import type { Tool } from '../../src/tools/types.js';
+import type { Executor } from '../src/ports/executor.js';
+import { builtinTools } from '../src/tools/builtins/index.js';
+import { defineTool } from '../src/tools/contract.js';
+import { createTestToolContext } from '../src/tools/testing-context.js';
+import type { Tool } from '../src/tools/types.js';
 
 /**
  * The Executor port's promises (src/ports/executor.ts, docs/sandbox.md): an executor runs the tools it

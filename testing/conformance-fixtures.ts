@@ -1,11 +1,11 @@
-import { digestOf, type Digest } from '../../src/canonical.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { RunRecord } from '../../src/ports/storage.js';
-import { sealEntry, type UnsealedEntry } from '../../src/run/journal.js';
-import type { JournalEntry } from '../../src/run/types.js';
-import { contractDigest, defineTool, toolError } from '../../src/tools/contract.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
-import type { Tool, ToolRegistry } from '../../src/tools/types.js';
+import { digestOf, type Digest } from '../src/canonical.js';
+import type { FlowSpec } from '../src/flow/types.js';
+import type { RunRecord } from '../src/ports/storage.js';
+import { sealEntry, type UnsealedEntry } from '../src/run/journal.js';
+import type { JournalEntry } from '../src/run/types.js';
+import { contractDigest, defineTool, toolError } from '../src/tools/contract.js';
+import { createToolRegistry } from '../src/tools/registry.js';
+import type { Tool, ToolRegistry } from '../src/tools/types.js';
 
 /** Data the storage conformance suite writes: small, valid, adapter-neutral. */
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isFlowError } from '../../src/errors.js';
-import type { ApiKeyRecord, ServiceStorage } from '../../src/ports/service-storage.js';
-import { verifyAuditChain } from '../../src/service/audit-chain.js';
+import { isFlowError } from '../src/errors.js';
+import type { ApiKeyRecord, ServiceStorage } from '../src/ports/service-storage.js';
+import { verifyAuditChain } from '../src/service/audit-chain.js';
 
 export interface ServiceStorageConformanceOptions {
   /** Shown in the describe title. */

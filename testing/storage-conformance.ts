@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { digestOf } from '../../src/canonical.js';
-import { createEngine } from '../../src/engine/engine.js';
-import { createFixedClock, createSequentialIds } from '../../src/engine/deterministic.js';
-import { isFlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { Storage, StorageFlags } from '../../src/ports/storage.js';
-import { verifyJournal } from '../../src/run/fixture.js';
-import type { JournalEntry } from '../../src/run/types.js';
+import { digestOf } from '../src/canonical.js';
+import { createEngine } from '../src/engine/engine.js';
+import { createFixedClock, createSequentialIds } from '../src/engine/deterministic.js';
+import { isFlowError } from '../src/errors.js';
+import type { FlowSpec } from '../src/flow/types.js';
+import type { Storage, StorageFlags } from '../src/ports/storage.js';
+import { verifyJournal } from '../src/run/fixture.js';
+import type { JournalEntry } from '../src/run/types.js';
 import { conformanceId as id, conformanceSpec, conformanceTools, sampleJournal, sampleRun } from './conformance-fixtures.js';
 
 export interface StorageConformanceOptions {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { Digest } from '../../src/canonical.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { Logger } from '../../src/ports/clock.js';
-import type { RunRecord, Storage } from '../../src/ports/storage.js';
-import { verifyJournal } from '../../src/run/fixture.js';
-import type { JournalEntry } from '../../src/run/types.js';
-import { contractDigest, defineTool } from '../../src/tools/contract.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
-import type { ToolContract, ToolRegistry } from '../../src/tools/types.js';
+import type { Digest } from '../src/canonical.js';
+import { createEngine } from '../src/engine/engine.js';
+import type { Engine } from '../src/engine/types.js';
+import type { FlowSpec } from '../src/flow/types.js';
+import type { Logger } from '../src/ports/clock.js';
+import type { RunRecord, Storage } from '../src/ports/storage.js';
+import { verifyJournal } from '../src/run/fixture.js';
+import type { JournalEntry } from '../src/run/types.js';
+import { contractDigest, defineTool } from '../src/tools/contract.js';
+import { createToolRegistry } from '../src/tools/registry.js';
+import type { ToolContract, ToolRegistry } from '../src/tools/types.js';
 
 /**
  * Runs by id over a store shared by engine instances (docs/journal.md, "Runs by id, leases and
