@@ -1,7 +1,7 @@
 import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
 import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../adapters/node-http/index.js';
 import { createEngine } from '../../src/engine/engine.js';
-import { createLauncher } from '../../src/engine/launcher.js';
+import { createLauncher } from '../../src/launcher/launcher.js';
 import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import type { Engine } from '../../src/engine/types.js';
 import { FlowError } from '../../src/errors.js';

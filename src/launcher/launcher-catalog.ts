@@ -4,8 +4,8 @@ import type { FlowSpec } from '../flow/types.js';
 import type { JsonSchema } from '../tools/types.js';
 import { secretInputNames } from '../flow/inputs.js';
 import { compileBodyValidator, inputsBodySchema, type BodyValidator, type RequestSchemaOptions } from './request-schemas.js';
-import { servedDigest, storeServedSpec } from './resolved-flow.js';
-import type { Engine } from './types.js';
+import { servedDigest, storeServedSpec } from '../engine/resolved-flow.js';
+import type { Engine } from '../engine/types.js';
 
 /**
  * A flow to serve: the name it is served under (the caller's: unique among the flows of this

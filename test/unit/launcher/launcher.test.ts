@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStorage } from '../../adapters/storage-memory/index.js';
-import { isFlowError } from '../errors.js';
-import { compile } from '../flow/compile.js';
-import { bearerMatches } from '../http/auth.js';
-import { readBodyText } from '../http/body.js';
-import { builtinTools } from '../tools/builtins/index.js';
-import { createToolRegistry } from '../tools/registry.js';
-import { createEngine } from './engine.js';
-import { createLauncher } from './launcher.js';
+import { createMemoryStorage } from '../../../adapters/storage-memory/index.js';
+import { isFlowError } from '../../../src/errors.js';
+import { compile } from '../../../src/flow/compile.js';
+import { bearerMatches } from '../../../src/http/auth.js';
+import { readBodyText } from '../../../src/http/body.js';
+import { builtinTools } from '../../../src/tools/builtins/index.js';
+import { createToolRegistry } from '../../../src/tools/registry.js';
+import { createEngine } from '../../../src/engine/engine.js';
+import { createLauncher } from '../../../src/launcher/launcher.js';
 
 // The launcher in-process (no transport): what the transport suite cannot easily reach.
 const tools = createToolRegistry(builtinTools());

@@ -7,13 +7,13 @@ import { hostAllowed, hostHeaderName, originHostName } from '../http/host.js';
 import { runJson } from '../run/run-json.js';
 import type { Logger } from '../ports/clock.js';
 import { createCatalog, type LauncherFlow, type LauncherFlowSource, type ServedFlow } from './launcher-catalog.js';
-import { servedDigest } from './resolved-flow.js';
+import { servedDigest } from '../engine/resolved-flow.js';
 import { buildOpenApi } from './openapi.js';
 import { compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_ID_PATTERN } from './request-schemas.js';
-import type { Engine } from './types.js';
+import type { Engine } from '../engine/types.js';
 
 export type { LauncherFlow, LauncherFlowSource, ServedFlow } from './launcher-catalog.js';
-export { resolveFlow, type ResolvedFlow } from './resolved-flow.js';
+export { resolveFlow, type ResolvedFlow } from '../engine/resolved-flow.js';
 
 export interface LauncherOptions {
   engine: Engine;
