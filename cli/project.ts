@@ -106,7 +106,7 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
 export async function openSandbox(flag: string | undefined, env: Record<string, string | undefined>): Promise<Executor | undefined> {
   const name = flag ?? (env.FLOWCTL_SANDBOX ? env.FLOWCTL_SANDBOX : undefined);
   if (name === undefined) return undefined;
-  const { createSandbox } = await import('../src/tools/sandbox.js');
+  const { createSandbox } = await import('./sandbox.js');
   return createSandbox(name);
 }
 

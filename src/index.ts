@@ -32,7 +32,7 @@ export {
 export { SecretMask, isSecretRef, defaultSecretRef, declaredSecretRef, secretRefName } from './secrets/index.js';
 export { createToolRegistry } from './tools/registry.js';
 
-// Tool contracts, the built-in tools and sandbox providers (docs/tools.md, docs/sandbox.md)
+// Tool contracts and the built-in tools (docs/tools.md); sandbox providers are adapters (docs/sandbox.md)
 export {
   defineTool,
   contractDigest,
@@ -47,7 +47,6 @@ export {
 } from './tools/contract.js';
 export { builtinTools } from './tools/builtins/index.js';
 export { createRunScope, type DisposableRunScope } from './tools/run-scope.js';
-export { createSandbox, listSandboxProviders, type SandboxOptions } from './tools/sandbox.js';
 // Tool policy: capabilities and the egress guard (docs/tools.md, "Policy")
 export { hostedToolPolicy, checkToolPolicy, type ToolPolicy } from './tools/policy.js';
 export { classifyAddress, createEgressGuard, METADATA_HOSTNAMES } from './tools/egress.js';

@@ -1,10 +1,10 @@
-import { createSubprocessSandbox, type SubprocessSandboxOptions } from '../../adapters/sandbox-subprocess/index.js';
-import { FlowError } from '../errors.js';
-import type { Executor } from '../ports/executor.js';
+import { createSubprocessSandbox, type SubprocessSandboxOptions } from '../adapters/sandbox-subprocess/index.js';
+import { FlowError, type Executor } from '../src/engine-entry.js';
 
 /**
  * Sandbox providers by name, for `flowctl run --sandbox <provider>` and `FLOWCTL_SANDBOX`.
- * A provider is an Executor that takes the shell and fs tools (see docs/sandbox.md).
+ * A provider is an Executor that takes the shell and fs tools (see docs/sandbox.md). The table is
+ * the CLI's: the library never imports an adapter; embedders pass any Executor to `createEngine`.
  */
 export interface SandboxOptions extends SubprocessSandboxOptions {}
 
