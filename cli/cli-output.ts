@@ -1,5 +1,4 @@
-import { prettyJson } from '../src/canonical.js';
-import { isFlowError } from '../src/errors.js';
+import { isFlowError, prettyJson } from '../src/engine-entry.js';
 import { SecretMask } from '../src/secrets/mask.js';
 import type { CliIO } from './io.js';
 import { EXIT } from './io.js';

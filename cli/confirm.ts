@@ -1,4 +1,4 @@
-import type { EffectSummary } from '../src/engine/types.js';
+import type { EffectSummary } from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
 
 /** Human lines describing what a flow can do outside the process (for the prompt and `--dry`). */

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import { FlowError } from '../src/errors.js';
-import type { InputContract } from '../src/flow/types.js';
+import { FlowError, type InputContract } from '../src/engine-entry.js';
 import { flagStrings, UsageError, type ParsedArgs } from './args.js';
 
 /** The declared inputs of the flow being run: name -> contract (FlowSpec `inputs`). */

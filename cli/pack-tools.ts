@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { prettyJson } from '../src/canonical.js';
-import { isFlowError } from '../src/errors.js';
+import { isFlowError, prettyJson } from '../src/engine-entry.js';
 import { EXIT, type CliIO } from './io.js';
 import { compileFlowArg, registerCliTools, type FlowCompilation } from './resolve-flow.js';
 

@@ -1,5 +1,4 @@
-import type { FlowSpec } from '../src/flow/types.js';
-import type { JournalEntry } from '../src/run/types.js';
+import type { FlowSpec, JournalEntry } from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
 
 export interface ProgressPrinter {

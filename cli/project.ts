@@ -3,16 +3,20 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createEnvSecrets } from '../adapters/secrets-env/index.js';
 import { createFsStorage } from '../adapters/storage-fs/index.js';
-import { createEngine } from '../src/engine/engine.js';
-import type { Engine } from '../src/engine/types.js';
-import { FlowError } from '../src/errors.js';
-import type { FlowSpec } from '../src/flow/types.js';
-import type { Executor } from '../src/ports/executor.js';
-import type { Storage } from '../src/ports/storage.js';
-import type { Run } from '../src/run/types.js';
-import { builtinTools } from '../src/tools/builtins/index.js';
-import { createToolRegistry } from '../src/tools/registry.js';
-import type { Tool, ToolContext, ToolRegistry } from '../src/tools/types.js';
+import {
+  FlowError,
+  builtinTools,
+  createEngine,
+  createToolRegistry,
+  type Engine,
+  type Executor,
+  type FlowSpec,
+  type Run,
+  type Storage,
+  type Tool,
+  type ToolContext,
+  type ToolRegistry,
+} from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
 import { findFlowFile, registerCliTools } from './resolve-flow.js';
 

@@ -1,15 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { FlowError } from '../src/errors.js';
-import { compileFlow, type CompileResult } from '../src/flow/compile.js';
-import { formatDiagnostic, type Locator } from '../src/flow/diagnostics.js';
+import { FlowError, builtinTools, compileFlow, createToolRegistry, parseLock, type Diagnostic, type Tool, type ToolRegistry } from '../src/engine-entry.js';
+import type { CompileResult, Locator, LockFile } from '../src/index.js';
+import { formatDiagnostic } from '../src/flow/diagnostics.js';
 import { parseFlowSource } from '../src/flow/source.js';
-import type { Diagnostic } from '../src/flow/types.js';
-import { builtinTools } from '../src/tools/builtins/index.js';
-import { LOCK_FILE_NAME, parseLock, type LockFile } from '../src/tools/lock.js';
-import { createToolRegistry } from '../src/tools/registry.js';
-import type { Tool, ToolRegistry } from '../src/tools/types.js';
+import { LOCK_FILE_NAME } from '../src/tools/lock.js';
 import type { CliIO } from './io.js';
 
 /**

@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FlowError } from '../src/errors.js';
-import { resolveFlow, type ResolvedFlow } from '../src/engine/resolved-flow.js';
+import { FlowError } from '../src/engine-entry.js';
+import type { ResolvedFlow } from '../src/index.js';
+import { resolveFlow } from '../src/engine/resolved-flow.js';
 import type { CliIO } from './io.js';
 import { specToolRefs, usesBrowserTools } from './project.js';
 import { compileFlowArg, printDiagnostics } from './resolve-flow.js';

@@ -1,6 +1,4 @@
-import { prettyJson } from '../src/canonical.js';
-import type { JournalEntry, Run, StepError, ToolPin } from '../src/run/types.js';
-import type { StepWarning } from '../src/tools/types.js';
+import { prettyJson, type JournalEntry, type Run, type StepError, type StepWarning, type ToolPin } from '../src/engine-entry.js';
 
 /** One attempt of one step, read from the journal. */
 export interface AttemptView {

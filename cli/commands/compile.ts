@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import { LOCK_FILE_NAME, serializeLock } from '../../src/tools/lock.js';
+import { prettyJson, serializeLock } from '../../src/engine-entry.js';
+import { LOCK_FILE_NAME } from '../../src/tools/lock.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
 import { compileForCommand } from '../pack-tools.js';

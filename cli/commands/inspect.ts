@@ -1,5 +1,4 @@
-import { prettyJson } from '../../src/canonical.js';
-import { FlowError } from '../../src/errors.js';
+import { FlowError, prettyJson } from '../../src/engine-entry.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';

@@ -1,5 +1,5 @@
 import { relative, resolve, sep } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
+import { prettyJson } from '../../src/engine-entry.js';
 import { installPacks, readPacksLock } from '../../src/packs/install.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';

@@ -1,8 +1,6 @@
 import { serveMcpStdio } from '../../adapters/mcp-stdio/index.js';
 import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import { FlowError } from '../../src/errors.js';
+import { FlowError, createEngine, type Engine } from '../../src/engine-entry.js';
 import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';

@@ -1,15 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import { FlowError } from '../../src/errors.js';
+import { FlowError, prettyJson, type ToolRegistry } from '../../src/engine-entry.js';
+import type { BuiltPack, PackDraft } from '../../src/index.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { buildPack } from '../../src/packs/build.js';
 import { compileDraftFlow } from '../../src/packs/compile-source.js';
 import { classifyBody, DRAFT_FILE, newDraft, putDraftFlow, putDraftTool, readDraft, writeDraft } from '../../src/packs/draft.js';
 import { fromExport, toExport } from '../../src/packs/export-file.js';
 import { publishPack } from '../../src/packs/publish.js';
-import { PACK_NAME_PATTERN, type BuiltPack, type PackDraft } from '../../src/packs/types.js';
-import type { ToolRegistry } from '../../src/tools/types.js';
+import { PACK_NAME_PATTERN } from '../../src/packs/types.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';

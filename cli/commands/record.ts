@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import { isFlowError } from '../../src/errors.js';
-import { buildRecording } from '../../src/record/recording.js';
-import { opsFolderReader, readOpsFile, writeRecording } from '../../src/record/store.js';
+import { buildRecording, isFlowError, prettyJson, writeRecording } from '../../src/engine-entry.js';
+import { opsFolderReader, readOpsFile } from '../../src/record/store.js';
 import { assertKnownFlags, flagBool, flagString, flagStrings, UsageError, type ParsedArgs } from '../args.js';
 import { EXIT, type CliIO } from '../io.js';
 

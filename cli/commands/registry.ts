@@ -1,6 +1,7 @@
 import { relative, resolve, sep } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import { mirrorRegistries, MIRROR_MODES, type MirrorMode, type MirrorReport } from '../../src/packs/mirror.js';
+import { prettyJson } from '../../src/engine-entry.js';
+import type { MirrorMode, MirrorReport } from '../../src/index.js';
+import { mirrorRegistries, MIRROR_MODES } from '../../src/packs/mirror.js';
 import { listRegistry } from '../../src/packs/registry-dir.js';
 import { verifyRegistry, type ProgressFn } from '../../src/packs/verify.js';
 import { assertKnownFlags, flagBool, flagString, flagStrings, UsageError, type ParsedArgs } from '../args.js';

@@ -1,10 +1,6 @@
 import { stat, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import type { ReplayMode, ReplaySource } from '../../src/engine/types.js';
-import { FlowError, isFlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import { readJournalFixture } from '../../src/run/fixture.js';
+import { FlowError, isFlowError, prettyJson, readJournalFixture, type FlowSpec, type ReplayMode, type ReplaySource } from '../../src/engine-entry.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate } from '../confirm.js';

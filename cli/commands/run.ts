@@ -1,11 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
-import type { FlowSpec } from '../../src/flow/types.js';
+import { prettyJson, writeJournalFixture, type FlowSpec, type Run } from '../../src/engine-entry.js';
 import { summarizeEffects } from '../../src/run/effects.js';
-import { writeJournalFixture } from '../../src/run/fixture.js';
 import { resolveInputs } from '../../src/run/inputs.js';
-import type { Run } from '../../src/run/types.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate, formatEffectSummary } from '../confirm.js';

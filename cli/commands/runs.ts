@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { prettyJson } from '../../src/canonical.js';
+import { prettyJson } from '../../src/engine-entry.js';
 import { assertKnownFlags, flagBool, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';

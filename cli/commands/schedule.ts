@@ -1,13 +1,11 @@
 import { resolve } from 'node:path';
 import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import { FlowError, isFlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
+import { FlowError, createEngine, isFlowError, type Engine, type FlowSpec } from '../../src/engine-entry.js';
+import type { CronSchedule } from '../../src/index.js';
 import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import { summarizeEffects } from '../../src/run/effects.js';
 import { resolveInputs } from '../../src/run/inputs.js';
-import { parseCron, type CronSchedule } from '../../src/schedule/cron.js';
+import { parseCron } from '../../src/schedule/cron.js';
 import { startScheduler } from '../../src/schedule/scheduler.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';

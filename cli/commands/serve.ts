@@ -1,12 +1,9 @@
 import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
 import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../adapters/node-http/index.js';
-import { createEngine } from '../../src/engine/engine.js';
+import { FlowError, createEngine, type Engine, type Storage } from '../../src/engine-entry.js';
 import { createLauncher } from '../../src/launcher/launcher.js';
 import { flowRunnerFromEngine } from '../../src/packs/composite.js';
-import type { Engine } from '../../src/engine/types.js';
-import { FlowError } from '../../src/errors.js';
 import { isLoopbackHost } from '../../src/http/host.js';
-import type { Storage } from '../../src/ports/storage.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
