@@ -4,7 +4,7 @@ import { defineConfig } from 'tsup';
 // Every folder in adapters/ with an index.ts is a subpath export: flowctl/adapters/<name>.
 const adapterEntries = Object.fromEntries(
   readdirSync('adapters', { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== 'testing' && existsSync(`adapters/${d.name}/index.ts`))
+    .filter((d) => d.isDirectory() && existsSync(`adapters/${d.name}/index.ts`))
     .map((d) => [`adapters/${d.name}`, `adapters/${d.name}/index.ts`]),
 );
 
@@ -16,7 +16,7 @@ export default defineConfig([
       index: 'src/index.ts',
       // The engine alone (docs/architecture.md): for processes that only run flows.
       engine: 'src/engine-entry.ts',
-      testing: 'adapters/testing/index.ts',
+      testing: 'testing/index.ts',
       ...adapterEntries,
       // The subprocess sandbox forks this script (adapters/sandbox-subprocess/worker-process.ts finds it).
       'adapters/sandbox-subprocess-worker': 'adapters/sandbox-subprocess/worker.ts',
@@ -34,7 +34,7 @@ export default defineConfig([
   },
   {
     // The CLI: ESM only, commands split into lazily loaded chunks so `flowctl --help` starts fast.
-    entry: { cli: 'examples/flowctl/main.ts' },
+    entry: { cli: 'cli/main.ts' },
     // Its own folder, so its chunks never collide with the library's chunks.
     outDir: 'dist/cli',
     format: ['esm'],

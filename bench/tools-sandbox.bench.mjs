@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { builtinTools, createRunScope, createSandbox } from '../dist/index.js';
+import { builtinTools, createRunScope } from '../dist/index.js';
+import { createSubprocessSandbox } from '../dist/adapters/sandbox-subprocess.js';
 import { median, percentile, writeSection } from './results.mjs';
 
 const N = 30;
@@ -31,7 +32,7 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${server.address().port}/`;
 
 const scope = createRunScope();
-const sandbox = createSandbox('subprocess');
+const sandbox = createSubprocessSandbox();
 let rows;
 try {
   rows = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's bin: a thin launcher over the built CLI (examples/flowctl, built by `npm install`'s prepare step).
+// The package's bin: a thin launcher over the built CLI (cli/, built by `npm install`'s prepare step).
 import { main } from '../dist/cli/cli.js';
 
 main(process.argv.slice(2)).then(

@@ -32,7 +32,7 @@ export {
 export { SecretMask, isSecretRef, defaultSecretRef, declaredSecretRef, secretRefName } from './secrets/index.js';
 export { createToolRegistry } from './tools/registry.js';
 
-// Tool contracts, the built-in tools and sandbox providers (docs/tools.md, docs/sandbox.md)
+// Tool contracts and the built-in tools (docs/tools.md); sandbox providers are adapters (docs/sandbox.md)
 export {
   defineTool,
   contractDigest,
@@ -47,7 +47,6 @@ export {
 } from './tools/contract.js';
 export { builtinTools } from './tools/builtins/index.js';
 export { createRunScope, type DisposableRunScope } from './tools/run-scope.js';
-export { createSandbox, listSandboxProviders, type SandboxOptions } from './tools/sandbox.js';
 // Tool policy: capabilities and the egress guard (docs/tools.md, "Policy")
 export { hostedToolPolicy, checkToolPolicy, type ToolPolicy } from './tools/policy.js';
 export { classifyAddress, createEgressGuard, METADATA_HOSTNAMES } from './tools/egress.js';
@@ -108,9 +107,9 @@ export type {
 export { buildRecording, recordingToFlow, writeRecording, parseRecording, type Recording, type RecordOptions, type BuiltRecording } from './record/index.js';
 
 // REST launcher (docs/rest.md)
-export { createLauncher, resolveFlow, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ResolvedFlow, type ServedFlow } from './engine/launcher.js';
-export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './engine/openapi.js';
-export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator, type RequestSchemaOptions } from './engine/request-schemas.js';
+export { createLauncher, resolveFlow, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ResolvedFlow, type ServedFlow } from './launcher/launcher.js';
+export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './launcher/openapi.js';
+export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator, type RequestSchemaOptions } from './launcher/request-schemas.js';
 export { HTTP_STATUS_BY_CODE } from './http/errors.js';
 
 // MCP tools from flows (docs/mcp.md) and cron schedules (docs/schedule.md)

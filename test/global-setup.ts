@@ -32,7 +32,7 @@ export default function setup(project: TestProject): () => Promise<void> {
 function buildIfStale(): void {
   const root = resolve(import.meta.dirname, '..');
   const cli = join(root, 'dist/cli/cli.js');
-  const sources = Math.max(...['src', 'adapters', 'examples'].map((d) => newestMtime(join(root, d))));
+  const sources = Math.max(...['src', 'adapters', 'cli', 'testing', 'examples'].map((d) => newestMtime(join(root, d))));
   if (existsSync(cli) && statSync(cli).mtimeMs >= sources) return;
   const r = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
   // A broken build fails the tests that spawn the CLI, with the build's own errors printed above;

@@ -1,5 +1,5 @@
 import { createSubprocessSandbox } from '../../adapters/sandbox-subprocess/index.js';
-import { describeExecutorConformance } from '../../adapters/testing/index.js';
+import { describeExecutorConformance } from '../../testing/index.js';
 import type { Executor } from '../../src/ports/executor.js';
 
 // The Executor suite (flowctl/testing) on the subprocess sandbox provider and on a reference

@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPgBossQueue, type PgBossQueue } from '../../adapters/queue-pgboss/index.js';
-import { describeQueueConformance } from '../../adapters/testing/index.js';
+import { describeQueueConformance } from '../../testing/index.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
 
 // The Queue suite (flowctl/testing) on the pg-boss adapter: on PGlite (two queue instances over one

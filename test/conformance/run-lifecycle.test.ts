@@ -6,7 +6,7 @@ import { afterAll } from 'vitest';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
 import { createMemoryStorage } from '../../adapters/storage-memory/index.js';
 import { createSqlStorage } from '../../adapters/storage-sql/index.js';
-import { describeRunLifecycleConformance } from '../../adapters/testing/index.js';
+import { describeRunLifecycleConformance } from '../../testing/index.js';
 import type { Storage } from '../../src/ports/storage.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
 

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
 import { createEnvSecrets, secretEnvName } from '../../adapters/secrets-env/index.js';
 import { createSqlServiceStorage, createSqlStorage } from '../../adapters/storage-sql/index.js';
-import { describeSecretStoreConformance } from '../../adapters/testing/index.js';
+import { describeSecretStoreConformance } from '../../testing/index.js';
 import type { ServiceDeps } from '../../src/service/context.js';
 import { orgSecretStore } from '../../src/service/routes/secrets.js';
 import { createSecretBox } from '../../src/service/secret-box.js';

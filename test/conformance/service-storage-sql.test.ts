@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll } from 'vitest';
 import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
 import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { describeServiceStorageConformance } from '../../adapters/testing/service-storage-conformance.js';
+import { describeServiceStorageConformance } from '../../testing/service-storage-conformance.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
 

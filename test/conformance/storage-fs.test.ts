@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { describeStorageConformance } from '../../adapters/testing/index.js';
+import { describeStorageConformance } from '../../testing/index.js';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
 import type { Storage } from '../../src/ports/storage.js';
 

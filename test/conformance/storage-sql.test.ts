@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll } from 'vitest';
 import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { describeStorageConformance } from '../../adapters/testing/index.js';
+import { describeStorageConformance } from '../../testing/index.js';
 import type { Storage } from '../../src/ports/storage.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
 

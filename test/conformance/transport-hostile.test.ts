@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../adapters/node-http/index.js';
-import { createLauncher } from '../../src/engine/launcher.js';
+import { createLauncher } from '../../src/launcher/launcher.js';
 import type { Engine } from '../../src/engine/types.js';
 import type { Run } from '../../src/run/types.js';
 import { waitUntil } from '../helpers/wait.js';

@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLauncher } from '../../src/engine/launcher.js';
+import { createLauncher } from '../../src/launcher/launcher.js';
 import type { Engine } from '../../src/engine/types.js';
 import { checkJournalChain } from '../../src/run/journal.js';
 import { RunSchema } from '../../src/run/run-schema.js';

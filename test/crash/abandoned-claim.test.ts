@@ -4,7 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
-import { conformanceId, sampleJournal, sampleRun } from '../../adapters/testing/conformance-fixtures.js';
+import { conformanceId, sampleJournal, sampleRun } from '../../testing/conformance-fixtures.js';
 
 /**
  * A writer killed between claiming a seq and writing its line (made by hand, so every case runs every

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
-import { conformanceId, sampleJournal, sampleRun } from '../../adapters/testing/conformance-fixtures.js';
+import { conformanceId, sampleJournal, sampleRun } from '../../testing/conformance-fixtures.js';
 import { createEngine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/run/types.js';
 import { fsWrite } from '../../src/tools/builtins/index.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../adapters/storage-fs/index.js';
-import { sampleJournal, sampleRun, conformanceId } from '../../adapters/testing/conformance-fixtures.js';
+import { sampleJournal, sampleRun, conformanceId } from '../../testing/conformance-fixtures.js';
 
 /** What a process killed mid-write leaves behind, made by hand so every case runs every time. */
 describe('storage-fs after a crash', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveNodeHttp, type NodeHttpServer } from '../../adapters/node-http/index.js';
-import { createLauncher } from '../../src/engine/launcher.js';
+import { createLauncher } from '../../src/launcher/launcher.js';
 import type { Engine } from '../../src/engine/types.js';
 import { fixtureEngine, compileOrThrow, GREET, FAILS } from '../conformance/transport-fixtures.js';
 import { below, prng, testSeed } from '../helpers/seeded.js';

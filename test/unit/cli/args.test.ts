@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertKnownFlags, flagBool, flagString, flagStrings, parseArgs, UsageError } from '../../../examples/flowctl/args.js';
+import { assertKnownFlags, flagBool, flagString, flagStrings, parseArgs, UsageError } from '../../../cli/args.js';
 
 describe('argument rules (spec/engine.md)', () => {
   it('rule 1: --flag is true and --no-flag is false', () => {

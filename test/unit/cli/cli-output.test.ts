@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { envSecretValues, exitCodeFor, maskedIO, maskText, printOutputValue, reportError } from '../../../examples/flowctl/cli-output.js';
-import { EXIT } from '../../../examples/flowctl/io.js';
+import { envSecretValues, exitCodeFor, maskedIO, maskText, printOutputValue, reportError } from '../../../cli/cli-output.js';
+import { EXIT } from '../../../cli/io.js';
 import { FlowError } from '../../../src/errors.js';
 import { memoryIO } from './io-helpers.js';
 

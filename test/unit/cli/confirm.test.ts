@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createConfirmGate, formatEffectSummary } from '../../../examples/flowctl/confirm.js';
+import { createConfirmGate, formatEffectSummary } from '../../../cli/confirm.js';
 import type { EffectSummary } from '../../../src/engine/types.js';
 import { memoryIO } from './io-helpers.js';
 

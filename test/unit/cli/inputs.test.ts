@@ -2,8 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../../examples/flowctl/args.js';
-import { collectInputs, parseInputPairs, parseInputValue, readInputFile } from '../../../examples/flowctl/inputs.js';
+import { parseArgs, UsageError } from '../../../cli/args.js';
+import { collectInputs, parseInputPairs, parseInputValue, readInputFile } from '../../../cli/inputs.js';
 import { isFlowError } from '../../../src/errors.js';
 
 describe('--input values', () => {

@@ -1,5 +1,5 @@
 import { PassThrough, Writable } from 'node:stream';
-import type { CliIO } from '../../../examples/flowctl/io.js';
+import type { CliIO } from '../../../cli/io.js';
 
 /** A CliIO over real in-memory streams; `out()`/`err()` return what was written. */
 export function memoryIO(options: { stdinTTY?: boolean; stderrTTY?: boolean; cwd?: string } = {}) {

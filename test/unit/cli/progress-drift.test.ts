@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgressPrinter } from '../../../examples/flowctl/progress.js';
+import { createProgressPrinter } from '../../../cli/progress.js';
 import type { FlowSpec } from '../../../src/flow/types.js';
 import type { JournalEntry } from '../../../src/run/types.js';
 import { memoryIO } from './io-helpers.js';

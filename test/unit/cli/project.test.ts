@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { flowToolRefs, openSandbox, toolNeeds, usesBrowserTools } from '../../../examples/flowctl/project.js';
+import { flowToolRefs, openSandbox, toolNeeds, usesBrowserTools } from '../../../cli/project.js';
 import { isFlowError } from '../../../src/errors.js';
 import { memoryIO } from './io-helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStepDetail, formatTimeline, stepDetail, stepViews } from '../../../examples/flowctl/timeline.js';
+import { formatStepDetail, formatTimeline, stepDetail, stepViews } from '../../../cli/timeline.js';
 import type { JournalEntry, Run } from '../../../src/run/types.js';
 
 const D = `sha256:${'a'.repeat(64)}` as const;

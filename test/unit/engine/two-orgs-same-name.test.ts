@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createMemoryStorage } from '../../../adapters/storage-memory/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
-import { createLauncher, resolveFlow, type ResolvedFlow } from '../../../src/engine/launcher.js';
+import { createLauncher, resolveFlow, type ResolvedFlow } from '../../../src/launcher/launcher.js';
 import { compileFlow } from '../../../src/flow/compile.js';
 import { createMcpServer, META } from '../../../src/mcp/server.js';
 import { toolShapeOf } from '../../../src/mcp/tool-schemas.js';

@@ -8,7 +8,7 @@ import { compile, type CompileResult } from '../../../src/flow/compile.js';
 import { NO_SOURCE } from '../../../src/flow/diagnostics.js';
 import { emitTs, emitYaml } from '../../../src/flow/emit.js';
 import { lintCompiled, lintRules, registerLintRule, type LintContext } from '../../../src/flow/lint.js';
-import { HELLO_FLOW } from '../../../examples/flowctl/commands/init.js';
+import { HELLO_FLOW } from '../../../cli/commands/init.js';
 import { testRegistry } from './test-tools.js';
 
 const tools = testRegistry();

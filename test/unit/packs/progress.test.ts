@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { packProgress } from '../../../examples/flowctl/commands/registry.js';
-import type { CliIO } from '../../../examples/flowctl/io.js';
+import { packProgress } from '../../../cli/commands/registry.js';
+import type { CliIO } from '../../../cli/io.js';
 
 function io(tty: boolean): { io: CliIO; text: () => string } {
   const stderr = Object.assign(new PassThrough(), { isTTY: tty });

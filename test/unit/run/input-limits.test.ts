@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../../adapters/storage-fs/index.js';
 import { canonicalJson, digestOf, prettyJson } from '../../../src/canonical.js';
-import { createLauncher } from '../../../src/engine/launcher.js';
+import { createLauncher } from '../../../src/launcher/launcher.js';
 import { isFlowError } from '../../../src/errors.js';
 import { compileFlow } from '../../../src/flow/compile.js';
 import { INPUT_LIMITS, inputValueIssues } from '../../../src/flow/inputs.js';

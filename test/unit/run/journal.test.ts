@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { digestOf } from '../../../src/canonical.js';
 import { checkJournalChain, entryDigest, sealEntry } from '../../../src/run/journal.js';
-import { sampleJournal } from '../../../adapters/testing/conformance-fixtures.js';
+import { sampleJournal } from '../../../testing/conformance-fixtures.js';
 import type { JournalEntry } from '../../../src/run/types.js';
 
 const codeOf = (entries: JournalEntry[]) => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sampleJournal } from '../../../adapters/testing/conformance-fixtures.js';
+import { sampleJournal } from '../../../testing/conformance-fixtures.js';
 import { assertFlowSpec } from '../../../src/engine/spec-guard.js';
 import { isFlowError } from '../../../src/errors.js';
 import { entryDigest, sealEntry, sealEntryText } from '../../../src/run/journal.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, digestBytes, digestOf, inCanonicalForm, MAX_STORED_DEPTH, prettyJson, prettyStringify, sortKeysDeep } from '../../../src/canonical.js';
-import { createLauncher } from '../../../src/engine/launcher.js';
+import { createLauncher } from '../../../src/launcher/launcher.js';
 import { defineTool } from '../../../src/tools/contract.js';
 import { createToolRegistry } from '../../../src/tools/registry.js';
 import { makeSpec, testEngine } from '../engine/helpers.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { createLauncher } from '../../../src/engine/launcher.js';
+import { createLauncher } from '../../../src/launcher/launcher.js';
 import { digestOf } from '../../../src/canonical.js';
 import type { FlowSpec } from '../../../src/flow/types.js';
 import { checkJournalChain } from '../../../src/run/journal.js';

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createFsStorage } from '../../../adapters/storage-fs/index.js';
 import { createMemoryStorage } from '../../../adapters/storage-memory/index.js';
 import { createSqlStorage, type SqlStorage } from '../../../adapters/storage-sql/index.js';
-import { conformanceId, sampleJournal, sampleRun } from '../../../adapters/testing/conformance-fixtures.js';
+import { conformanceId, sampleJournal, sampleRun } from '../../../testing/conformance-fixtures.js';
 import { describePostgres, dropSchema, uniqueSchemaName } from '../../helpers/postgres.js';
 
 // SqlStorage.transaction(fn) (docs/storage-sql.md, "Transactions") on both drivers: all or nothing,

@@ -1,0 +1,120 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { prettyJson, writeJournalFixture, type FlowSpec, type Run } from '../../src/engine-entry.js';
+import { summarizeEffects } from '../../src/run/effects.js';
+import { resolveInputs } from '../../src/run/inputs.js';
+import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
+import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
+import { createConfirmGate, formatEffectSummary } from '../confirm.js';
+import { readInputSources, typedInputs } from '../inputs.js';
+import { EXIT, type CliIO } from '../io.js';
+import { createProgressPrinter } from '../progress.js';
+import { cancelOnSignals, flowToolRefs, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
+import { compileFlowOrThrow } from '../resolve-flow.js';
+
+const FLAGS = ['input', 'input-file', 'dry', 'yes', 'record-journal', 'sandbox', 'json'];
+
+/**
+ * `flowctl run <flow>`: compile and run locally against `.flowctl/`. See docs/cli.md for every flag.
+ * Exit 0 succeeded, 1 failed (after the Run, fixture and output are written), 2 bad input or compile
+ * failure (no run), 3 an outward effect was not confirmed.
+ */
+export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<number> {
+  assertKnownFlags(args, 'run', FLAGS);
+  const io = maskedIO(rawIO);
+  const json = flagBool(args, 'json');
+  const dry = flagBool(args, 'dry');
+  const yes = flagBool(args, 'yes');
+  const recordPath = flagString(args, 'record-journal');
+  const sandbox = flagString(args, 'sandbox');
+  if (args.positionals.length !== 1) throw new UsageError('run takes one <flow> (a path, or a name in flows/ or recordings/)');
+  const flowArg = args.positionals[0]!;
+
+  let project: Project | undefined;
+  try {
+    // Files and pairs are read first (a bad one fails before anything opens); their values are
+    // typed once the flow's declared inputs are known (docs/cli.md, `--input`).
+    const sources = await readInputSources(args, io.cwd);
+    // Opened before anything runs (also with --dry), so an unknown provider fails fast (exit 2).
+    // Creating a provider starts nothing: its worker processes start with the first step it takes.
+    const executor = await openSandbox(sandbox, io.env);
+    project = await openProject(io, { ...toolNeeds(await flowToolRefs(flowArg, io)), executor });
+    const { spec, flow_digest } = await compileFlowOrThrow(flowArg, io);
+    const inputs = typedInputs(sources, spec.inputs);
+    if (dry) return printPlan(io, spec, flow_digest, inputs, json);
+
+    const progress = createProgressPrinter(io, spec);
+    const gate = createConfirmGate(io, { yes, action: `run ${spec.name}`, beforePrompt: () => progress.clear() });
+    const cancel = cancelOnSignals(io);
+    let result;
+    try {
+      result = await project.engine().run({ spec }, inputs, { confirm: gate.confirm, onEntry: (e) => progress.onEntry(e), signal: cancel.signal });
+    } finally {
+      cancel.release();
+      progress.clear();
+    }
+    const fixtureWritten = recordPath ? await writeFixture(io, recordPath, result, spec) : true;
+    if (json) io.stdout.write(`${prettyJson(result)}\n`);
+    else if (result.status === 'succeeded') printOutputValue(io, result.output);
+    const code = finishLine(io, result, spec.name, gate.refusal !== undefined);
+    return fixtureWritten ? code : Math.max(code, EXIT.failed);
+  } catch (err) {
+    return reportError(io, err, { json, command: 'run' });
+  } finally {
+    await project?.close();
+  }
+}
+
+/** `--dry`: inputs checked against the contract, then the steps and outward effects; nothing runs, nothing is written. */
+function printPlan(io: CliIO, spec: FlowSpec, flowDigest: string, given: Record<string, unknown>, json: boolean): number {
+  const { inputs } = resolveInputs(spec, given);
+  const effects = summarizeEffects(spec, inputs);
+  if (json) {
+    const steps = spec.steps.map((s) => ({
+      id: s.id,
+      tool: `${s.tool.ref}@${s.tool.version}`,
+      contract_digest: s.tool.contract_digest,
+      capabilities: s.capabilities,
+      args: s.args,
+      ...(s.if !== undefined ? { if: s.if } : {}),
+    }));
+    io.stdout.write(`${prettyJson({ flow: spec.name, flow_digest: flowDigest, inputs, steps, effects })}\n`);
+    return EXIT.ok;
+  }
+  const lines = [`plan for ${spec.name} ${flowDigest} (--dry: nothing runs)`, `inputs: ${prettyJson(inputs).replace(/\n\s*/g, ' ')}`, 'steps:'];
+  spec.steps.forEach((s, i) => {
+    const caps = s.capabilities.length ? ` [${s.capabilities.join(', ')}]` : ' [pure]';
+    lines.push(`  ${i + 1}. ${s.id}: ${s.tool.ref}@${s.tool.version}${caps}${s.if !== undefined ? ` if ${s.if}` : ''}`);
+    lines.push(`     args: ${JSON.stringify(s.args)}`);
+  });
+  lines.push(...formatEffectSummary(effects));
+  io.stderr.write(`${lines.join('\n')}\n`);
+  return EXIT.ok;
+}
+
+/** `--record-journal`: false (and the reason on stderr) when the file cannot be written; the run's result is still printed. */
+async function writeFixture(io: CliIO, path: string, result: Run, spec: FlowSpec): Promise<boolean> {
+  const full = resolve(io.cwd, path);
+  try {
+    await mkdir(dirname(full), { recursive: true });
+    await writeFile(full, writeJournalFixture(result, spec));
+  } catch (err) {
+    io.stderr.write(`flowctl run: cannot write --record-journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
+    return false;
+  }
+  io.stderr.write(`flowctl: journal fixture written to ${path}\n`);
+  return true;
+}
+
+/** The closing stderr line and the exit code of a finished (or refused) run. */
+export function finishLine(io: CliIO, result: Run, flowName: string, refused: boolean): number {
+  const finished = result.journal.findLast((e) => e.event === 'run_finished');
+  const error = finished?.event === 'run_finished' ? finished.error : undefined;
+  if (refused && result.status === 'canceled') {
+    io.stderr.write(`flowctl: run ${result.id} canceled before its first outward step (${flowName})\n`);
+    return EXIT.refused;
+  }
+  const why = error ? `: ${error.step ? `step ${error.step}: ` : ''}${error.code}: ${error.message}` : '';
+  io.stderr.write(`flowctl: run ${result.id} ${result.status} (${flowName})${why}\n`);
+  return result.status === 'succeeded' ? EXIT.ok : EXIT.failed;
+}
