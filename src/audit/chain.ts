@@ -16,6 +16,7 @@ import type { AuditHead, AuditRecord, AuditStore } from '../ports/service-storag
 /** An audit entry before sealing: everything but its place in the chain. */
 export type AuditDraft = Omit<AuditRecord, 'seq' | 'prev' | 'digest'>;
 
+/** An entry's digest: `sha256:` of the canonical JSON of its fields but `digest` (its place in the chain included). */
 export function auditDigest(entry: Omit<AuditRecord, 'digest'>): string {
   const { id, org_id, seq, actor, target, at, metadata, prev } = entry;
   return digestOf({ id, org_id, seq, actor, target, at, metadata, prev });
