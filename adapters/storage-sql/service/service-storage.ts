@@ -68,7 +68,9 @@ export function createSqlServiceStorage(engineStorage: SqlStorage, options: SqlS
       await migrateService(db, schema);
     })().catch((err: unknown) => {
       initPromise = undefined;
-      throw isFlowError(err) ? err : new FlowError('db_error', prefixed(COMPONENT, `service migrations failed: ${err instanceof Error ? err.message : String(err)}`), { cause: err });
+      if (isFlowError(err)) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new FlowError('db_error', prefixed(COMPONENT, `service migrations failed: ${message}`), { cause: err });
     });
     return initPromise;
   };

@@ -49,13 +49,20 @@ export function sqlAuditStore(ctx: ServiceContext): AuditStore {
   return {
     head: (orgId) =>
       ctx.guard('audit.head', async () => {
-        const row = await ctx.db.selectFrom('svc_audit').select(['seq', 'digest']).where('org_id', '=', orgId).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+        const row = await ctx.db
+          .selectFrom('svc_audit')
+          .select(['seq', 'digest'])
+          .where('org_id', '=', orgId)
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst();
         return row ? { seq: Number(row.seq), digest: row.digest } : undefined;
       }),
     append: (entry, expectedSeq) =>
       ctx.guard('audit.append', async () => {
         if (!Number.isSafeInteger(expectedSeq) || expectedSeq < 0 || entry.seq !== expectedSeq) {
-          throw new FlowError('invalid_record', prefixed(COMPONENT, `audit entry seq ${entry.seq} must be the expected seq ${expectedSeq}, a non-negative integer`));
+          const why = `audit entry seq ${entry.seq} must be the expected seq ${expectedSeq}, a non-negative integer`;
+          throw new FlowError('invalid_record', prefixed(COMPONENT, why));
         }
         const length = await inTx(ctx, async (tx) => {
           await lockOrg(tx, entry.org_id);

@@ -127,7 +127,12 @@ export function sqlAuthoringStore(ctx: ServiceContext): AuthoringStore {
       }),
     fileByDigest: (orgId, digest) =>
       ctx.guard('authoring.fileByDigest', async () => {
-        const row = await ctx.db.selectFrom('svc_files').select([bytesOut('bytes')]).where('org_id', '=', orgId).where('digest', '=', digest).executeTakeFirst();
+        const row = await ctx.db
+          .selectFrom('svc_files')
+          .select([bytesOut('bytes')])
+          .where('org_id', '=', orgId)
+          .where('digest', '=', digest)
+          .executeTakeFirst();
         return row ? fromBase64(row.b64) : undefined;
       }),
   };

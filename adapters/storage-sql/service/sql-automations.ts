@@ -121,7 +121,8 @@ export function sqlAutomationStore(ctx: ServiceContext): AutomationStore {
         // The rows of listMcpTools, in its order, each field length-prefixed (so no text can make two
         // lists concatenate alike), hashed in the database: one short row instead of the list.
         const field = (col: string) => `length(${col})::text || ':' || ${col}`;
-        const row = sql.raw(`${field('id')} || ${field('name')} || (case when task is null then 'N' else 'S' || ${field('task')} end) || ${field('live_digest')}`);
+        const task = `(case when task is null then 'N' else 'S' || ${field('task')} end)`;
+        const row = sql.raw(`${field('id')} || ${field('name')} || ${task} || ${field('live_digest')}`);
         const { rows } = await sql<{ fp: string }>`
           select encode(sha256(convert_to(coalesce(string_agg(${row}, ';' order by created_at, name), ''), 'UTF8')), 'hex') || '/' || count(*)::text as fp
             from ${table(ctx, 'svc_automations')}

@@ -29,7 +29,11 @@ export function sqlMemberStore(ctx: ServiceContext): MemberStore {
     add: (m) =>
       ctx.guard('members.add', () =>
         insertUnique(
-          () => ctx.db.insertInto('svc_members').values({ org_id: m.org_id, user_id: m.user_id, role: m.role, created_at: timestamptz('created_at', m.created_at) }).execute(),
+          () =>
+            ctx.db
+              .insertInto('svc_members')
+              .values({ org_id: m.org_id, user_id: m.user_id, role: m.role, created_at: timestamptz('created_at', m.created_at) })
+              .execute(),
           () => 'user_id',
         ),
       ),

@@ -171,7 +171,15 @@ export function sqlScheduleStore(ctx: ServiceContext): ScheduleStore {
       ctx.guard('schedules.fires', async () => {
         const rows = await ctx.db
           .selectFrom('svc_schedule_fires')
-          .select(['schedule_id', 'org_id', isoTextNotNull('fire_at', 'fire_at'), isoTextNotNull('claimed_at', 'claimed_at'), 'claimed_by', 'execution_id', 'error'])
+          .select([
+            'schedule_id',
+            'org_id',
+            isoTextNotNull('fire_at', 'fire_at'),
+            isoTextNotNull('claimed_at', 'claimed_at'),
+            'claimed_by',
+            'execution_id',
+            'error',
+          ])
           .where('org_id', '=', orgId)
           .where('schedule_id', '=', scheduleId)
           .orderBy('fire_at', 'desc')

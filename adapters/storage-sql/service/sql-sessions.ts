@@ -37,7 +37,14 @@ export function sqlSessionStore(ctx: ServiceContext): SessionStore {
   const sessions = () =>
     ctx.db
       .selectFrom('svc_sessions')
-      .select(['id', 'user_id', 'org_id', isoTextNotNull('created_at', 'created_at'), isoTextNotNull('expires_at', 'expires_at'), isoText('revoked_at', 'revoked_at')]);
+      .select([
+        'id',
+        'user_id',
+        'org_id',
+        isoTextNotNull('created_at', 'created_at'),
+        isoTextNotNull('expires_at', 'expires_at'),
+        isoText('revoked_at', 'revoked_at'),
+      ]);
   return {
     create: (s) =>
       ctx.guard('sessions.create', async () => {
@@ -65,7 +72,9 @@ export function sqlSessionStore(ctx: ServiceContext): SessionStore {
         const { rows } = await sql<LookupRow>`select * from ${table(ctx, 'svc_session_lookup')}(${id})`.execute(ctx.db);
         const first = rows[0];
         if (first === undefined) return undefined;
-        const orgs = rows.flatMap((r) => (r.m_org_id !== null && r.role !== null ? [{ org: { id: r.m_org_id, name: r.m_org_name, created_at: r.m_org_created_at }, role: r.role }] : []));
+        const orgs = rows.flatMap((r) =>
+          r.m_org_id !== null && r.role !== null ? [{ org: { id: r.m_org_id, name: r.m_org_name, created_at: r.m_org_created_at }, role: r.role }] : [],
+        );
         const role = orgs.find((o) => o.org.id === first.org_id)?.role;
         return {
           session: toSession(first),
@@ -81,7 +90,12 @@ export function sqlSessionStore(ctx: ServiceContext): SessionStore {
       }),
     revoke: (id, at) =>
       ctx.guard('sessions.revoke', async () => {
-        await ctx.db.updateTable('svc_sessions').set({ revoked_at: timestamptz('revoked_at', at) }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+        await ctx.db
+          .updateTable('svc_sessions')
+          .set({ revoked_at: timestamptz('revoked_at', at) })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute();
       }),
     revokeForMember: (orgId, userId, at) =>
       ctx.guard('sessions.revokeForMember', async () => {

@@ -9,7 +9,11 @@ export function sqlUserStore(ctx: ServiceContext): UserStore {
     create: (u) =>
       ctx.guard('users.create', () =>
         insertUnique(
-          () => ctx.db.insertInto('svc_users').values({ id: u.id, email: u.email, password_hash: u.password_hash, created_at: timestamptz('created_at', u.created_at) }).execute(),
+          () =>
+            ctx.db
+              .insertInto('svc_users')
+              .values({ id: u.id, email: u.email, password_hash: u.password_hash, created_at: timestamptz('created_at', u.created_at) })
+              .execute(),
           (constraint) => (constraint.includes('email') ? 'email' : 'id'),
         ),
       ),
@@ -32,6 +36,9 @@ export function sqlOrgStore(ctx: ServiceContext): OrgStore {
           () => 'id',
         ),
       ),
-    get: (id) => ctx.guard('orgs.get', () => ctx.db.selectFrom('svc_orgs').select(['id', 'name', isoTextNotNull('created_at', 'created_at')]).where('id', '=', id).executeTakeFirst()),
+    get: (id) =>
+      ctx.guard('orgs.get', () =>
+        ctx.db.selectFrom('svc_orgs').select(['id', 'name', isoTextNotNull('created_at', 'created_at')]).where('id', '=', id).executeTakeFirst(),
+      ),
   };
 }

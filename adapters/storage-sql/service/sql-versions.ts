@@ -11,7 +11,13 @@ export function sqlVersionStore(ctx: ServiceContext): VersionStore {
       ctx.guard('versions.add', async () => {
         await ctx.db
           .insertInto('svc_versions')
-          .values({ automation_id: v.automation_id, org_id: v.org_id, flow_digest: v.flow_digest, created_at: timestamptz('created_at', v.created_at), created_by: v.created_by })
+          .values({
+            automation_id: v.automation_id,
+            org_id: v.org_id,
+            flow_digest: v.flow_digest,
+            created_at: timestamptz('created_at', v.created_at),
+            created_by: v.created_by,
+          })
           .onConflict((oc) => oc.columns(['automation_id', 'flow_digest']).doNothing())
           .execute();
       }),
@@ -20,6 +26,8 @@ export function sqlVersionStore(ctx: ServiceContext): VersionStore {
         versions().where('org_id', '=', orgId).where('automation_id', '=', automationId).orderBy('created_at', 'desc').orderBy('flow_digest', 'desc').execute(),
       ),
     get: (orgId, automationId, digest) =>
-      ctx.guard('versions.get', () => versions().where('org_id', '=', orgId).where('automation_id', '=', automationId).where('flow_digest', '=', digest).executeTakeFirst()),
+      ctx.guard('versions.get', () =>
+        versions().where('org_id', '=', orgId).where('automation_id', '=', automationId).where('flow_digest', '=', digest).executeTakeFirst(),
+      ),
   };
 }

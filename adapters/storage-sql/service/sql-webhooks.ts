@@ -61,7 +61,18 @@ export function sqlWebhookStore(ctx: ServiceContext): WebhookStore {
   const hooks = () =>
     ctx.db
       .selectFrom('svc_webhooks')
-      .select(['id', 'org_id', 'url', jsonTextNotNull('events', 'events'), 'description', 'enabled', 'disabled_reason', 'secret_ciphertext', isoTextNotNull('created_at', 'created_at'), isoTextNotNull('updated_at', 'updated_at')]);
+      .select([
+        'id',
+        'org_id',
+        'url',
+        jsonTextNotNull('events', 'events'),
+        'description',
+        'enabled',
+        'disabled_reason',
+        'secret_ciphertext',
+        isoTextNotNull('created_at', 'created_at'),
+        isoTextNotNull('updated_at', 'updated_at'),
+      ]);
   const deliveries = () =>
     ctx.db
       .selectFrom('svc_webhook_deliveries')
@@ -151,13 +162,21 @@ export function sqlWebhookStore(ctx: ServiceContext): WebhookStore {
         const set: Updateable<WebhookDeliveriesTable> = {};
         if (patch.status !== undefined) set.status = patch.status;
         if (patch.attempts !== undefined) set.attempts = jsonb(patch.attempts);
-        if ('next_attempt_at' in patch) set.next_attempt_at = patch.next_attempt_at === undefined ? null : timestamptz('next_attempt_at', patch.next_attempt_at);
+        if ('next_attempt_at' in patch) {
+          set.next_attempt_at = patch.next_attempt_at === undefined ? null : timestamptz('next_attempt_at', patch.next_attempt_at);
+        }
         if (patch.updated_at !== undefined) set.updated_at = timestamptz('updated_at', patch.updated_at);
         if (Object.keys(set).length > 0) await ctx.db.updateTable('svc_webhook_deliveries').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
       }),
     deliveries: (orgId, webhookId, limit) =>
       ctx.guard('webhooks.deliveries', async () => {
-        const rows = await deliveries().where('org_id', '=', orgId).where('webhook_id', '=', webhookId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+        const rows = await deliveries()
+          .where('org_id', '=', orgId)
+          .where('webhook_id', '=', webhookId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(limit)
+          .execute();
         return rows.map(toDelivery);
       }),
   };

@@ -3,7 +3,14 @@ import { appendAuditEntry, auditDigest, sealAuditEntry, verifyAuditChain, type A
 import { FlowError } from '../../../src/errors.js';
 import type { AuditHead, AuditRecord, AuditStore } from '../../../src/ports/service-storage.js';
 
-const draft = (i: number): AuditDraft => ({ id: `a${i}`, org_id: 'org', actor: 'u', target: `key:${i}`, at: `2026-01-01T00:00:0${i}.000Z`, metadata: { action: 'key.mint', i } });
+const draft = (i: number): AuditDraft => ({
+  id: `a${i}`,
+  org_id: 'org',
+  actor: 'u',
+  target: `key:${i}`,
+  at: `2026-01-01T00:00:0${i}.000Z`,
+  metadata: { action: 'key.mint', i },
+});
 
 /**
  * An audit store as the port describes it, in memory: `append` stores an entry only at the chain's
