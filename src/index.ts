@@ -127,7 +127,7 @@ export type { RunLiveOptions } from './service/live/run-live.js';
 export { settingsFromEnv, resolveSettings, type HostedSettings } from './service/settings.js';
 export { RUN_QUEUE } from './service/domain/dispatch.js';
 export type { RunWorker, RunWorkerStats } from './service/worker.js';
-export { verifyAuditChain, auditDigest, type AuditChainReport } from './service/audit-chain.js';
+export { verifyAuditChain, auditDigest, type AuditChainReport } from './audit/chain.js';
 export { mintApiKey, parseApiKey, hashApiKey, type KeyMode, type ParsedKey } from './service/auth/api-keys.js';
 export { hashPassword, verifyPassword, needsRehash, DEFAULT_PASSWORD_PARAMS, type PasswordParams } from './service/auth/passwords.js';
 export type * from './ports/service-storage.js';

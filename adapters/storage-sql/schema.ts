@@ -8,11 +8,11 @@ import type { ColumnType, RawBuilder } from 'kysely';
  * a JS array into a Postgres array literal) and read back as `::text` and parsed here, so a stored
  * JSON `null` stays distinguishable from an absent value (SQL NULL) and both drivers behave alike.
  */
-type Jsonb = ColumnType<unknown, RawBuilder<unknown>, RawBuilder<unknown>>;
-type JsonbOrNull = ColumnType<unknown, RawBuilder<unknown> | null, RawBuilder<unknown> | null>;
+export type Jsonb = ColumnType<unknown, RawBuilder<unknown>, RawBuilder<unknown>>;
+export type JsonbOrNull = ColumnType<unknown, RawBuilder<unknown> | null, RawBuilder<unknown> | null>;
 /** Timestamps are written as ISO strings cast to timestamptz, read back through `to_char` (see timestamps.ts). */
-type Timestamptz = ColumnType<unknown, RawBuilder<unknown>, RawBuilder<unknown>>;
-type TimestamptzOrNull = ColumnType<unknown, RawBuilder<unknown> | null, RawBuilder<unknown> | null>;
+export type Timestamptz = ColumnType<unknown, RawBuilder<unknown>, RawBuilder<unknown>>;
+export type TimestamptzOrNull = ColumnType<unknown, RawBuilder<unknown> | null, RawBuilder<unknown> | null>;
 
 export interface SpecsTable {
   digest: string;

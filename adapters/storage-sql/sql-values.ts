@@ -122,6 +122,11 @@ export function jsonText<A extends string>(column: string, alias: A) {
   return sql<string | null>`${sql.ref(column)}::text`.as(alias);
 }
 
+/** A NOT NULL jsonb column read back as text, named `alias`. */
+export function jsonTextNotNull<A extends string>(column: string, alias: A) {
+  return sql<string>`${sql.ref(column)}::text`.as(alias);
+}
+
 export function parseJson(text: string | null): unknown {
   return text === null ? undefined : parseStoredJson(text);
 }
@@ -157,6 +162,11 @@ export function isCanonicalTimestamp(value: unknown): value is string {
 /** A timestamptz column rendered as `YYYY-MM-DDTHH:MM:SS.sssZ`, named `alias`. */
 export function isoText<A extends string>(column: string, alias: A) {
   return sql<string | null>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as(alias);
+}
+
+/** A NOT NULL timestamptz column rendered as `isoText` renders it, named `alias`. */
+export function isoTextNotNull<A extends string>(column: string, alias: A) {
+  return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as(alias);
 }
 
 /** bytea arrives as a Buffer (pg) or a Uint8Array (PGlite); hand out a plain, unshared Uint8Array. */

@@ -155,13 +155,28 @@ export interface AuditPage {
   nextBeforeSeq?: number;
 }
 
+/** An org's newest audit entry: the next entry goes at `seq + 1` and chains to `digest`. */
+export interface AuditHead {
+  seq: number;
+  digest: string;
+}
+
+/**
+ * The audit log's storage. The chain itself is the core's (src/audit/chain.ts), as the journal's
+ * is: the core reads the head, seals the next entry (seq, prev, digest) and appends it at the
+ * position it sealed it for; the store only keeps the chain from forking.
+ */
 export interface AuditStore {
+  /** The org's newest entry (its seq and digest), or undefined when the org has none. */
+  head(orgId: string): Promise<AuditHead | undefined>;
   /**
-   * Append an entry at the end of the org's chain: the adapter assigns `seq`, `prev` and `digest`
-   * (with `digestOf` given by the core, so every adapter chains alike) atomically with respect to
-   * other appends of the same org. Returns the stored record.
+   * Store a sealed entry as entry `expectedSeq` of its org's chain (`entry.seq` must equal it): only
+   * when the chain has exactly `expectedSeq` entries, atomically with respect to other appends of the
+   * org. Otherwise FlowError `audit_conflict` (`data`: `org_id`, `seq`, `length`): another writer
+   * appended first, and the caller seals against the new head and tries again (`appendAuditEntry`).
+   * Never two entries at one seq, never a gap.
    */
-  append(entry: Omit<AuditRecord, 'seq' | 'prev' | 'digest'>): Promise<AuditRecord>;
+  append(entry: AuditRecord, expectedSeq: number): Promise<void>;
   /** Newest first, at most `limit`, only entries with seq < beforeSeq when given. */
   page(orgId: string, options: { limit: number; beforeSeq?: number }): Promise<AuditPage>;
   /** Every entry of the org, oldest first (for verifying the chain). */

@@ -240,7 +240,7 @@ describe('the audit chain detects tampering', () => {
         await pgQuery(url, `update "${schema}".svc_audit set metadata = jsonb_set(metadata, '{name}', '"forged"') where seq = 2`);
         expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 2, reason: 'digest' } });
         // Recomputing the digest of the forged entry does not help: the next entry's prev no longer matches.
-        const { auditDigest } = await import('../../src/service/audit-chain.js');
+        const { auditDigest } = await import('../../src/audit/chain.js');
         const all = await h.storage.audit.all((await c.call('GET', '/api/session')).body.org.id);
         await pgQuery(url, `update "${schema}".svc_audit set digest = $1 where seq = 2`, [auditDigest(all[2]!)]);
         expect((await c.call('GET', '/api/audit/verify')).body).toMatchObject({ ok: false, broken: { seq: 3, reason: 'prev' } });

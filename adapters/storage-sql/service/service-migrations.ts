@@ -208,7 +208,7 @@ $fn$`,
 };
 
 /** The schema a `withSchema` kysely instance qualifies tables with (undefined: the search_path's). */
-export function schemaOf(db: Kysely<any>): string | undefined {
+function schemaOf(db: Kysely<any>): string | undefined {
   const node = db.selectFrom('svc_sessions').selectAll().compile().query as { from?: { froms?: { table?: { schema?: { name?: string } } }[] } };
   return node.from?.froms?.[0]?.table?.schema?.name;
 }

@@ -1,12 +1,9 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { RateLimitStore, ScheduleFireRecord, ScheduleRecord, ScheduleStore } from '../../../src/ports/service-storage.js';
+import type { Updateable } from 'kysely';
+import type { ScheduleFireRecord, ScheduleRecord, ScheduleStore } from '../../../src/ports/service-storage.js';
 import { errorCode } from '../sql-errors.js';
-import { isoText, jsonb, jsonText, parseJson, timestamptz } from '../sql-values.js';
-
-/** The schedule store of the SQL service storage (migration 0005_schedules). */
-
-type Db = Kysely<any> | Transaction<any>;
-type Run = <T>(op: string, fn: () => Promise<T>) => Promise<T>;
+import { isoTextNotNull, jsonb, jsonTextNotNull, parseJson, timestamptz } from '../sql-values.js';
+import type { ServiceContext } from './service-context.js';
+import type { SchedulesTable } from './service-schema.js';
 
 interface ScheduleRow {
   id: string;
@@ -58,9 +55,10 @@ const toFire = (r: FireRow): ScheduleFireRecord => ({
   ...(r.error !== null ? { error: r.error } : {}),
 });
 
-export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
+/** Cron schedules of automations and their claimed fires (migration 0005_schedules). */
+export function sqlScheduleStore(ctx: ServiceContext): ScheduleStore {
   const schedules = () =>
-    db
+    ctx.db
       .selectFrom('svc_schedules')
       .select([
         'id',
@@ -69,21 +67,21 @@ export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
         'cron',
         'timezone',
         'flow_digest',
-        jsonText('inputs', 'inputs'),
+        jsonTextNotNull('inputs', 'inputs'),
         'enabled',
-        isoText('created_at', 'created_at'),
+        isoTextNotNull('created_at', 'created_at'),
         'created_by',
-        isoText('updated_at', 'updated_at'),
-        isoText('since', 'since'),
+        isoTextNotNull('updated_at', 'updated_at'),
+        isoTextNotNull('since', 'since'),
       ]);
   const one = async (orgId: string, id: string) => {
     const row = await schedules().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-    return row ? toSchedule(row as ScheduleRow) : undefined;
+    return row ? toSchedule(row) : undefined;
   };
   return {
     create: (s) =>
-      run('schedules.create', async () => {
-        await db
+      ctx.guard('schedules.create', async () => {
+        await ctx.db
           .insertInto('svc_schedules')
           .values({
             id: s.id,
@@ -101,15 +99,15 @@ export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
           })
           .execute();
       }),
-    get: (orgId, id) => run('schedules.get', () => one(orgId, id)),
+    get: (orgId, id) => ctx.guard('schedules.get', () => one(orgId, id)),
     list: (orgId, automationId) =>
-      run('schedules.list', async () => {
+      ctx.guard('schedules.list', async () => {
         const rows = await schedules().where('org_id', '=', orgId).where('automation_id', '=', automationId).orderBy('created_at').orderBy('id').execute();
-        return rows.map((r) => toSchedule(r as ScheduleRow));
+        return rows.map(toSchedule);
       }),
     update: (orgId, id, patch) =>
-      run('schedules.update', async () => {
-        const set: Record<string, unknown> = {};
+      ctx.guard('schedules.update', async () => {
+        const set: Updateable<SchedulesTable> = {};
         if (patch.cron !== undefined) set.cron = patch.cron;
         if ('timezone' in patch) set.timezone = patch.timezone ?? null;
         if (patch.inputs !== undefined) set.inputs = jsonb(patch.inputs);
@@ -117,24 +115,24 @@ export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
         if (patch.flow_digest !== undefined) set.flow_digest = patch.flow_digest;
         if (patch.updated_at !== undefined) set.updated_at = timestamptz('updated_at', patch.updated_at);
         if (patch.since !== undefined) set.since = timestamptz('since', patch.since);
-        if (Object.keys(set).length > 0) await db.updateTable('svc_schedules').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
+        if (Object.keys(set).length > 0) await ctx.db.updateTable('svc_schedules').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
         return one(orgId, id);
       }),
     delete: (orgId, id) =>
-      run('schedules.delete', async () => {
-        const res = await db.deleteFrom('svc_schedules').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      ctx.guard('schedules.delete', async () => {
+        const res = await ctx.db.deleteFrom('svc_schedules').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
         return Number(res.numDeletedRows) > 0;
       }),
     listEnabled: (limit) =>
-      run('schedules.listEnabled', async () => {
+      ctx.guard('schedules.listEnabled', async () => {
         const rows = await schedules().where('enabled', '=', true).orderBy('created_at').orderBy('id').limit(limit).execute();
-        return rows.map((r) => toSchedule(r as ScheduleRow));
+        return rows.map(toSchedule);
       }),
     claimFire: (fire) =>
-      run('schedules.claimFire', async () => {
+      ctx.guard('schedules.claimFire', async () => {
         // Insert-select from the schedule row: a schedule of another org (or gone) claims nothing.
         try {
-          const res = await db
+          const res = await ctx.db
             .insertInto('svc_schedule_fires')
             .columns(['schedule_id', 'org_id', 'fire_at', 'claimed_at', 'claimed_by'])
             .expression((eb) =>
@@ -160,8 +158,8 @@ export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
         }
       }),
     completeFire: (orgId, scheduleId, fireAt, outcome) =>
-      run('schedules.completeFire', async () => {
-        await db
+      ctx.guard('schedules.completeFire', async () => {
+        await ctx.db
           .updateTable('svc_schedule_fires')
           .set({ execution_id: outcome.execution_id ?? null, error: outcome.error ?? null })
           .where('org_id', '=', orgId)
@@ -170,34 +168,24 @@ export function sqlScheduleStore(db: Db, run: Run): ScheduleStore {
           .execute();
       }),
     fires: (orgId, scheduleId, limit) =>
-      run('schedules.fires', async () => {
-        const rows = await db
+      ctx.guard('schedules.fires', async () => {
+        const rows = await ctx.db
           .selectFrom('svc_schedule_fires')
-          .select(['schedule_id', 'org_id', isoText('fire_at', 'fire_at'), isoText('claimed_at', 'claimed_at'), 'claimed_by', 'execution_id', 'error'])
+          .select([
+            'schedule_id',
+            'org_id',
+            isoTextNotNull('fire_at', 'fire_at'),
+            isoTextNotNull('claimed_at', 'claimed_at'),
+            'claimed_by',
+            'execution_id',
+            'error',
+          ])
           .where('org_id', '=', orgId)
           .where('schedule_id', '=', scheduleId)
           .orderBy('fire_at', 'desc')
           .limit(limit)
           .execute();
-        return rows.map((r) => toFire(r as FireRow));
+        return rows.map(toFire);
       }),
-  };
-}
-
-/**
- * rate-limiter-flexible's Postgres limiter over the storage's own connection pool (through kysely,
- * so it is the same pool and the same credentials): `storeType: 'pool'` calls `client.query(q)`.
- */
-export function sqlRateLimitStore(db: Kysely<any>, schema: string | undefined): RateLimitStore {
-  return {
-    client: {
-      // The library's statement names are per table, not per schema: run unnamed.
-      query: async (q) => {
-        const res = await db.executeQuery(CompiledQuery.raw(q.text, (q.values ?? []) as unknown[]));
-        return { rows: res.rows as any[] };
-      },
-    },
-    tableName: 'svc_rate_limits',
-    ...(schema !== undefined ? { schemaName: schema } : {}),
   };
 }

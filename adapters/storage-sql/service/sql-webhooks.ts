@@ -1,11 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Updateable } from 'kysely';
 import type { WebhookDeliveryRecord, WebhookEventType, WebhookRecord, WebhookStore } from '../../../src/ports/service-storage.js';
-import { isoText, jsonb, jsonText, parseJson, timestamptz } from '../sql-values.js';
-
-/** The webhook store of the SQL service storage (migration 0007_webhooks). */
-
-type Db = Kysely<any> | Transaction<any>;
-type Run = <T>(op: string, fn: () => Promise<T>) => Promise<T>;
+import { isoText, isoTextNotNull, jsonb, jsonTextNotNull, parseJson, timestamptz } from '../sql-values.js';
+import type { ServiceContext } from './service-context.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './service-schema.js';
 
 interface WebhookRow {
   id: string;
@@ -24,9 +21,9 @@ interface DeliveryRow {
   id: string;
   org_id: string;
   webhook_id: string;
-  event: string;
+  event: WebhookEventType;
   payload: string;
-  status: string;
+  status: WebhookDeliveryRecord['status'];
   attempts: string;
   next_attempt_at: string | null;
   created_at: string;
@@ -50,22 +47,34 @@ const toDelivery = (r: DeliveryRow): WebhookDeliveryRecord => ({
   id: r.id,
   org_id: r.org_id,
   webhook_id: r.webhook_id,
-  event: r.event as WebhookEventType,
+  event: r.event,
   payload: r.payload,
-  status: r.status as WebhookDeliveryRecord['status'],
+  status: r.status,
   attempts: parseJson(r.attempts) as WebhookDeliveryRecord['attempts'],
   ...(r.next_attempt_at !== null ? { next_attempt_at: r.next_attempt_at } : {}),
   created_at: r.created_at,
   updated_at: r.updated_at,
 });
 
-export function sqlWebhookStore(db: Db, run: Run): WebhookStore {
+/** Outbound webhook endpoints and their deliveries (migration 0007_webhooks). */
+export function sqlWebhookStore(ctx: ServiceContext): WebhookStore {
   const hooks = () =>
-    db
+    ctx.db
       .selectFrom('svc_webhooks')
-      .select(['id', 'org_id', 'url', jsonText('events', 'events'), 'description', 'enabled', 'disabled_reason', 'secret_ciphertext', isoText('created_at', 'created_at'), isoText('updated_at', 'updated_at')]);
+      .select([
+        'id',
+        'org_id',
+        'url',
+        jsonTextNotNull('events', 'events'),
+        'description',
+        'enabled',
+        'disabled_reason',
+        'secret_ciphertext',
+        isoTextNotNull('created_at', 'created_at'),
+        isoTextNotNull('updated_at', 'updated_at'),
+      ]);
   const deliveries = () =>
-    db
+    ctx.db
       .selectFrom('svc_webhook_deliveries')
       .select([
         'id',
@@ -74,19 +83,19 @@ export function sqlWebhookStore(db: Db, run: Run): WebhookStore {
         'event',
         'payload',
         'status',
-        jsonText('attempts', 'attempts'),
+        jsonTextNotNull('attempts', 'attempts'),
         isoText('next_attempt_at', 'next_attempt_at'),
-        isoText('created_at', 'created_at'),
-        isoText('updated_at', 'updated_at'),
+        isoTextNotNull('created_at', 'created_at'),
+        isoTextNotNull('updated_at', 'updated_at'),
       ]);
   const one = async (orgId: string, id: string) => {
     const row = await hooks().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-    return row ? toWebhook(row as WebhookRow) : undefined;
+    return row ? toWebhook(row) : undefined;
   };
   return {
     create: (w) =>
-      run('webhooks.create', async () => {
-        await db
+      ctx.guard('webhooks.create', async () => {
+        await ctx.db
           .insertInto('svc_webhooks')
           .values({
             id: w.id,
@@ -102,32 +111,32 @@ export function sqlWebhookStore(db: Db, run: Run): WebhookStore {
           })
           .execute();
       }),
-    get: (orgId, id) => run('webhooks.get', () => one(orgId, id)),
+    get: (orgId, id) => ctx.guard('webhooks.get', () => one(orgId, id)),
     list: (orgId) =>
-      run('webhooks.list', async () => {
+      ctx.guard('webhooks.list', async () => {
         const rows = await hooks().where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
-        return rows.map((r) => toWebhook(r as WebhookRow));
+        return rows.map(toWebhook);
       }),
     update: (orgId, id, patch) =>
-      run('webhooks.update', async () => {
-        const set: Record<string, unknown> = {};
+      ctx.guard('webhooks.update', async () => {
+        const set: Updateable<WebhooksTable> = {};
         if (patch.url !== undefined) set.url = patch.url;
         if (patch.events !== undefined) set.events = jsonb(patch.events);
         if (patch.description !== undefined) set.description = patch.description;
         if (patch.enabled !== undefined) set.enabled = patch.enabled;
         if ('disabled_reason' in patch) set.disabled_reason = patch.disabled_reason ?? null;
         if (patch.updated_at !== undefined) set.updated_at = timestamptz('updated_at', patch.updated_at);
-        if (Object.keys(set).length > 0) await db.updateTable('svc_webhooks').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
+        if (Object.keys(set).length > 0) await ctx.db.updateTable('svc_webhooks').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
         return one(orgId, id);
       }),
     delete: (orgId, id) =>
-      run('webhooks.delete', async () => {
-        const res = await db.deleteFrom('svc_webhooks').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      ctx.guard('webhooks.delete', async () => {
+        const res = await ctx.db.deleteFrom('svc_webhooks').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
         return Number(res.numDeletedRows) > 0;
       }),
     createDelivery: (d) =>
-      run('webhooks.createDelivery', async () => {
-        await db
+      ctx.guard('webhooks.createDelivery', async () => {
+        await ctx.db
           .insertInto('svc_webhook_deliveries')
           .values({
             id: d.id,
@@ -144,23 +153,31 @@ export function sqlWebhookStore(db: Db, run: Run): WebhookStore {
           .execute();
       }),
     getDelivery: (orgId, id) =>
-      run('webhooks.getDelivery', async () => {
+      ctx.guard('webhooks.getDelivery', async () => {
         const row = await deliveries().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-        return row ? toDelivery(row as DeliveryRow) : undefined;
+        return row ? toDelivery(row) : undefined;
       }),
     updateDelivery: (orgId, id, patch) =>
-      run('webhooks.updateDelivery', async () => {
-        const set: Record<string, unknown> = {};
+      ctx.guard('webhooks.updateDelivery', async () => {
+        const set: Updateable<WebhookDeliveriesTable> = {};
         if (patch.status !== undefined) set.status = patch.status;
         if (patch.attempts !== undefined) set.attempts = jsonb(patch.attempts);
-        if ('next_attempt_at' in patch) set.next_attempt_at = patch.next_attempt_at === undefined ? null : timestamptz('next_attempt_at', patch.next_attempt_at);
+        if ('next_attempt_at' in patch) {
+          set.next_attempt_at = patch.next_attempt_at === undefined ? null : timestamptz('next_attempt_at', patch.next_attempt_at);
+        }
         if (patch.updated_at !== undefined) set.updated_at = timestamptz('updated_at', patch.updated_at);
-        if (Object.keys(set).length > 0) await db.updateTable('svc_webhook_deliveries').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
+        if (Object.keys(set).length > 0) await ctx.db.updateTable('svc_webhook_deliveries').set(set).where('org_id', '=', orgId).where('id', '=', id).execute();
       }),
     deliveries: (orgId, webhookId, limit) =>
-      run('webhooks.deliveries', async () => {
-        const rows = await deliveries().where('org_id', '=', orgId).where('webhook_id', '=', webhookId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-        return rows.map((r) => toDelivery(r as DeliveryRow));
+      ctx.guard('webhooks.deliveries', async () => {
+        const rows = await deliveries()
+          .where('org_id', '=', orgId)
+          .where('webhook_id', '=', webhookId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(limit)
+          .execute();
+        return rows.map(toDelivery);
       }),
   };
 }

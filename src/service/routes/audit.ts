@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { verifyAuditChain } from '../audit-chain.js';
+import { verifyAuditChain } from '../../audit/chain.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest } from '../errors.js';
 import { jsonResponse, type ServiceRoute } from '../route-table.js';
