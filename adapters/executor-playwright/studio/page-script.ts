@@ -180,17 +180,18 @@ const MAX_FALLBACKS = 3;
 /**
  * The ranked target: the first candidate is the primary, the next ones its fallbacks. An extract's
  * text is its output (it changes with the inputs), as is a role's name read from that text: they are
- * never its primary, and come last among its fallbacks.
+ * never its primary, and come last among its fallbacks. A list's container is named by neither (its
+ * text is the items').
  */
-function targetOf(el: Element, purpose: 'action' | 'extract'): Target | undefined {
+function targetOf(el: Element, purpose: 'action' | 'extract' | 'container'): Target | undefined {
   const found = candidates(el);
   let ranked = found;
   let tail: Locator[] = [];
-  if (purpose === 'extract') {
+  if (purpose !== 'action') {
     const text = norm(el.textContent);
     const fromOutput = (l: Locator) => l.text !== undefined || (l.role !== undefined && l.name !== undefined && text.includes(l.name));
     ranked = found.filter((l) => !fromOutput(l));
-    tail = found.filter(fromOutput);
+    if (purpose === 'extract') tail = found.filter(fromOutput);
   }
   const [primary, ...rest] = ranked;
   if (!primary) return undefined;
@@ -243,7 +244,7 @@ function install(): void {
     return;
   }
   // Extract mode (picker.ts): installed first, so its listeners on window run before the ones below.
-  const picker = createPicker({ send, targetOf: (el) => targetOf(el, 'extract'), stableClass });
+  const picker = createPicker({ send, targetOf, stableClass });
   const extracting = () => picker.armed();
   hook('__flowctlStudioExtract', (field: string | null, all?: boolean) => picker.arm(typeof field === 'string' ? field : null, all === true));
   // The file chooser's input, named as a step names it (the service asks when the chooser opens).

@@ -34,8 +34,8 @@ export type PickerMessage =
 
 export interface PickerDeps {
   send(message: PickerMessage): void;
-  /** The ranked target of an element to extract (page-script.ts). */
-  targetOf(el: Element): Target | undefined;
+  /** The ranked target of an element to extract, or of a list's container (page-script.ts). */
+  targetOf(el: Element, purpose: 'extract' | 'container'): Target | undefined;
   /** Whether a class names what an element is, not its state or a build's hash (page-script.ts). */
   stableClass(name: string): boolean;
 }
@@ -258,12 +258,12 @@ export function createPicker(deps: PickerDeps): Picker {
     arm(null);
     if (wantsList) {
       const list = findList(el);
-      const container = list ? deps.targetOf(list.container) : undefined;
+      const container = list ? deps.targetOf(list.container, 'container') : undefined;
       const items = list && container ? itemsTarget(list, container) : undefined;
       if (items && container) return deps.send({ kind: 'extract', target: items, name, all: true, container });
       deps.send({ kind: 'refused', message: 'no repeated items around the picked element: it is extracted as a single value' });
     }
-    const target = deps.targetOf(el);
+    const target = deps.targetOf(el, 'extract');
     if (target) return deps.send({ kind: 'extract', target, name });
     deps.send({ kind: 'refused', message: 'no locator found for that element' });
     deps.send({ kind: 'extract_cancelled' });

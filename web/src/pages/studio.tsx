@@ -111,6 +111,9 @@ export function StudioRecorder({
   const [refusedSite, setRefusedSite] = useState(false);
   const [extractName, setExtractName] = useState('');
   const [armed, setArmed] = useState<string | null>(null);
+  /** Extract a list (every item like the picked one) rather than one value. */
+  const [extractList, setExtractList] = useState(false);
+  const [armedList, setArmedList] = useState(false);
   const [frames, setFrames] = useState(0);
   const [published, setPublished] = useState<string | undefined>();
   const [fromStep, setFromStep] = useState<string | null>(rerecord ?? null);
@@ -190,6 +193,11 @@ export function StudioRecorder({
           break;
         case 'extract_armed':
           setArmed(m.field);
+          setArmedList(m.all === true);
+          break;
+        case 'extract_cancelled':
+          // Escape in the page (or a pick with no locator, said in a notice): the button un-arms.
+          setArmed(null);
           break;
         case 'file_chooser':
           setChooser({ multiple: m.multiple === true, accept: String(m.accept ?? ''), max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024, max_files: Number(m.max_files) || 1 });
@@ -338,7 +346,7 @@ export function StudioRecorder({
   const arm = (e: FormEvent) => {
     e.preventDefault();
     if (!IDENT.test(extractName)) return say('An output field name is letters, digits and _, not starting with a digit.');
-    send({ type: 'extract', field: extractName });
+    send({ type: 'extract', field: extractName, all: extractList });
     canvasRef.current?.focus();
   };
 
@@ -459,11 +467,19 @@ export function StudioRecorder({
           </form>
           <form className="studio-extract" onSubmit={arm}>
             <input aria-label="Output field" placeholder="output field, e.g. price" value={extractName} disabled={!live} onChange={(e) => setExtractName(e.target.value)} />
+            <label className="studio-list-toggle small" title="Extract every item like the one you pick (a list), not one value">
+              <input type="checkbox" checked={extractList} disabled={!live} onChange={(e) => setExtractList(e.target.checked)} /> List
+            </label>
             <button className={`btn btn-small ${armed ? 'btn-primary' : ''}`} disabled={!live || extractName === ''}>
               {armed ? `Click the element for "${armed}"` : 'Extract'}
             </button>
           </form>
         </div>
+        {armed && live ? (
+          <div className="studio-hint small" role="status" data-testid="extract-hint">
+            {armedList ? 'Click one item of the list (every item like it is extracted)' : 'Click the value to extract'} · ↑ parent · ↓ child · Esc cancel
+          </div>
+        ) : null}
         <div className={`studio-screen ${live ? 'is-live' : ''}`}>
           <canvas
             ref={canvasRef}
@@ -608,6 +624,11 @@ export function StudioRecorder({
                         ) : (
                           <span className="muted"> ← {JSON.stringify(op.value ?? '')}</span>
                         )
+                      ) : null}
+                      {op.kind === 'extract' && op.all === true ? (
+                        <span className="muted">
+                          {' '}(list: all matches{op.container ? <> in <code>{describeTarget(op.container)}</code></> : null})
+                        </span>
                       ) : null}
                       {op.kind === 'extract' ? <span className="muted"> → output.{op.name}</span> : null}
                       {op.kind === 'upload' ? <span className="muted"> ← {fileList(op.files)}</span> : null}
