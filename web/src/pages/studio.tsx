@@ -331,6 +331,12 @@ export function StudioRecorder({
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'v') return;
     e.preventDefault();
     if (e.nativeEvent.isComposing || e.key === 'Dead' || e.key === 'Unidentified' || e.key === 'Process') return;
+    // A move still waiting for its animation frame goes first: a key acts where the pointer is (the
+    // extract picker's ↑ moves the pick under it).
+    if (moveRef.current) {
+      send({ type: 'mouse', action: 'move', ...moveRef.current });
+      moveRef.current = null;
+    }
     // Every key as a key event (the page sees keydown, keypress/input and keyup, as from a keyboard).
     send({ type: 'key', action, key: e.key });
   };
