@@ -481,11 +481,6 @@ export function StudioRecorder({
             </button>
           </form>
         </div>
-        {armed && live ? (
-          <div className="studio-hint small" role="status" data-testid="extract-hint">
-            {armedList ? 'Click one item of the list (every item like it is extracted)' : 'Click the value to extract'} · ↑ parent · ↓ child · Esc cancel
-          </div>
-        ) : null}
         <div className={`studio-screen ${live ? 'is-live' : ''}`}>
           <canvas
             ref={canvasRef}
@@ -502,6 +497,12 @@ export function StudioRecorder({
             onKeyUp={onKey('up')}
             onPaste={onPaste}
           />
+          {armed && live ? (
+            // Over the canvas (its bottom edge), so arming never moves the canvas under the pointer.
+            <div className="studio-hint small" role="status" data-testid="extract-hint">
+              {armedList ? 'Click one item of the list (every item like it is extracted)' : 'Click the value to extract'} · ↑ parent · ↓ child · Esc cancel
+            </div>
+          ) : null}
           {replaying && frames > 0 ? (
             <div className="studio-replaying" role="status" data-testid="replay-progress">
               <span className="spinner" aria-hidden="true" /> Replaying step {replaying.step} of {replaying.of} (<code>{replaying.id}</code>)…
