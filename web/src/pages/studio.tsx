@@ -190,6 +190,8 @@ export function StudioRecorder({
           setUrl(m.url);
           setAddress(m.url);
           setLoad(m.type === 'url' ? 'loading' : m.complete ? 'complete' : 'interactive');
+          // A new document has a capture script of its own, not armed: so is the button.
+          if (m.type === 'loaded' && m.complete === false) setArmed(null);
           break;
         case 'extract_armed':
           setArmed(m.field);
