@@ -122,6 +122,9 @@ function classSelector(el: Element): string | undefined {
   return tries.find((css) => uniqueCss(css, el));
 }
 
+/** Up to three fallbacks follow the primary. */
+const MAX_FALLBACKS = 3;
+
 /**
  * Every strategy that names the element alone, in rank order: test id, ARIA role + name, label (form
  * controls) or exact text, a stable id, a stable class, a short CSS path (one that does not lean on
@@ -159,6 +162,8 @@ function candidates(el: Element): Locator[] {
   }
   const byClass = classSelector(el);
   if (byClass && !out.some((l) => l.css === byClass)) out.push({ css: byClass });
+  // With a primary and three fallbacks already, a path would never be kept (targetOf): not searched.
+  if (out.length > MAX_FALLBACKS) return out;
   try {
     const css = finder(el, {
       idName: (name) => stableIdent(name) && name !== el.id,
@@ -173,9 +178,6 @@ function candidates(el: Element): Locator[] {
   }
   return out;
 }
-
-/** Up to three fallbacks follow the primary. */
-const MAX_FALLBACKS = 3;
 
 /**
  * The ranked target: the first candidate is the primary, the next ones its fallbacks. An extract's
