@@ -126,6 +126,14 @@ export function StudioRecorder({
   const [sending, setSending] = useState<string | null>(null);
   const sessionRef = useRef(session);
   sessionRef.current = session;
+  /**
+   * The session as the socket's messages leave it, at once: two `op` messages can arrive before React
+   * renders again (a fill, then the click that committed it), and the second must extend the first.
+   */
+  const updateSession = (next: AuthoringSession) => {
+    sessionRef.current = next;
+    onSession(next);
+  };
   const editing = session.state === 'editing';
   const ops = session.captured_ops as Op[];
 
@@ -156,7 +164,7 @@ export function StudioRecorder({
           setStatus('live');
           setReplay(null);
           if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
-          onSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
+          updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
           canvasRef.current?.focus();
           break;
         case 'viewport':
@@ -174,7 +182,7 @@ export function StudioRecorder({
           const list = [...s.captured_ops];
           const at = typeof m.index === 'number' ? Math.min(Math.max(0, m.index), list.length) : list.length;
           list.splice(at, m.replaced ? 1 : 0, m.op);
-          onSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
+          updateSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
           setInsert((x) => (x ? { ...x, index: at + 1, replaced: x.replaced || m.replaced === true, added: x.added + 1 } : x));
           if (m.op.kind === 'extract') setArmed(null);
           break;
