@@ -47,7 +47,9 @@ export type StudioAction =
   | { kind: 'click'; target: unknown }
   | { kind: 'fill'; target: unknown; value?: unknown; secret?: unknown; field?: unknown }
   | { kind: 'select'; target: unknown; value: unknown }
-  | { kind: 'extract'; target: unknown; name: unknown }
+  | { kind: 'extract'; target: unknown; name: unknown; all?: unknown; container?: unknown }
+  /** The user left extract mode without picking (Escape in the page), or the pick could not be named. */
+  | { kind: 'extract_cancelled' }
   | { kind: 'drag'; source: unknown; target: unknown }
   | { kind: 'refused'; message: unknown };
 
@@ -132,8 +134,12 @@ export interface StudioPage {
   replay(steps: StudioReplayStep[], options?: StudioReplayOptions): Promise<void>;
   /** Navigate the page (a typed URL). Rejects when the navigation fails. */
   navigate(url: string): Promise<void>;
-  /** Arm extract mode: the next click picks the element of output field `field` (null disarms). */
-  extract(field: string | null): Promise<void>;
+  /**
+   * Arm extract mode: the element under the pointer is outlined with the text it would give, and the
+   * next click picks it for output field `field` (null disarms). With `all`, the pick is a list: every
+   * item like it (reported as an `extract` with `all: true` and a `container`).
+   */
+  extract(field: string | null, options?: { all?: boolean }): Promise<void>;
   resize(viewport: StudioViewport): Promise<void>;
   /**
    * Give the open file chooser these files (as the user picking them: the input's `input` and `change`

@@ -387,7 +387,8 @@ describe('drags and uploads', () => {
     const [, html5, pointer, upload] = ops;
     expect(html5).toMatchObject({ source: { text: 'Pears' }, target: { testid: 'basket' } });
     expect(pointer.source).toMatchObject({ text: 'Chip' });
-    expect(pointer.target).toEqual({ text: 'Shelf:', fallbacks: [{ css: '#shelf' }] });
+    // The text first, then the id (a short CSS path may follow).
+    expect([pointer.target.text, pointer.target.fallbacks[0]]).toEqual(['Shelf:', { css: '#shelf' }]);
     expect(upload).toEqual({ kind: 'upload', target: expect.objectContaining({ label: 'Receipt' }), files: 'receipt.csv' });
     // What the page did while it was recorded: the drops and the file reached it.
     const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
@@ -470,9 +471,9 @@ describe('locator quality', () => {
     viewer.click({ x: 60, y: 176 });
     const ops = await viewer.opCount(4);
     viewer.close();
-    // Ranked as codegen ranks: test id, then role + name, then label (or text), then the id; two fallbacks.
-    expect(ops[1]).toEqual({ kind: 'fill', target: { testid: 'email-input', fallbacks: [{ role: 'textbox', name: 'Email' }, { label: 'Email' }] }, value: 'ada@example.test' });
-    expect(ops[2]).toEqual({ kind: 'click', target: { testid: 'send-button', fallbacks: [{ role: 'button', name: 'Send' }, { text: 'Send' }] } });
+    // Ranked as codegen ranks: test id, then role + name, then label (or text), then the id; three fallbacks.
+    expect(ops[1]).toEqual({ kind: 'fill', target: { testid: 'email-input', fallbacks: [{ role: 'textbox', name: 'Email' }, { label: 'Email' }, { css: '#email' }] }, value: 'ada@example.test' });
+    expect(ops[2]).toEqual({ kind: 'click', target: { testid: 'send-button', fallbacks: [{ role: 'button', name: 'Send' }, { text: 'Send' }, { css: '#send' }] } });
     expect(ops[3]).toMatchObject({ kind: 'extract', name: 'confirmation', target: { role: 'status' } });
 
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
@@ -594,6 +595,8 @@ describe('limits and refusals', () => {
       await viewer.next((m) => m.type === 'error' && m.error === 'invalid_message');
       viewer.send({ type: 'extract', field: '1bad' });
       await viewer.next((m) => m.type === 'error' && /identifier/.test(m.message));
+      viewer.send({ type: 'extract', field: 'ok', all: 'yes' });
+      await viewer.next((m) => m.type === 'error' && m.error === 'invalid_message' && /extract\.all must be true or false/.test(m.message));
       // A flood: past 400 messages in a second the rest is dropped, said once.
       for (let i = 0; i < 450; i++) viewer.send({ type: 'ping' });
       await viewer.next((m) => m.type === 'error' && m.error === 'rate_limited');
@@ -659,7 +662,9 @@ describe('locator ranking edge cases', () => {
         expect(JSON.stringify(a.target)).not.toContain('"role"');
       }
       expect(first.target.css).not.toBe(second.target.css);
-      expect(total).toEqual({ kind: 'extract', target: { css: '#totals' }, name: 'total' });
+      // The stable id leads; the text (the output) is the last fallback.
+      expect(total).toMatchObject({ kind: 'extract', target: { css: '#totals' }, name: 'total' });
+      expect(total.target.fallbacks.at(-1)).toEqual({ text: 'Total 42' });
     } finally {
       await page.close();
     }
@@ -758,7 +763,7 @@ describe('the studio page of the web app', () => {
       const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
       expect(session.captured_ops[1]).toMatchObject({ kind: 'fill', slot: 'username', value: 'grace' });
       expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'navigate', 'extract']);
-      expect(session.captured_ops[3]).toEqual({ kind: 'extract', target: { css: '.summary' }, name: 'summary' });
+      expect(session.captured_ops[3]).toMatchObject({ kind: 'extract', target: { css: '.summary' }, name: 'summary' });
 
       // Test run before publishing: the capture runs once in a fresh context; nothing goes live.
       await page.getByRole('button', { name: 'Test run' }).click();

@@ -25,7 +25,12 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
-export async function startStaticServer(folder: string): Promise<StaticServer> {
+export interface StaticServerOptions {
+  /** A variant of the app: each file's bytes may be rewritten before they are served (by URL path). */
+  transform?(path: string, body: Buffer): Buffer;
+}
+
+export async function startStaticServer(folder: string, options: StaticServerOptions = {}): Promise<StaticServer> {
   const root = resolve(folder);
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -42,7 +47,8 @@ export async function startStaticServer(folder: string): Promise<StaticServer> {
     }
     try {
       if ((await stat(path)).isDirectory()) path = join(path, 'index.html');
-      const body = await readFile(path);
+      const read = await readFile(path);
+      const body = options.transform ? options.transform(url.pathname, read) : read;
       res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
       res.end(body);
     } catch {

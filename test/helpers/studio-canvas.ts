@@ -154,14 +154,30 @@ export class StudioCanvas {
 
   /** Extract: names the output field, arms the picker, clicks the element on the remote page. */
   async extract(field: string, target: (twin: Page) => Locator, offset?: Point): Promise<void> {
-    const p = await this.where(target, offset);
-    await this.page.getByLabel('Output field').fill(field);
-    await this.page.getByRole('button', { name: 'Extract' }).click();
-    await this.page.getByRole('button', { name: `Click the element for "${field}"` }).waitFor();
+    await this.extractAt(field, await this.where(target, offset));
+  }
+
+  /**
+   * Extract at a point of the remote page: names the output field, sets the List toggle (`list`: every
+   * item like the picked one), arms the picker, moves the pointer there (the pick is outlined), presses
+   * `keys` (ArrowUp: the parent...), and clicks at the same point.
+   */
+  async extractAt(field: string, p: Point, options: { list?: boolean; keys?: string[] } = {}): Promise<void> {
+    await this.arm(field, options.list === true);
     const q = await this.onCanvas(p);
-    // The picking click never reaches the page (the capture script swallows it): not sent to the twin.
+    await this.page.mouse.move(q.x, q.y);
+    for (const key of options.keys ?? []) await this.page.keyboard.press(key);
+    // The picking click (and the keys) never reach the page (the picker swallows them): not sent to the twin.
     await this.page.mouse.click(q.x, q.y);
     await this.page.getByTestId('op-list').getByText(`output.${field}`).waitFor();
+  }
+
+  /** Names the output field, sets the List toggle and arms extract mode (the canvas has the focus then). */
+  async arm(field: string, list = false): Promise<void> {
+    await this.page.getByLabel('Output field').fill(field);
+    await this.page.getByLabel('List', { exact: true }).setChecked(list);
+    await this.page.getByRole('button', { name: 'Extract' }).click();
+    await this.page.getByRole('button', { name: `Click the element for "${field}"` }).waitFor();
   }
 
   /** The authoring session as the service stores it (the page's own session cookie). */

@@ -4,17 +4,20 @@
  * studio context with `context.addInitScript`. It reports completed actions through the exposed
  * binding `__flowctlStudio` as raw ops: `click`, `fill` (one per field with its final value, on
  * change), `select`, `drag` (an HTML5 drag and drop from its dragstart to its drop, or a pointer drag:
- * the button pressed on one element and released over another), and `extract` (the next click after
- * extract mode is armed picks the element). Clicks on file inputs are not steps: the file chooser they
+ * the button pressed on one element and released over another), and `extract` (picker.ts: once extract
+ * mode is armed the element under the pointer is outlined with its text, and the click picks it).
+ * Clicks on file inputs are not steps: the file chooser they
  * open is the service's (an `upload`), which asks this script for the input's target.
  * Everything is installed when the document is created, before the page's own scripts run.
  * Targets are computed here, ranked as Playwright's codegen ranks them: data-testid, ARIA role +
- * accessible name (dom-accessibility-api), label, exact text, a stable id, a short CSS path
- * (@medv/finder). The primary matches exactly one element; up to two other unique strategies follow
- * as fallbacks. Nothing here runs in frames other than the top one: a frame reports that it is refused.
+ * accessible name (dom-accessibility-api), label, exact text, a stable id, a stable class, a short CSS
+ * path (@medv/finder). The primary matches exactly one element; up to three other unique strategies
+ * follow as fallbacks. An extract's text is its output: never its primary, its last fallback. Nothing
+ * here runs in frames other than the top one: a frame reports that it is refused.
  */
 import { finder } from '@medv/finder';
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
+import { createPicker, type PickerMessage } from './picker.js';
 
 type Locator = { testid?: string; role?: string; name?: string; label?: string; text?: string; css?: string };
 type Target = Locator & { fallbacks?: Locator[] };
@@ -22,13 +25,13 @@ type Message =
   | { kind: 'click'; target: Target }
   | { kind: 'fill'; target: Target; value?: string; secret?: boolean; field?: string }
   | { kind: 'select'; target: Target; value: string | string[] }
-  | { kind: 'extract'; target: Target; name: string }
+  | PickerMessage
   | { kind: 'drag'; source: Target; target: Target }
   | { kind: 'refused'; message: string };
 
 type StudioWindow = Window & {
   __flowctlStudio?: (message: Message) => Promise<void>;
-  __flowctlStudioExtract?: (field: string | null) => void;
+  __flowctlStudioExtract?: (field: string | null, all?: boolean) => void;
   __flowctlStudioTarget?: (el: Element) => Target | undefined;
   __flowctlStudioDragStarted?: () => boolean;
   __flowctlStudioInstalled?: boolean;
@@ -89,7 +92,45 @@ function textMatches(text: string): Element[] {
   return all().filter((el) => norm(el.textContent) === text && ![...el.children].some((c) => norm(c.textContent) === text));
 }
 
-function candidates(el: Element, purpose: 'action' | 'extract'): Locator[] {
+/** Classes a page sets by state (active, selected, completed...): they come and go, so they never name an element. */
+const STATEFUL_CLASS = /^(is-|has-|ng-|v-)|^(active|selected|current|checked|completed|done|disabled|enabled|hidden|visible|show|shown|open|opened|closed|expanded|collapsed|focus|focused|hover|hovered|pressed|loading|loaded|editing|error|invalid|valid|dirty|pristine|touched|untouched|even|odd|first|last|in|fade|highlighted)$|(--|__|-)(active|selected|current|checked|open|disabled|hidden|focus|focused|hover|hovered|expanded|collapsed)$/i;
+/** Classes a build tool generates (CSS modules, CSS-in-JS hashes): they change with every build. */
+const GENERATED_CLASS = /^(css|sc|jsx|emotion|svelte|styled|jss|tw|makeStyles)-|__[\w-]{5,}$|\d{4,}/i;
+
+/** A class that names what an element is (`todo-count`), not its state or a build's hash. */
+function stableClass(c: string): boolean {
+  if (!stableIdent(c) || STATEFUL_CLASS.test(c) || GENERATED_CLASS.test(c)) return false;
+  // A segment mixing letters with digits inside (`x1a2b`, `bdf3Bw`) is a hash.
+  return !c.split(/[-_]/).some((part) => part.length >= 5 && /\d[A-Za-z]/.test(part));
+}
+
+function uniqueCss(css: string, el: Element): boolean {
+  try {
+    const found = document.querySelectorAll(css);
+    return found.length === 1 && found[0] === el;
+  } catch {
+    return false;
+  }
+}
+
+/** A selector of the element's stable classes that matches it alone: `.todo-count`, else `span.count`, else all of them. */
+function classSelector(el: Element): string | undefined {
+  const classes = [...el.classList].filter(stableClass);
+  if (classes.length === 0) return undefined;
+  const tag = CSS.escape(el.localName);
+  const tries = [...classes.map((c) => `.${CSS.escape(c)}`), ...classes.map((c) => `${tag}.${CSS.escape(c)}`), `${tag}${classes.map((c) => `.${CSS.escape(c)}`).join('')}`];
+  return tries.find((css) => uniqueCss(css, el));
+}
+
+/** Up to three fallbacks follow the primary. */
+const MAX_FALLBACKS = 3;
+
+/**
+ * Every strategy that names the element alone, in rank order: test id, ARIA role + name, label (form
+ * controls) or exact text, a stable id, a stable class, a short CSS path (one that does not lean on
+ * the element's own id, so a renamed id leaves it standing).
+ */
+function candidates(el: Element): Locator[] {
   const out: Locator[] = [];
   const testid = el.getAttribute('data-testid');
   if (testid && document.querySelectorAll(`[data-testid="${CSS.escape(testid)}"]`).length === 1) out.push({ testid });
@@ -107,8 +148,7 @@ function candidates(el: Element, purpose: 'action' | 'extract'): Locator[] {
       const same = [...document.querySelectorAll('input, select, textarea, [aria-label], [aria-labelledby]')].filter((o) => visible(o) && labelOf(o) === label);
       if (same.length === 1 && same[0] === el) out.push({ label });
     }
-  } else if (purpose === 'action') {
-    // An extract's text is its output: it changes with the inputs, so it never names the element.
+  } else {
     const text = norm(el.textContent);
     if (text && text.length <= 80) {
       const found = textMatches(text);
@@ -120,27 +160,44 @@ function candidates(el: Element, purpose: 'action' | 'extract'): Locator[] {
     const css = `#${CSS.escape(el.id)}`;
     if (document.querySelectorAll(css).length === 1) out.push({ css });
   }
-  if (!out.some((l) => l.css !== undefined)) {
-    try {
-      const css = finder(el, {
-        idName: stableIdent,
-        className: (c) => stableIdent(c) && !/^(active|hover|focus|selected|open|is-|has-)/.test(c),
-        attr: (name) => name === 'name' || name === 'type' || name === 'placeholder',
-        timeoutMs: 200,
-      });
-      if (css) out.push({ css });
-    } catch {
-      // No unique CSS path within the time budget: the other strategies stand.
-    }
+  const byClass = classSelector(el);
+  if (byClass && !out.some((l) => l.css === byClass)) out.push({ css: byClass });
+  // With a primary and three fallbacks already, a path would never be kept (targetOf): not searched.
+  if (out.length > MAX_FALLBACKS) return out;
+  try {
+    const css = finder(el, {
+      idName: (name) => stableIdent(name) && name !== el.id,
+      className: stableClass,
+      attr: (name) => name === 'name' || name === 'type' || name === 'placeholder',
+      timeoutMs: 200,
+    });
+    // Short, or the only CSS there is.
+    if (css && !out.some((l) => l.css === css) && (css.length <= 100 || !out.some((l) => l.css !== undefined))) out.push({ css });
+  } catch {
+    // No unique CSS path within the time budget: the other strategies stand.
   }
   return out;
 }
 
-function targetOf(el: Element, purpose: 'action' | 'extract'): Target | undefined {
-  const found = candidates(el, purpose);
-  if (found.length === 0) return undefined;
-  const [primary, ...rest] = found;
-  const fallbacks = rest.slice(0, 2);
+/**
+ * The ranked target: the first candidate is the primary, the next ones its fallbacks. An extract's
+ * text is its output (it changes with the inputs), as is a role's name read from that text: they are
+ * never its primary, and come last among its fallbacks. A list's container is named by neither (its
+ * text is the items').
+ */
+function targetOf(el: Element, purpose: 'action' | 'extract' | 'container'): Target | undefined {
+  const found = candidates(el);
+  let ranked = found;
+  let tail: Locator[] = [];
+  if (purpose !== 'action') {
+    const text = norm(el.textContent);
+    const fromOutput = (l: Locator) => l.text !== undefined || (l.role !== undefined && l.name !== undefined && text.includes(l.name));
+    ranked = found.filter((l) => !fromOutput(l));
+    if (purpose === 'extract') tail = found.filter(fromOutput);
+  }
+  const [primary, ...rest] = ranked;
+  if (!primary) return undefined;
+  const fallbacks = [...rest.slice(0, Math.max(0, MAX_FALLBACKS - tail.length)), ...tail].slice(0, MAX_FALLBACKS);
   return fallbacks.length > 0 ? { ...primary, fallbacks } : { ...primary };
 }
 
@@ -188,46 +245,12 @@ function install(): void {
     document.addEventListener('mousedown', () => send({ kind: 'refused', message: 'actions inside frames (iframes) are not captured: open the frame\'s page itself with the address bar' }), { capture: true, once: true });
     return;
   }
-  let extractField: string | null = null;
-  // While extract mode is armed, a box outlines the element under the pointer (removed before picking).
-  let outline: HTMLDivElement | null = null;
-  const hideOutline = () => {
-    outline?.remove();
-    outline = null;
-  };
-  const setExtract = (field: string | null) => {
-    extractField = field;
-    if (document.documentElement) document.documentElement.style.cursor = field ? 'crosshair' : '';
-    if (!field) hideOutline();
-  };
-  hook('__flowctlStudioExtract', setExtract);
+  // Extract mode (picker.ts): installed first, so its listeners on window run before the ones below.
+  const picker = createPicker({ send, targetOf, stableClass });
+  const extracting = () => picker.armed();
+  hook('__flowctlStudioExtract', (field: string | null, all?: boolean) => picker.arm(typeof field === 'string' ? field : null, all === true));
   // The file chooser's input, named as a step names it (the service asks when the chooser opens).
   hook('__flowctlStudioTarget', (el: Element) => (el instanceof Element ? targetOf(el, 'action') : undefined));
-  document.addEventListener(
-    'mousemove',
-    (event) => {
-      if (extractField === null || !(event.target instanceof Element) || event.target === outline) return;
-      const r = event.target.getBoundingClientRect();
-      if (!outline) {
-        outline = document.createElement('div');
-        outline.setAttribute('aria-hidden', 'true');
-        outline.style.cssText = 'position:fixed;pointer-events:none;z-index:2147483647;border:2px solid #4f46e5;background:rgba(79,70,229,.12);border-radius:2px;box-sizing:border-box';
-        (document.body ?? document.documentElement).appendChild(outline);
-      }
-      Object.assign(outline.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px`, height: `${r.height}px` });
-    },
-    { capture: true, passive: true },
-  );
-
-  const pick = (event: Event): boolean => {
-    if (extractField === null) return false;
-    event.preventDefault();
-    event.stopImmediatePropagation();
-    return true;
-  };
-  // In extract mode the page sees none of the picking click.
-  for (const type of ['mousedown', 'mouseup', 'pointerdown', 'pointerup']) document.addEventListener(type, (e) => void pick(e), { capture: true });
-
   // Drags. HTML5: the source is named at its dragstart, the drop zone at its drop (before the page's
   // own handlers change anything); a drag that is not dropped on a target that takes it is no step.
   // The service relays an HTML5 drag with CDP drag events and asks `__flowctlStudioDragStarted` after
@@ -244,7 +267,7 @@ function install(): void {
   document.addEventListener(
     'dragstart',
     (event) => {
-      if (extractField !== null) return;
+      if (extracting()) return;
       press = null;
       dragStart = event;
       const origin = event.target instanceof Element ? event.target : event.target instanceof Node ? event.target.parentElement : null;
@@ -274,7 +297,7 @@ function install(): void {
     (event) => {
       swallowClick = false;
       press = null;
-      if (extractField !== null || event.button !== 0 || !(event.target instanceof Element)) return;
+      if (extracting() || event.button !== 0 || !(event.target instanceof Element)) return;
       const el = actionable(event.target);
       if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
       press = { el, x: event.clientX, y: event.clientY, moved: false };
@@ -297,11 +320,11 @@ function install(): void {
     (event) => {
       const p = press;
       press = null;
-      if (!p?.moved || event.button !== 0 || extractField !== null) return;
+      if (!p?.moved || event.button !== 0 || extracting()) return;
       const selection = window.getSelection();
       if (selection && !selection.isCollapsed && selection.toString().trim() !== '') return;
       // Under the pointer, leaving out what is dragged (a library may move it along with the pointer).
-      const under = document.elementsFromPoint(event.clientX, event.clientY).find((el) => el !== outline && !p.el.contains(el) && el !== document.documentElement && el !== document.body);
+      const under = document.elementsFromPoint(event.clientX, event.clientY).find((el) => !p.el.contains(el) && el !== document.documentElement && el !== document.body);
       if (!under) return;
       const drop = dropElement(under);
       if (drop === p.el || drop.contains(p.el)) return;
@@ -319,20 +342,11 @@ function install(): void {
     (event) => {
       const origin = event.target instanceof Element ? event.target : null;
       if (!origin) return;
-      if (swallowClick && extractField === null) {
+      if (swallowClick && !extracting()) {
         swallowClick = false;
         return;
       }
-      if (extractField !== null) {
-        pick(event);
-        const name = extractField;
-        setExtract(null);
-        hideOutline();
-        const target = targetOf(origin, 'extract');
-        if (target) send({ kind: 'extract', target, name });
-        else send({ kind: 'refused', message: 'no locator found for that element' });
-        return;
-      }
+      if (extracting()) return;
       const el = actionable(origin);
       // Focusing a field or opening a select is not a step: its fill or select is.
       if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;

@@ -322,13 +322,16 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         async navigate(url) {
           await page.goto(url, { waitUntil: 'commit' });
         },
-        async extract(field) {
-          const armed = await page.evaluate((f) => {
-            const hook = (window as unknown as { __flowctlStudioExtract?: (f: string | null) => void }).__flowctlStudioExtract;
-            if (typeof hook !== 'function') return false;
-            hook(f);
-            return true;
-          }, field);
+        async extract(field, extractOptions) {
+          const armed = await page.evaluate(
+            ([f, all]) => {
+              const hook = (window as unknown as { __flowctlStudioExtract?: (f: string | null, all?: boolean) => void }).__flowctlStudioExtract;
+              if (typeof hook !== 'function') return false;
+              hook(f, all);
+              return true;
+            },
+            [field, extractOptions?.all === true] as const,
+          );
           if (!armed) throw new FlowError('studio_not_ready', '[flowctl] [studio] the page has no capture script yet');
         },
         async setFiles(files) {

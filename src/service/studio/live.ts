@@ -335,7 +335,13 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       if (action.kind === 'refused') return notice(String(action.message).slice(0, 300));
       if (action.kind === 'click') return append({ kind: 'click', target: action.target });
       if (action.kind === 'select') return append({ kind: 'select', target: action.target, value: action.value });
-      if (action.kind === 'extract') return append({ kind: 'extract', target: action.target, name: action.name });
+      // The viewer un-arms its button (Escape in the page, or a pick that could not be named).
+      if (action.kind === 'extract_cancelled') return sendJson({ type: 'extract_cancelled' });
+      if (action.kind === 'extract') {
+        // A list: every item, and the element that holds them (checkOps validates both).
+        if (action.all === true) return append({ kind: 'extract', target: action.target, name: action.name, all: true, container: action.container });
+        return append({ kind: 'extract', target: action.target, name: action.name });
+      }
       if (action.kind === 'drag') return append({ kind: 'drag', source: action.source, target: action.target });
       if (action.kind === 'fill') {
         if (action.secret === true) {
@@ -507,8 +513,10 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           if (typeof field !== 'string' || !IDENTIFIER.test(field) || field.length > 64) {
             return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.field must be an identifier (letters, digits, _; not starting with a digit)' });
           }
-          return void page.extract(field).then(
-            () => sendJson({ type: 'extract_armed', field }),
+          if (m.all !== undefined && typeof m.all !== 'boolean') return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.all must be true or false' });
+          const all = m.all === true;
+          return void page.extract(field, { all }).then(
+            () => sendJson({ type: 'extract_armed', field, all }),
             () => notice('extract mode could not be armed: wait for the page to load'),
           );
         }

@@ -111,6 +111,9 @@ export function StudioRecorder({
   const [refusedSite, setRefusedSite] = useState(false);
   const [extractName, setExtractName] = useState('');
   const [armed, setArmed] = useState<string | null>(null);
+  /** Extract a list (every item like the picked one) rather than one value. */
+  const [extractList, setExtractList] = useState(false);
+  const [armedList, setArmedList] = useState(false);
   const [frames, setFrames] = useState(0);
   const [published, setPublished] = useState<string | undefined>();
   const [fromStep, setFromStep] = useState<string | null>(rerecord ?? null);
@@ -123,6 +126,14 @@ export function StudioRecorder({
   const [sending, setSending] = useState<string | null>(null);
   const sessionRef = useRef(session);
   sessionRef.current = session;
+  /**
+   * The session as the socket's messages leave it, at once: two `op` messages can arrive before React
+   * renders again (a fill, then the click that committed it), and the second must extend the first.
+   */
+  const updateSession = (next: AuthoringSession) => {
+    sessionRef.current = next;
+    onSession(next);
+  };
   const editing = session.state === 'editing';
   const ops = session.captured_ops as Op[];
 
@@ -153,7 +164,7 @@ export function StudioRecorder({
           setStatus('live');
           setReplay(null);
           if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
-          onSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
+          updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
           canvasRef.current?.focus();
           break;
         case 'viewport':
@@ -171,7 +182,7 @@ export function StudioRecorder({
           const list = [...s.captured_ops];
           const at = typeof m.index === 'number' ? Math.min(Math.max(0, m.index), list.length) : list.length;
           list.splice(at, m.replaced ? 1 : 0, m.op);
-          onSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
+          updateSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
           setInsert((x) => (x ? { ...x, index: at + 1, replaced: x.replaced || m.replaced === true, added: x.added + 1 } : x));
           if (m.op.kind === 'extract') setArmed(null);
           break;
@@ -187,9 +198,16 @@ export function StudioRecorder({
           setUrl(m.url);
           setAddress(m.url);
           setLoad(m.type === 'url' ? 'loading' : m.complete ? 'complete' : 'interactive');
+          // A new document has a capture script of its own, not armed: so is the button.
+          if (m.type === 'loaded' && m.complete === false) setArmed(null);
           break;
         case 'extract_armed':
           setArmed(m.field);
+          setArmedList(m.all === true);
+          break;
+        case 'extract_cancelled':
+          // Escape in the page (or a pick with no locator, said in a notice): the button un-arms.
+          setArmed(null);
           break;
         case 'file_chooser':
           setChooser({ multiple: m.multiple === true, accept: String(m.accept ?? ''), max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024, max_files: Number(m.max_files) || 1 });
@@ -323,6 +341,12 @@ export function StudioRecorder({
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'v') return;
     e.preventDefault();
     if (e.nativeEvent.isComposing || e.key === 'Dead' || e.key === 'Unidentified' || e.key === 'Process') return;
+    // A move still waiting for its animation frame goes first: a key acts where the pointer is (the
+    // extract picker's ↑ moves the pick under it).
+    if (moveRef.current) {
+      send({ type: 'mouse', action: 'move', ...moveRef.current });
+      moveRef.current = null;
+    }
     // Every key as a key event (the page sees keydown, keypress/input and keyup, as from a keyboard).
     send({ type: 'key', action, key: e.key });
   };
@@ -338,7 +362,7 @@ export function StudioRecorder({
   const arm = (e: FormEvent) => {
     e.preventDefault();
     if (!IDENT.test(extractName)) return say('An output field name is letters, digits and _, not starting with a digit.');
-    send({ type: 'extract', field: extractName });
+    send({ type: 'extract', field: extractName, all: extractList });
     canvasRef.current?.focus();
   };
 
@@ -459,6 +483,9 @@ export function StudioRecorder({
           </form>
           <form className="studio-extract" onSubmit={arm}>
             <input aria-label="Output field" placeholder="output field, e.g. price" value={extractName} disabled={!live} onChange={(e) => setExtractName(e.target.value)} />
+            <label className="studio-list-toggle small" title="Extract every item like the one you pick (a list), not one value">
+              <input type="checkbox" checked={extractList} disabled={!live} onChange={(e) => setExtractList(e.target.checked)} /> List
+            </label>
             <button className={`btn btn-small ${armed ? 'btn-primary' : ''}`} disabled={!live || extractName === ''}>
               {armed ? `Click the element for "${armed}"` : 'Extract'}
             </button>
@@ -480,6 +507,12 @@ export function StudioRecorder({
             onKeyUp={onKey('up')}
             onPaste={onPaste}
           />
+          {armed && live ? (
+            // Over the canvas (its bottom edge), so arming never moves the canvas under the pointer.
+            <div className="studio-hint small" role="status" data-testid="extract-hint">
+              {armedList ? 'Click one item of the list (every item like it is extracted)' : 'Click the value to extract'} · ↑ parent · ↓ child · Esc cancel
+            </div>
+          ) : null}
           {replaying && frames > 0 ? (
             <div className="studio-replaying" role="status" data-testid="replay-progress">
               <span className="spinner" aria-hidden="true" /> Replaying step {replaying.step} of {replaying.of} (<code>{replaying.id}</code>)…
@@ -608,6 +641,11 @@ export function StudioRecorder({
                         ) : (
                           <span className="muted"> ← {JSON.stringify(op.value ?? '')}</span>
                         )
+                      ) : null}
+                      {op.kind === 'extract' && op.all === true ? (
+                        <span className="muted">
+                          {' '}(list: all matches{op.container ? <> in <code>{describeTarget(op.container)}</code></> : null})
+                        </span>
                       ) : null}
                       {op.kind === 'extract' ? <span className="muted"> → output.{op.name}</span> : null}
                       {op.kind === 'upload' ? <span className="muted"> ← {fileList(op.files)}</span> : null}
