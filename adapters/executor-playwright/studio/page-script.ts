@@ -336,8 +336,8 @@ function install(): void {
         return;
       }
       const el = actionable(origin);
-      // Focusing a field or opening a select is not a step: its fill or select is.
-      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
+      // Focusing a field (a contenteditable too) or opening a select is not a step: its fill or select is.
+      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement || (origin instanceof HTMLElement && origin.isContentEditable)) return;
       if (el instanceof HTMLLabelElement && el.control && (isTextEntry(el.control) || el.control instanceof HTMLSelectElement)) return;
       // A file input's click opens its chooser: what is captured is the upload the chooser ends with.
       if (isFileInput(el) || (el instanceof HTMLLabelElement && isFileInput(el.control))) return;
