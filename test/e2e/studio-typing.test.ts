@@ -1,9 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import type { StudioAction, StudioPage } from '../../src/ports/studio.js';
 import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { Viewer } from '../helpers/live-socket.js';
+import { signUpInWebApp, StudioCanvas } from '../helpers/studio-canvas.js';
 
 /**
  * Typing is never lost (issue 28, point 1): the studio's capture script (page-typing.ts) in real
@@ -11,7 +14,8 @@ import { Viewer } from '../helpers/live-socket.js';
  * mouse, Playwright's keyboard, inserted text). A typed value becomes one `fill` when its field is
  * committed by any means, keys the page acts on become `press` after it, values the page sets itself
  * are no fill; the browser commits the typing the page could not (a navigation, commitTyping, close);
- * the live socket's `stop`, address bar and close store it too.
+ * the live socket's `stop`, address bar and close store it too; the web app's Stop recording and
+ * Test run store the value typed last, and its step list shows presses.
  */
 
 /** Every element the test touches sits at a fixed place: left 40, width 300, height 32, at `top`. */
@@ -464,6 +468,49 @@ describe('the live socket: stop, the address bar and the end of recording store 
       expect(stored?.captured_ops.slice(4)).toEqual([{ kind: 'fill', target: expect.objectContaining(NAME), value: 'Bye' }]);
     } finally {
       viewer.close();
+    }
+  });
+});
+
+describe('the web app', () => {
+  it('lists a press readably; Test run and Stop recording store the value typed last (a field not left)', async () => {
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
+    try {
+      const web = await signUpInWebApp(browser, h.url, 'typing-web@example.test');
+      const s = await StudioCanvas.open(web.page, browser, { name: 'typing-web', site: `${site.url}/fields`, task: 'Add a todo, type a name and a city' });
+      try {
+        await s.click((t) => t.locator('#todo'));
+        await s.type('Buy milk');
+        await s.press('Enter');
+        await s.steps(3);
+        expect((await s.rows.nth(2).textContent())?.replace(/\s+/g, ' ')).toContain('press Enter on textbox "New todo"');
+        // Typed, not left: Test run commits it first, and runs it.
+        await s.click((t) => t.locator('#name'));
+        await s.type('Ada');
+        await web.page.getByRole('button', { name: 'Test run' }).click();
+        await web.page.getByTestId('test-result').getByText('Test run succeeded').waitFor();
+        await s.steps(4);
+        expect((await s.session()).captured_ops[3]).toMatchObject({ kind: 'fill', value: 'Ada' });
+        // Typed, not left: Stop recording commits it before the socket closes.
+        await s.click((t) => t.locator('#city'));
+        await s.type('Lyon');
+        await web.page.getByRole('button', { name: 'Stop recording' }).click();
+        await web.page.getByText('Recording stopped').waitFor();
+        await s.steps(5);
+        const ops = (await s.session()).captured_ops;
+        expect(ops.map((o: any) => [o.kind, o.value ?? o.key ?? o.url])).toEqual([
+          ['navigate', `${site.url}/fields`],
+          ['fill', 'Buy milk'],
+          ['press', 'Enter'],
+          ['fill', 'Ada'],
+          ['fill', 'Lyon'],
+        ]);
+        expect(ops[4].target).toMatchObject(CITY);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await browser.close();
     }
   });
 });
