@@ -1,4 +1,6 @@
+import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,11 +109,14 @@ async function startSite(): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
+const ROOT = resolve(import.meta.dirname, '../..');
+
 let h: HostedFixture;
 let site: { server: Server; url: string };
 
 beforeAll(async () => {
   site = await startSite();
+  await mkdir(join(ROOT, 'test-artifacts', 'studio'), { recursive: true });
   h = await startHosted({ egressAllow: FIXTURE_SITES });
 }, 120_000);
 
@@ -483,7 +488,9 @@ describe('the web app', () => {
         await s.type('Buy milk');
         await s.press('Enter');
         await s.steps(3);
-        expect((await s.rows.nth(2).textContent())?.replace(/\s+/g, ' ')).toContain('press Enter on textbox "New todo"');
+        // The kind's badge, then the key and the element it goes to.
+        expect(await s.rows.nth(2).locator('.badge').first().textContent()).toBe('press');
+        expect(await s.rows.nth(2).locator('.op-desc').textContent()).toBe('Enter on textbox "New todo"');
         // Typed, not left: Test run commits it first, and runs it.
         await s.click((t) => t.locator('#name'));
         await s.type('Ada');
@@ -506,6 +513,7 @@ describe('the web app', () => {
           ['fill', 'Lyon'],
         ]);
         expect(ops[4].target).toMatchObject(CITY);
+        await s.page.getByTestId('op-list').screenshot({ path: join(ROOT, 'test-artifacts', 'studio', 'typing-steps.png') });
       } finally {
         await s.close();
       }
