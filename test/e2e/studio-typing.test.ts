@@ -103,6 +103,7 @@ async function startSite(): Promise<{ server: Server; url: string }> {
     if (path === '/fields') return html(FIELDS);
     if (path === '/chat') return html(CHAT);
     if (path === '/next') return html(page('Next', `<p ${box(40)}>The next page</p>`));
+    if (path === '/framed') return html(page('Framed', `<iframe src="/chat" title="chat" style="position:absolute;left:0;top:0;width:1000px;height:300px;border:0"></iframe>`));
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -378,6 +379,25 @@ describe('typing committed by any means', () => {
       expect(s.actions.map(primary)).toEqual([
         { kind: 'fill', target: msg, value: 'Hi\nthere', field: 'msg' },
         { kind: 'press', key: 'Enter', target: msg },
+      ]);
+    } finally {
+      await s.page.close();
+    }
+  });
+});
+
+describe('what cannot be captured is said', () => {
+  it('typing inside a frame: a refusal, no fill', async () => {
+    const s = await openStudio('/framed');
+    try {
+      // The chat page in a frame at the top-left corner: its textarea is where it is on its own page.
+      s.click(at(40));
+      s.type('hello');
+      await s.next(2);
+      await s.settle();
+      expect(s.actions).toEqual([
+        { kind: 'refused', message: expect.stringMatching(/^actions inside frames \(iframes\) are not captured/) },
+        { kind: 'refused', message: expect.stringMatching(/^typing inside frames \(iframes\) is not captured/) },
       ]);
     } finally {
       await s.page.close();
