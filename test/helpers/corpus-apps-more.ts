@@ -3,14 +3,41 @@ import { resolve } from 'node:path';
 import type { CorpusApp } from './corpus-apps.js';
 
 /**
- * More apps of the corpus (test/helpers/corpus-apps.ts has the first five and the shape): a form
- * generator and a math expression tree, both from their npm packages as they ship.
+ * More apps of the corpus (test/helpers/corpus-apps.ts has the first five and the shape): TodoMVC's
+ * Backbone.js example (typing committed by Enter alone), a form generator and a math expression tree,
+ * all from their npm packages as they ship.
  */
 
 const modules = resolve(import.meta.dirname, '../../node_modules');
 const require = createRequire(import.meta.url);
 
 export const MORE_APPS: CorpusApp[] = [
+  {
+    id: 'todomvc-enter',
+    app: 'TodoMVC (Backbone.js)',
+    package: 'todomvc',
+    root: `${modules}/todomvc`,
+    path: '/examples/backbone/index.html',
+    task: 'Add two todos with Enter and read both titles',
+    async record(s) {
+      // The field commits on Enter only (keypress; it clears itself: no blur, no change event).
+      await s.click((t) => t.locator('#new-todo'));
+      await s.type('Buy milk');
+      await s.press('Enter');
+      await s.steps(3);
+      await s.type('Write report');
+      await s.press('Enter');
+      await s.steps(5);
+      await s.extract('first', (t) => t.locator('#todo-list li').nth(0).locator('label'));
+      await s.extract('second', (t) => t.locator('#todo-list li').nth(1).locator('label'));
+    },
+    slots: { 2: 'first', 4: 'second' },
+    kinds: ['navigate', 'fill', 'press', 'fill', 'press', 'extract', 'extract'],
+    runs: [
+      { inputs: { first: 'Feed the cat', second: 'Pay rent' }, output: { first: 'Feed the cat', second: 'Pay rent' } },
+      { inputs: { first: 'Call mum', second: 'Water plants' }, output: { first: 'Call mum', second: 'Water plants' } },
+    ],
+  },
   {
     id: 'jsonform',
     app: 'JSON Form (getting started example)',

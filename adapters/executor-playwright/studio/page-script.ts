@@ -2,8 +2,8 @@
  * The studio's capture script (browser code): bundled with its libraries into one IIFE by
  * scripts/build-capture-script.mjs (-> page-script.generated.ts) and injected into every page of a
  * studio context with `context.addInitScript`. It reports completed actions through the exposed
- * binding `__flowctlStudio` as raw ops: `click`, `fill` (one per field with its final value, on
- * change), `select`, `drag` (an HTML5 drag and drop from its dragstart to its drop, or a pointer drag:
+ * binding `__flowctlStudio` as raw ops: `click`, `fill` and `press` (typing and keys: page-typing.ts),
+ * `select`, `drag` (an HTML5 drag and drop from its dragstart to its drop, or a pointer drag:
  * the button pressed on one element and released over another), and `extract` (picker.ts: once extract
  * mode is armed the element under the pointer is outlined with its text, and the click picks it).
  * Clicks on file inputs are not steps: the file chooser they
@@ -18,12 +18,15 @@
 import { finder } from '@medv/finder';
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import { createPicker, type PickerMessage } from './picker.js';
+import { installTyping, refuseFrameTyping } from './page-typing.js';
 
 type Locator = { testid?: string; role?: string; name?: string; label?: string; text?: string; css?: string };
 type Target = Locator & { fallbacks?: Locator[] };
 type Message =
   | { kind: 'click'; target: Target }
   | { kind: 'fill'; target: Target; value?: string; secret?: boolean; field?: string }
+  | { kind: 'typing'; target: Target; value?: string; secret?: boolean; field?: string }
+  | { kind: 'press'; key: string; target?: Target }
   | { kind: 'select'; target: Target; value: string | string[] }
   | PickerMessage
   | { kind: 'drag'; source: Target; target: Target }
@@ -213,10 +216,6 @@ function actionable(el: Element): Element {
   return el.closest('button, a[href], input, select, textarea, label, summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], [data-testid]') ?? el;
 }
 
-function fieldName(el: HTMLInputElement | HTMLTextAreaElement): string {
-  return el.name || el.id || labelOf(el) || el.type || 'field';
-}
-
 const isFileInput = (el: Element | null | undefined): boolean => el instanceof HTMLInputElement && el.type === 'file';
 
 /**
@@ -243,12 +242,15 @@ function install(): void {
   if (window !== window.top) {
     // Frames are not captured: say so once, on the first interaction.
     document.addEventListener('mousedown', () => send({ kind: 'refused', message: 'actions inside frames (iframes) are not captured: open the frame\'s page itself with the address bar' }), { capture: true, once: true });
+    refuseFrameTyping(send);
     return;
   }
   // Extract mode (picker.ts): installed first, so its listeners on window run before the ones below.
   const picker = createPicker({ send, targetOf, stableClass });
   const extracting = () => picker.armed();
   hook('__flowctlStudioExtract', (field: string | null, all?: boolean) => picker.arm(typeof field === 'string' ? field : null, all === true));
+  // Typing and keys (fill, press): page-typing.ts; paused while extract mode is armed (the picker takes the keys).
+  installTyping({ send, targetOf: (el) => targetOf(el, 'action'), labelOf, paused: extracting });
   // The file chooser's input, named as a step names it (the service asks when the chooser opens).
   hook('__flowctlStudioTarget', (el: Element) => (el instanceof Element ? targetOf(el, 'action') : undefined));
   // Drags. HTML5: the source is named at its dragstart, the drop zone at its drop (before the page's
@@ -348,8 +350,8 @@ function install(): void {
       }
       if (extracting()) return;
       const el = actionable(origin);
-      // Focusing a field or opening a select is not a step: its fill or select is.
-      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement) return;
+      // Focusing a field (a contenteditable too) or opening a select is not a step: its fill or select is.
+      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement || (origin instanceof HTMLElement && origin.isContentEditable)) return;
       if (el instanceof HTMLLabelElement && el.control && (isTextEntry(el.control) || el.control instanceof HTMLSelectElement)) return;
       // A file input's click opens its chooser: what is captured is the upload the chooser ends with.
       if (isFileInput(el) || (el instanceof HTMLLabelElement && isFileInput(el.control))) return;
@@ -368,12 +370,6 @@ function install(): void {
         const target = targetOf(el, 'action');
         if (target) send({ kind: 'select', target, value: el.multiple ? values : (values[0] ?? '') });
         return;
-      }
-      if (el instanceof Element && isTextEntry(el)) {
-        const target = targetOf(el, 'action');
-        if (!target) return;
-        if (el instanceof HTMLInputElement && el.type === 'password') send({ kind: 'fill', target, secret: true, field: fieldName(el) });
-        else send({ kind: 'fill', target, value: el.value, field: fieldName(el) });
       }
     },
     { capture: true },

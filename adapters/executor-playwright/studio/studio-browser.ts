@@ -43,6 +43,31 @@ export interface StudioBrowserOptions extends Pick<ResolveBrowserOptions, 'execu
 const BINDING = '__flowctlStudio';
 /** The message a replay ends with, through the binding itself: every report sent before it has arrived. */
 const BARRIER = '__flowctlReplayBarrier';
+/** The longest commitTyping waits for the input queue, then for the page's answer (caps a hang only). */
+const COMMIT_WAIT_MS = 5000;
+
+/** `p`, or undefined once `ms` have passed. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * In the page (main world): the capture script settles its typing (keydowns whose dispatch is over,
+ * the dirty field committed: page-typing.ts), then a barrier message goes through the binding itself.
+ * With `blur`, the focused element is blurred first (a replay's end: its change would report again).
+ */
+function settleAndBarrier([binding, barrier, blur]: readonly [string, string, boolean]): unknown {
+  const w = window as unknown as Record<string, unknown>;
+  if (blur) (document.activeElement as HTMLElement | null)?.blur?.();
+  const settle = w.__flowctlStudioTypingSettle;
+  if (typeof settle === 'function') settle();
+  const fn = w[binding];
+  return typeof fn === 'function' ? (fn as (m: unknown) => Promise<void>)({ kind: barrier }) : undefined;
+}
 
 /** JPEG quality by frame area: smaller canvases get sharper frames for the same bytes. */
 export function screencastQuality(viewport: StudioViewport): number {
@@ -90,10 +115,39 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
     /** While a replay runs, what the page reports is the replay's doing, not the user's: dropped. */
     let replaying: AbortController | undefined;
     let session!: RunSession;
+    /**
+     * The latest `typing` the page reported that no `fill` has committed yet (page-typing.ts): the
+     * browser commits it itself when the page cannot (a navigation, commitTyping, close). `key` names
+     * the field (its target as JSON).
+     */
+    let pending: { key: string; target: unknown; value: unknown; secret: boolean; field: unknown } | null = null;
+    /** The fill last committed from `pending`: the page's own fill of the same field and value, arriving after it (a race with a navigation), is that step again. */
+    let committed: string | null = null;
+    const commitPending = () => {
+      const p = pending;
+      pending = null;
+      if (!p || closed || replaying) return;
+      committed = `${p.key}\n${p.secret ? '' : String(p.value)}`;
+      opts.onAction(p.secret ? { kind: 'fill', target: p.target, secret: true, field: p.field } : { kind: 'fill', target: p.target, value: p.value, field: p.field });
+    };
     try {
       await context.exposeBinding(BINDING, (source, message: unknown) => {
         if (closed || replaying || source.page !== page || message === null || typeof message !== 'object') return;
-        if ((message as { kind?: unknown }).kind === BARRIER) return;
+        const m = message as { kind?: unknown; target?: unknown; value?: unknown; secret?: unknown; field?: unknown };
+        if (m.kind === BARRIER) return;
+        if (m.kind === 'typing') {
+          // Kept, not reported: the page commits it as a fill (or the browser does, above).
+          committed = null;
+          pending = { key: JSON.stringify(m.target ?? null), target: m.target, value: m.value, secret: m.secret === true, field: m.field };
+          return;
+        }
+        if (m.kind === 'fill') {
+          const key = JSON.stringify(m.target ?? null);
+          if (pending?.key === key) pending = null;
+          const same = committed === `${key}\n${m.secret === true ? '' : String(m.value)}`;
+          committed = null;
+          if (same) return;
+        } else committed = null;
         opts.onAction(message as never);
       });
       await context.addInitScript({ content: CAPTURE_SCRIPT });
@@ -161,6 +215,12 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         if (!closed) opts.onGone?.('the browser context closed');
       });
       cdp = await context.newCDPSession(page);
+      // A main-frame navigation to another document: the typing its page did not commit is committed
+      // now, before the new document reports anything (same-document navigations are not this event).
+      cdp.on('Page.frameNavigated', (e) => {
+        if (e.frame.parentId === undefined) commitPending();
+      });
+      await cdp.send('Page.enable');
       cdp.on('Page.screencastFrame', (f) => {
         if (closed) return;
         let acked = false;
@@ -189,7 +249,8 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
 
       // Input, in order; a move waiting behind another input is replaced by the next move.
       const queue: StudioInput[] = [];
-      let running = false;
+      /** The dispatch loop while it runs (commitTyping waits for it). */
+      let pumping: Promise<void> | undefined;
       let held = 0;
       let last = { x: 0, y: 0 };
       let dragAt = { x: -1, y: -1 };
@@ -271,17 +332,20 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           await cdp.send('Input.insertText', { text: input.text });
         }
       };
-      const pump = async () => {
-        if (running) return;
-        running = true;
-        try {
+      const pump = () => {
+        if (pumping) return;
+        const run = async () => {
+          await Promise.resolve();
           while (queue.length > 0 && !closed) {
             const next = queue.shift()!;
             await dispatch(next).catch(() => {});
           }
-        } finally {
-          running = false;
-        }
+        };
+        pumping = run().finally(() => (pumping = undefined));
+      };
+      /** Every input queued so far is dispatched (input queued meanwhile too). */
+      const drained = async () => {
+        while (pumping) await pumping;
       };
 
       const studioPage: StudioPage = {
@@ -299,18 +363,21 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
             // The focused field's change event (a replayed fill) fires on its blur: now, still dropped.
             // Then a barrier through the binding: the reports sent before it are all delivered (and
             // dropped) by the time it answers, so none is taken for the user's.
-            await page
-              .evaluate(
-                ([binding, barrier]) => {
-                  (document.activeElement as HTMLElement | null)?.blur?.();
-                  const fn = (window as unknown as Record<string, ((m: unknown) => Promise<void>) | undefined>)[binding];
-                  return typeof fn === 'function' ? fn({ kind: barrier }) : undefined;
-                },
-                [BINDING, BARRIER] as const,
-              )
-              .catch(() => {});
+            // The capture script's typing is settled first (its reports dropped too), and what it
+            // reported is no typing of the user's.
+            await page.evaluate(settleAndBarrier, [BINDING, BARRIER, true] as const).catch(() => {});
+            pending = null;
             if (replaying === controller) replaying = undefined;
           }
+        },
+        async commitTyping() {
+          if (closed || replaying) return;
+          // The viewer's keys sent before are in the page first (bounded: input may keep coming).
+          await within(drained(), COMMIT_WAIT_MS);
+          if (closed || replaying) return;
+          await within(page.evaluate(settleAndBarrier, [BINDING, BARRIER, false] as const).catch(() => {}), COMMIT_WAIT_MS);
+          // What the page did not commit (it did not answer): the latest typing it reported.
+          commitPending();
         },
         input(input) {
           if (closed || replaying) return;
@@ -368,6 +435,8 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         },
         async close() {
           if (closed) return;
+          // The typing the page did not commit is the last step (the socket's teardown committed it already when it could).
+          commitPending();
           closed = true;
           replaying?.abort();
           pages.delete(studioPage);

@@ -131,6 +131,8 @@ interface Live {
   automationId: string;
   page?: StudioPage;
   close(code: number, reason: string): void;
+  /** Nothing more is stored (the service is shutting down). */
+  seal(): void;
 }
 
 export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | undefined): LiveCapture {
@@ -189,12 +191,17 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     };
     const notice = (message: string) => sendJson({ type: 'notice', message });
     let idle: NodeJS.Timeout | undefined;
+    /** No more ops are stored: set once the closed session's last typing is (teardown). */
+    let sealed = false;
     const live: Live = {
       ws,
       orgId,
       automationId,
       close(code, reason) {
         if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+      },
+      seal() {
+        sealed = true;
       },
     };
     lives.add(live);
@@ -211,8 +218,15 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       if (closed) return;
       closed = true;
       clearTimeout(idle);
+      // The place is free at once; the page goes after (its last typing stored first, bounded).
       lives.delete(live);
-      await live.page?.close().catch(() => {});
+      // The end of recording by closing: the typing the page did not commit yet is the last step
+      // (appends go on until it is stored).
+      const page = live.page;
+      if (page && !sealed) await page.commitTyping().catch(() => {});
+      await page?.close().catch(() => {});
+      await chain;
+      sealed = true;
     };
     ws.on('close', () => void teardown());
     ws.on('error', () => void teardown());
@@ -224,7 +238,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     let chain: Promise<void> = Promise.resolve();
     const append = (op: Record<string, unknown>, secretSlot?: string, files?: { name: string; digest: string; bytes: Uint8Array }[]) => {
       chain = chain.then(() => withCaptureLock(automationId, async () => {
-          if (closed) return;
+          if (sealed) return;
           const { issues } = checkOps([op]);
           if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
             notice(`an action could not be captured (${issues[0]?.message ?? 'too large'})`);
@@ -334,6 +348,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     const onAction = (action: StudioAction) => {
       if (action.kind === 'refused') return notice(String(action.message).slice(0, 300));
       if (action.kind === 'click') return append({ kind: 'click', target: action.target });
+      if (action.kind === 'press') return append({ kind: 'press', key: action.key, ...(action.target !== undefined ? { target: action.target } : {}) });
       if (action.kind === 'select') return append({ kind: 'select', target: action.target, value: action.value });
       // The viewer un-arms its button (Escape in the page, or a pick that could not be named).
       if (action.kind === 'extract_cancelled') return sendJson({ type: 'extract_cancelled' });
@@ -503,6 +518,8 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             // A typed address the egress rule refuses: said, not captured, not opened.
             const no = await options!.browser.refusal?.(target).catch(() => undefined);
             if (no) return sendJson({ type: 'refused', url: target, message: egressRefusalMessage(no) });
+            // What was typed before the address is a step before it.
+            await page.commitTyping().catch(() => {});
             append({ kind: 'navigate', url: target });
             await page.navigate(target).catch((err: Error) => notice(`could not open ${target}: ${err.message.split('\n')[0]}`));
           })();
@@ -572,6 +589,18 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           chooser = null;
           page.cancelFileChooser();
           return;
+        case 'stop':
+          // The end of recording (the session stays open): the typing not committed yet is stored,
+          // then the viewer is told what the capture is now.
+          return void (async () => {
+            await page.commitTyping().catch(() => {});
+            await chain;
+            const now = await storage.authoring.get(orgId, automationId);
+            sendJson({ type: 'stopped', captured_ops: now?.captured_ops ?? [], input_slots: now?.input_slots ?? [], secret_slots: now?.secret_slots ?? [] });
+          })().catch((err) => {
+            logger.error(`[flowctl] [studio] stop: ${(err as Error)?.stack ?? String(err)}`);
+            sendJson({ type: 'error', error: 'internal_error', message: 'the capture could not be read' });
+          });
         case 'ping':
           return sendJson({ type: 'pong' });
         default:
@@ -585,6 +614,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     active: () => lives.size,
     async dispose() {
       for (const live of [...lives]) {
+        live.seal();
         live.close(1001, 'shutting down');
         await live.page?.close().catch(() => {});
       }

@@ -12,6 +12,8 @@ import { frameDrawer, openLiveSocket } from '../frames';
  * (the service turns an HTML5 drag the page starts into drag events); a file input clicked in the page
  * opens a file picker here, whose files go to the service over the socket, in chunks. The op list
  * edits the session with PATCH (delete, reorder, input or secret slot for a fill) and publishes it.
+ * Stop recording, Test run and Publish first send `stop` and wait for `stopped`: the value typed
+ * last (a field not left yet) is a step of the capture before it is closed, run or published.
  *
  * Re-record (`rerecord`: a step id, from an automation's rerecord_href): the session opens with
  * `?from_step=<step>`; the service replays the steps before it in the fresh browser (`replaying`
@@ -134,6 +136,11 @@ export function StudioRecorder({
     sessionRef.current = next;
     onSession(next);
   };
+  /** The session is live (ready received): it answers `stop`. */
+  const liveRef = useRef(false);
+  /** Waiting for `stopped` (or the socket's close). */
+  const stoppedRef = useRef<(() => void)[]>([]);
+  const [stopping, setStopping] = useState(false);
   const editing = session.state === 'editing';
   const ops = session.captured_ops as Op[];
 
@@ -159,6 +166,7 @@ export function StudioRecorder({
       switch (m.type) {
         case 'ready':
           opened = true;
+          liveRef.current = true;
           viewport.current = m.viewport;
           setSize(m.viewport);
           setStatus('live');
@@ -209,6 +217,14 @@ export function StudioRecorder({
           // Escape in the page (or a pick with no locator, said in a notice): the button un-arms.
           setArmed(null);
           break;
+        case 'stopped': {
+          // The typing not committed yet is stored: the capture as it is now.
+          updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
+          const waiting = stoppedRef.current;
+          stoppedRef.current = [];
+          for (const w of waiting) w();
+          break;
+        }
         case 'file_chooser':
           setChooser({ multiple: m.multiple === true, accept: String(m.accept ?? ''), max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024, max_files: Number(m.max_files) || 1 });
           setSending(null);
@@ -239,6 +255,10 @@ export function StudioRecorder({
     wsRef.current = ws;
     ws.onclose = (event) => {
       wsRef.current = null;
+      liveRef.current = false;
+      const waiting = stoppedRef.current;
+      stoppedRef.current = [];
+      for (const w of waiting) w();
       setStatus('closed');
       setArmed(null);
       if (!opened) {
@@ -250,9 +270,30 @@ export function StudioRecorder({
     };
   };
 
-  const stop = () => {
+  /**
+   * The value typed last becomes a step: `stop` asks the service to commit the typing the page has
+   * not committed yet and answers `stopped` once it is stored (the session stays open).
+   */
+  const commitTyping = (): Promise<void> => {
+    const ws = wsRef.current;
+    if (!ws || ws.readyState !== WebSocket.OPEN || !liveRef.current) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      stoppedRef.current.push(resolve);
+      ws.send(JSON.stringify({ type: 'stop' }));
+    });
+  };
+  const stop = async (commit = true) => {
+    if (commit && liveRef.current) {
+      setStopping(true);
+      try {
+        await commitTyping();
+      } finally {
+        setStopping(false);
+      }
+    }
     wsRef.current?.close(1000);
     wsRef.current = null;
+    liveRef.current = false;
     setStatus('closed');
     setChooser(null);
   };
@@ -411,12 +452,14 @@ export function StudioRecorder({
   const [tested, setTested] = useState<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } } | undefined>();
   const testRun = useAction(async () => {
     setTested(undefined);
+    await commitTyping();
     setTested(await post<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } }>(`/api/authoring/${automation.id}/test`));
   });
   const publish = useAction(async () => {
+    await commitTyping();
     const b = await post<{ automation: Automation; flow_digest: string }>(`/api/authoring/${automation.id}/publish`);
     setPublished(b.flow_digest);
-    stop();
+    void stop(false);
     onPublished();
   });
   // Re-record: reopen a published capture first (the live version stays live until the next publish).
@@ -457,8 +500,8 @@ export function StudioRecorder({
         subtitle="Click, type and scroll in the page below: each completed action is captured. Password fields become secret slots (their value is never sent or stored)."
         actions={
           live || status === 'connecting' ? (
-            <button className="btn" onClick={stop}>
-              Stop recording
+            <button className="btn" disabled={stopping} onClick={() => void stop()}>
+              {stopping ? 'Stopping…' : 'Stop recording'}
             </button>
           ) : (
             <button className="btn btn-primary" disabled={!editing} onClick={() => start()} title={editing ? undefined : 'Reopen the capture first'}>
@@ -542,7 +585,7 @@ export function StudioRecorder({
             {live ? url : ''}
             {live && load === 'loading' ? <span className="muted"> (loading…)</span> : null}
           </span>
-          <span>Select menus: focus them and type the option's first letters (native pop-ups are not streamed). Drag with the mouse; a file input asks for its file here. New tabs and frames are not captured.</span>
+          <span>Typing becomes a step when you leave the field, press Enter, Tab or Escape, click elsewhere, or stop; keys the page acts on are steps too. Select menus: focus them and type the option's first letters (native pop-ups are not streamed). Drag with the mouse; a file input asks for its file here. New tabs and frames are not captured.</span>
         </div>
         {chooser ? (
           <div className="notice studio-chooser" role="dialog" aria-label="The page asks for a file">
@@ -626,6 +669,18 @@ export function StudioRecorder({
                   {op.optional ? <span className="op-tag op-tag-optional" title="Skipped when its element does not appear">optional </span> : null}
                   {op.kind === 'navigate' ? (
                     <code>{op.url}</code>
+                  ) : op.kind === 'press' ? (
+                    <>
+                      <code>{String(op.key)}</code>
+                      {op.target !== undefined ? (
+                        <>
+                          <span className="muted"> on </span>
+                          <code>{describeTarget(op.target)}</code>
+                        </>
+                      ) : (
+                        <span className="muted"> (the focused element)</span>
+                      )}
+                    </>
                   ) : op.kind === 'drag' ? (
                     <>
                       <code>{describeTarget(op.source)}</code>
