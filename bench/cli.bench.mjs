@@ -44,7 +44,7 @@ try {
     '',
     '| command | samples | median ms | p90 ms | over node ms | target ms | |',
     '|---|---|---|---|---|---|---|',
-    row('`node -e \"\"` (Node itself, for reference)', bare),
+    row('`node -e ""` (Node itself, for reference)', bare),
     row('`flowctl --help`', help, 150),
     row('`flowctl run hello`', run, 400),
   ].join('\n');

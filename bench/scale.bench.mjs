@@ -39,7 +39,7 @@ const secrets = { SVC_SESSION_SECRETS: randomBytes(32).toString('base64url'), SV
 
 /** The loopback page the browser flow reads (the worker's Chromium warms up on it). */
 function startSite() {
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><title>Scale</title><main><h1 data-testid="title">Hello from the site</h1></main>');
   });

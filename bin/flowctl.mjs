@@ -7,7 +7,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`[flowctl] internal error: ${err && err.stack ? err.stack : String(err)}\n`);
+    process.stderr.write(`[flowctl] internal error: ${err?.stack ? err.stack : String(err)}\n`);
     process.exitCode = 70;
   },
 );

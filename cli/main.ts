@@ -53,7 +53,7 @@ export function defaultIO(): CliIO {
 }
 
 export async function main(argv: readonly string[], io: CliIO = defaultIO()): Promise<number> {
-  let command = argv[0];
+  const command = argv[0];
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     io.stdout.write(HELP_TEXT);
     return command === undefined ? EXIT.usage : EXIT.ok;

@@ -1,7 +1,9 @@
-// `npm test`: build, check the public API report and the exports map, type-check, then vitest.
+// `npm test`: format and lint (Biome), build, check the public API report and the exports map, type-check, then vitest.
 import { spawnSync } from 'node:child_process';
 
 const steps = [
+  ['format', ['node_modules/@biomejs/biome/bin/biome', 'format', '.']],
+  ['lint', ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', '.']],
   ['build', ['scripts/build.mjs']],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
   ['api report', ['node_modules/@microsoft/api-extractor/bin/api-extractor', 'run']],

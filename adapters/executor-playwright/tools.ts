@@ -47,7 +47,7 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
 function parseFrame(value: unknown): Locator[] {
   const parsed = frameSchema.safeParse(value);
   if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => ['frame', ...i.path].join('.') + ` ${i.message}`).join('; ');
+    const msg = parsed.error.issues.map((i) => `${['frame', ...i.path].join('.')} ${i.message}`).join('; ');
     throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] ${msg}`, { retryable: false });
   }
   return normalizeFrame(parsed.data as FrameInput);
@@ -56,7 +56,7 @@ function parseFrame(value: unknown): Locator[] {
 function parseTarget(value: unknown, field: string): Locator {
   const parsed = targetSchema.safeParse(value);
   if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => [field, ...i.path].join('.') + ` ${i.message}`).join('; ');
+    const msg = parsed.error.issues.map((i) => `${[field, ...i.path].join('.')} ${i.message}`).join('; ');
     throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] ${msg}`, { retryable: false });
   }
   return normalizeTarget(parsed.data as TargetInput);
@@ -300,7 +300,7 @@ function readValues(loc: PwLocator, attribute: string | undefined, rendered = fa
     (els, [attr, asRendered]) =>
       els.map((el) => {
         // innerText keeps the line breaks of <br>, blocks and preformatted text, and leaves hidden text out.
-        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).innerText : (el.textContent ?? '');
+        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).textContent : (el.textContent ?? '');
         if (attr === undefined) return (el.textContent ?? '').replace(/\s+/g, ' ').trim();
         // `value` reads the live value of form fields, not the attribute the page was served with.
         if (attr === 'value' && 'value' in el) return String((el as HTMLInputElement).value);

@@ -285,7 +285,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
           journal: {
             ...txJournal,
             // Following a journal waits for other writers' commits, which a transaction must not do.
-            // eslint-disable-next-line require-yield
+            // biome-ignore lint/correctness/useYield: an async iterable that fails on its first next(), as the port's watch does
             watch: async function* () {
               throw new FlowError('unsupported_in_transaction', prefixed('storage-sql', 'journal.watch inside transaction(fn): watch the storage itself, after the commit'));
             },

@@ -594,7 +594,7 @@ export function createEngine(options: EngineOptions): Engine {
     async abandon(runId, error) {
       alive();
       const record = await storage.runs.get(runId);
-      if (!record || record.status !== 'pending' || inflight.has(runId)) return false;
+      if (record?.status !== 'pending' || inflight.has(runId)) return false;
       // An executor's lease (not a prepared run's start deadline): it started, leave it to its lease.
       if (record.lease && !record.lease.prepared) return false;
       if ((await storage.journal.read(runId, 0)).length > 0) return false;

@@ -42,7 +42,7 @@ function firstDifferentLine(a: string, b: string): number {
 export const nonCanonicalRule: LintRule = {
   name: 'non-canonical',
   check(ctx) {
-    if (!ctx.source || ctx.source.kind !== 'yaml' || ctx.canonical === undefined || ctx.source.text === ctx.canonical) return [];
+    if (ctx.source?.kind !== 'yaml' || ctx.canonical === undefined || ctx.source.text === ctx.canonical) return [];
     const line = firstDifferentLine(ctx.source.text, ctx.canonical);
     return [finding(ctx, 'non-canonical', `the file is not in canonical form (first difference at line ${line}); "flowctl lint --fix" rewrites it`, line, 1)];
   },

@@ -97,7 +97,7 @@ export function assertJsonBodyHeaders(request: Request): void {
     throw new FlowError('unsupported_encoding', `[flowctl] [launcher] Transfer-Encoding ${JSON.stringify(transfer.slice(0, 60))} is not supported; send the body plain or chunked`);
   }
   const coding = headers.get('content-encoding');
-  if (coding !== null && coding.split(',').some((c) => c.trim().toLowerCase() !== 'identity')) {
+  if (coding?.split(',').some((c) => c.trim().toLowerCase() !== 'identity')) {
     throw new FlowError('unsupported_encoding', `[flowctl] [launcher] Content-Encoding ${JSON.stringify(coding.slice(0, 60))} is not supported; send the body uncompressed`);
   }
   const type = headers.get('content-type');

@@ -113,7 +113,7 @@ export async function readPack(registry: BlobSource, entry: IndexEntry, cache: B
     }
     blobs.set(flow.flow_digest, spec.text);
     const value = parseJson(spec.text) as FlowSpec | undefined;
-    if (!value || value.flowspec !== 1 || value.name !== flow.name || digestOf(value) !== flow.flow_digest) {
+    if (value?.flowspec !== 1 || value.name !== flow.name || digestOf(value) !== flow.flow_digest) {
       problems.push({ code: 'flowspec_invalid', message: `FlowSpec of ${flow.name} is not a canonical FlowSpec named "${flow.name}"` });
     } else {
       specs.set(flow.name, value);

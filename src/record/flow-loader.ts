@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { FlowError, isFlowError } from '../errors.js';
+import { type FlowError, isFlowError } from '../errors.js';
 import type { Locator as SourceLocator, PathSegment } from '../flow/diagnostics.js';
 import { parseFlowSource } from '../flow/source.js';
 import type { Diagnostic, Flow } from '../flow/types.js';

@@ -163,7 +163,7 @@ function respondError(c: Context<ServiceEnv>, thrown: unknown, logger: Logger, o
   const data = isFlowError(err) ? (err.data as { retry_after?: number; limit?: number } | undefined) : undefined;
   if (isFlowError(err, 'rate_limited') && data?.retry_after !== undefined) {
     headers['retry-after'] = String(data.retry_after);
-    headers['ratelimit'] = `limit=${data.limit ?? 0}, remaining=0, reset=${data.retry_after}`;
+    headers.ratelimit = `limit=${data.limit ?? 0}, remaining=0, reset=${data.retry_after}`;
   }
   if (isFlowError(err, 'method_not_allowed') && (err.data as { allow?: string } | undefined)?.allow) headers.allow = (err.data as { allow: string }).allow;
   return c.body(JSON.stringify(body), status as 400, headers);
@@ -205,7 +205,7 @@ function bodyGuard(maxBytes: number): MiddlewareHandler<ServiceEnv> {
     const encoding = c.req.header('content-encoding');
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw serviceError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported`);
     const text = await read();
-    let parsed: unknown = undefined;
+    let parsed: unknown ;
     if (text.trim() !== '') {
       if (jsonDeeperThan(text, MAX_BODY_DEPTH)) throw serviceError('invalid_json', `the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`);
       try {

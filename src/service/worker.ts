@@ -1,6 +1,5 @@
 import { isFlowError } from '../errors.js';
 import type { QueueMessage, QueueWorker } from '../ports/queue.js';
-import type { ExecutionRecord } from '../ports/service-storage.js';
 import { TERMINAL_STATUSES } from '../run/types.js';
 import type { ServiceDeps } from './context.js';
 import { finishRun, orgRunOptions, recordOutcome, RUN_QUEUE } from './domain/dispatch.js';

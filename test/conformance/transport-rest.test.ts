@@ -201,7 +201,7 @@ describe.each(TRANSPORTS)('REST launcher over $name', (transport: Transport) => 
     const atLimit = await post(`${open.base}/flows/greet/runs`, fits);
     expect(atLimit.status).toBe(200);
 
-    const over = await post(`${open.base}/flows/greet/runs`, fits + ' ');
+    const over = await post(`${open.base}/flows/greet/runs`, `${fits} `);
     expect(over.status).toBe(413);
     expect((await json(over)).error).toBe('body_too_large');
 

@@ -37,7 +37,7 @@ describe('storage-fs after a crash', () => {
   it('treats a run directory without run.json (killed inside create) as no run', async () => {
     const { id } = await storeWith(1);
     await mkdir(join(dir, 'runs', conformanceId(2)));
-    await writeFile(join(dir, 'runs', conformanceId(3) + '.tmp-left-over'), 'x');
+    await writeFile(join(dir, 'runs', `${conformanceId(3)}.tmp-left-over`), 'x');
     const fresh = createFsStorage({ dir });
     expect((await fresh.runs.list()).map((r) => r.id)).toEqual([id]);
     expect(await fresh.runs.get(conformanceId(2))).toBeUndefined();

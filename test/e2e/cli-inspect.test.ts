@@ -61,7 +61,7 @@ describe('flowctl inspect', () => {
     expect(r.code).toBe(1);
     const i = await flowctl(dir, ['inspect', 'last']);
     expect(i.code, i.stderr).toBe(0);
-    expect(i.stderr).toMatch(/ flaky  failed\n/);
+    expect(i.stderr).toMatch(/ flaky {2}failed\n/);
     expect(i.stderr).toMatch(/\ncall +http\/request@1\.0\.0 +failed +2 /);
     expect(i.stderr).toMatch(/error \(attempt 1\): http_network: /);
     expect(i.stderr).toMatch(/error \(attempt 2\): http_network: /);

@@ -122,7 +122,7 @@ export function flowctl(cwd: string, args: string[], options: { env?: Record<str
 /** A loopback JSON server counting its hits. */
 export async function countingServer(body: unknown = { pong: true }): Promise<{ url: string; hits: () => number; close: () => Promise<void>; server: Server }> {
   let hits = 0;
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     hits++;
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));

@@ -324,10 +324,10 @@ function extraFor(property: string): fc.Arbitrary<unknown> | undefined {
     case 'org_id':
       return fc.constant(0).chain(() => fc.constantFrom(A.org, B.org, 'nope'));
     case 'flow_digest':
-      return fc.constant(0).chain(() => fc.constantFrom(A.digest, 'sha256:' + 'f'.repeat(64), 'md5:x'));
+      return fc.constant(0).chain(() => fc.constantFrom(A.digest, `sha256:${'f'.repeat(64)}`, 'md5:x'));
     case 'url':
     case 'site':
-      return fc.constantFrom('https://hooks.a.test/x', 'http://127.0.0.1:1/x', 'http://169.254.169.254/latest', 'ftp://x.test/', 'https://user:pw@x.test/', 'not a url', 'https://' + 'x'.repeat(3000) + '.test');
+      return fc.constantFrom('https://hooks.a.test/x', 'http://127.0.0.1:1/x', 'http://169.254.169.254/latest', 'ftp://x.test/', 'https://user:pw@x.test/', 'not a url', `https://${'x'.repeat(3000)}.test`);
     case 'cron':
       return fc.constantFrom('* * * * *', '0 3 29 2 *', '@daily', '*/1 * * * * *', '0 0 31 2 *', '60 * * * *', '* * * * * * *', '0,1 * * * * *', '');
     case 'timezone':

@@ -97,7 +97,7 @@ describe('POST /v1/run/{flow}', () => {
     const ok = await gateway(live, 'with-secret');
     expect(ok.body.status).toBe('succeeded');
     // The output echoes the secret: it is masked, as everywhere in the engine.
-    expect(ok.body.output.forecast).toBe('Forecast for ***: ' + ok.body.output.forecast.split(': ')[1]);
+    expect(ok.body.output.forecast).toBe(`Forecast for ***: ${ok.body.output.forecast.split(': ')[1]}`);
     expect(JSON.stringify(ok.body)).not.toContain('Kyoto');
     // A test key still runs an automation with no secret input.
     expect((await gateway(test, 'example-forecast', { inputs: { city: 'Rome' } })).body.status).toBe('succeeded');

@@ -6,7 +6,6 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Viewer } from '../helpers/live-socket.js';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { imageRegions } from '../helpers/image-pixels.js';
 
@@ -85,7 +84,6 @@ async function startSite() {
 }
 
 let h: HostedFixture;
-let studio: StudioBrowser;
 let site: Awaited<ReturnType<typeof startSite>>;
 let owner: Client;
 let other: Client;
@@ -125,7 +123,6 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   site = await startSite();
   h = await startHosted({ egressAllow: FIXTURE_SITES }, {}, { screenshots: true });
-  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   owner = new Client(h.url);
   other = new Client(h.url);

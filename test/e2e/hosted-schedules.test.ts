@@ -98,7 +98,7 @@ describe('schedules: routes', () => {
     expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { timezone: 'Nowhere/Else' })).status).toBe(422);
     expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { inputs: { who: [] } })).status).toBe(422);
     // The version is not a field of PATCH (unknown fields are ignored, as on every route): it stays.
-    expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { flow_digest: 'sha256:' + '0'.repeat(64) })).body.schedule.flow_digest).toBe(liveDigest);
+    expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { flow_digest: `sha256:${'0'.repeat(64)}` })).body.schedule.flow_digest).toBe(liveDigest);
     const audit = await owner.call('GET', '/api/audit?limit=3');
     expect(audit.body.entries.map((e: { metadata: { action: string } }) => e.metadata.action)).toEqual(['schedule.update', 'schedule.update', 'schedule.update']);
     expect(audit.body.entries[2].metadata.changed).toEqual(['cron', 'enabled', 'inputs', 'timezone']);
@@ -167,9 +167,9 @@ describe('schedules: fires', () => {
     const base = { org_id: orgId, automation_id: automationId, flow_digest: liveDigest, enabled: true, created_by: 'test', timezone: undefined };
     // Written as a process that was down for an hour would find it (not through the routes, which
     // start a schedule now): since an hour ago, every minute.
-    const backlog = { ...base, id: 'backlog-' + insertedAt, cron: '* * * * *', inputs: { who: 'late' }, created_at: hourAgo, updated_at: hourAgo, since: hourAgo };
+    const backlog = { ...base, id: `backlog-${insertedAt}`, cron: '* * * * *', inputs: { who: 'late' }, created_at: hourAgo, updated_at: hourAgo, since: hourAgo };
     // Every second: the loop's ticks, counted without sleeping.
-    const ticker = { ...base, id: 'ticker-' + insertedAt, cron: '* * * * * *', inputs: { who: 'tick' }, created_at: now, updated_at: now, since: now };
+    const ticker = { ...base, id: `ticker-${insertedAt}`, cron: '* * * * * *', inputs: { who: 'tick' }, created_at: now, updated_at: now, since: now };
     await h.storage.schedules.create(backlog);
     await h.storage.schedules.create(ticker);
     await waitUntil(async () => (await h.storage.schedules.fires(orgId, ticker.id, 10)).length >= 3, { what: 'three ticks of the scheduler' });

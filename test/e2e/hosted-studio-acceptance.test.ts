@@ -8,7 +8,6 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import type { StudioBrowser } from '../../src/ports/studio.js';
 import { FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
@@ -125,7 +124,6 @@ document.getElementById('checkout').addEventListener('click', () => {
 }
 
 let h: HostedFixture;
-let studio: StudioBrowser;
 let site: { server: Server; url: string };
 let browser: Browser;
 
@@ -133,7 +131,6 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   site = await startGrocer();
   h = await startHosted({ egressAllow: FIXTURE_SITES });
-  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
 }, 120_000);
 

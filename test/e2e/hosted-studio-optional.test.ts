@@ -1,7 +1,6 @@
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { startSite, type SiteServer } from '../helpers/site-server.js';
 
@@ -13,14 +12,12 @@ import { startSite, type SiteServer } from '../helpers/site-server.js';
  */
 
 let h: HostedFixture;
-let studio: StudioBrowser;
 let site: SiteServer;
 let owner: Client;
 
 beforeAll(async () => {
   site = await startSite({ password: 'unused-optional' });
   h = await startHosted({ egressAllow: FIXTURE_SITES });
-  studio = h.studio;
   owner = new Client(h.url);
   await owner.signup('optional@example.test', 'correct horse battery', 'Optional org');
 }, 120_000);

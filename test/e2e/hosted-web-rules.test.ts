@@ -5,7 +5,6 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
 
 /**
@@ -21,7 +20,6 @@ const SHOTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts', 'web
 const WIDTHS = [390, 1280] as const;
 
 let h: HostedFixture;
-let studio: StudioBrowser;
 let owner: Client;
 let browser: Browser;
 let allowed: { server: Server; url: string };
@@ -39,7 +37,6 @@ beforeAll(async () => {
   refused = await serve('Refused');
   // Only the allowed site's origin is on the egress allowlist (SVC_EGRESS_ALLOW); the other is refused.
   h = await startHosted({ egressAllow: [new URL(allowed.url).host] });
-  studio = h.studio;
   owner = new Client(h.url);
   await owner.signup('web-rules@example.test');
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });

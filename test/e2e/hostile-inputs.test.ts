@@ -222,7 +222,7 @@ async function nulThroughSql(env: Record<string, string | undefined>) {
   try {
     const base = (await proc.waitFor(LISTENING, 90_000))[1]!;
     for (const text of ['a\u0000b', '\u0000', '\uffff"\\u0000"']) {
-      const body = JSON.stringify({ text, obj: { ['k\u0000']: [text] } });
+      const body = JSON.stringify({ text, obj: { 'k\u0000': [text] } });
       const r = await post(`${base}/flows/echo/runs`, body);
       expect(r.status, r.text.slice(0, 300)).toBe(200);
       const run = JSON.parse(r.text) as { id: string; status: string; output: { text: string; obj: unknown }; journal: Array<{ event: string; inputs?: unknown }> };

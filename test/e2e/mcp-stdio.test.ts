@@ -146,7 +146,7 @@ describe('flowctl mcp as a plain stdio process', () => {
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'hello', arguments: {}, _meta: { progressToken: 'p1' } } },
     ];
-    const r = await runCli(['mcp', 'hello'], { cwd: dir, input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n' });
+    const r = await runCli(['mcp', 'hello'], { cwd: dir, input: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n` });
     expect(r.code, r.stderr).toBe(0);
     const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(out.every((m) => m.jsonrpc === '2.0')).toBe(true);

@@ -66,8 +66,8 @@ export const NASTY_STRINGS = [
   'x'.repeat(5000),
   '0'.repeat(64),
   '1e309',
-  'sha256:' + '0'.repeat(64),
-  'svc_live_' + 'A'.repeat(40),
+  `sha256:${'0'.repeat(64)}`,
+  `svc_live_${'A'.repeat(40)}`,
 ];
 
 /** A string of any kind: short, unicode, nasty, or huge (up to about 300 k characters). */

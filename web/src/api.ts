@@ -44,7 +44,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let parsed: any = undefined;
+  let parsed: any ;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {

@@ -178,7 +178,7 @@ function Shell({ children }: { children: ReactNode }) {
             <a className="side-small-link" href="/docs" target="_blank" rel="noreferrer">
               API reference ↗
             </a>
-            <button className="btn btn-small btn-side" onClick={() => void logout().then(() => navigate('/login'))}>
+            <button type="button" className="btn btn-small btn-side" onClick={() => void logout().then(() => navigate('/login'))}>
               Log out
             </button>
           </div>

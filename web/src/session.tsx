@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
-import { api, ApiError, get, onUnauthenticated, post, type Session } from './api';
+import { api, type ApiError, get, onUnauthenticated, post, type Session } from './api';
 
 /**
  * The signed-in state. The cookie is HttpOnly, so the app asks the service: a session-only route

@@ -10,7 +10,6 @@ export type Resource<T> = { state: 'loading'; data?: T } | { state: 'ok'; data: 
 export function useResource<T>(fn: () => Promise<T>, deps: unknown[]): Resource<T> & { reload(): Promise<void>; set(data: T): void } {
   const [r, setR] = useState<Resource<T>>({ state: 'loading' });
   const seq = useRef(0);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
   const load = useCallback(fn, deps);
   const reload = useCallback(async () => {
     const mine = ++seq.current;
@@ -104,7 +103,7 @@ export function ErrorBox({ error, title, onRetry, plain }: { error: ApiError; ti
         </ul>
       ) : null}
       {onRetry ? (
-        <button className="btn btn-small" onClick={onRetry}>
+        <button type="button" className="btn btn-small" onClick={onRetry}>
           Try again
         </button>
       ) : null}
@@ -138,7 +137,7 @@ export function Async<T>({ r, children, empty, isEmpty, label }: { r: Resource<T
   return (
     <>
       {r.state === 'error' ? <ErrorBox error={r.error} onRetry={() => void r.reload()} /> : null}
-      {isEmpty && isEmpty(r.data) && empty !== undefined ? empty : children(r.data)}
+      {isEmpty?.(r.data) && empty !== undefined ? empty : children(r.data)}
     </>
   );
 }
@@ -214,7 +213,7 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled, busy, small
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (
-      <button className={`btn btn-danger-ghost ${small ? 'btn-small' : ''}`} disabled={disabled || busy} onClick={() => setAsking(true)}>
+      <button type="button" className={`btn btn-danger-ghost ${small ? 'btn-small' : ''}`} disabled={disabled || busy} onClick={() => setAsking(true)}>
         {busy ? '…' : label}
       </button>
     );
@@ -222,7 +221,7 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled, busy, small
   return (
     <span className="confirm">
       <span className="confirm-text">{confirm}</span>
-      <button
+      <button type="button"
         className="btn btn-danger btn-small"
         onClick={() => {
           setAsking(false);
@@ -231,7 +230,7 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled, busy, small
       >
         Yes
       </button>
-      <button className="btn btn-small" onClick={() => setAsking(false)}>
+      <button type="button" className="btn btn-small" onClick={() => setAsking(false)}>
         Cancel
       </button>
     </span>
@@ -269,7 +268,7 @@ export function FormFooter({ action, label, busyLabel, disabled }: { action: { b
         </div>
       ) : null}
       <div className="form-actions span-all">
-        <button className="btn btn-primary" disabled={action.busy || disabled}>
+        <button type="submit" className="btn btn-primary" disabled={action.busy || disabled}>
           {action.busy ? busyLabel : label}
         </button>
       </div>
@@ -297,7 +296,7 @@ export function LoadOlder({ cursor, busy, label, onLoad }: { cursor: string | nu
   if (!cursor) return null;
   return (
     <div className="card-foot">
-      <button className="btn" disabled={busy} onClick={() => onLoad(cursor)}>
+      <button type="button" className="btn" disabled={busy} onClick={() => onLoad(cursor)}>
         {busy ? 'Loading…' : label}
       </button>
     </div>

@@ -93,7 +93,7 @@ function entryOf(event: Event): Entry | null {
 
 const isMultiline = (el: Entry): boolean => !(el instanceof HTMLInputElement);
 const isSecret = (el: Entry): boolean => el instanceof HTMLInputElement && el.type === 'password';
-const valueOf = (el: Entry): string => (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.value : el.innerText);
+const entryValue = (el: Entry): string => (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.value : el.textContent);
 
 /** A key as Playwright names it, with its modifiers (`Enter`, `Control+Enter`, `Shift+Tab`, `Space`). */
 function chord(event: KeyboardEvent): string {
@@ -138,7 +138,7 @@ export function installTyping(deps: TypingDeps): void {
     clearTimeout(f.timer);
     if (!f.target) return refuse(f, 'the text typed');
     if (f.secret) send({ kind: 'fill', target: f.target, field: f.field, secret: true });
-    else send({ kind: 'fill', target: f.target, value: value ?? valueOf(f.el), field: f.field });
+    else send({ kind: 'fill', target: f.target, value: value ?? entryValue(f.el), field: f.field });
   }
 
   function report(f: Field): void {
@@ -146,7 +146,7 @@ export function installTyping(deps: TypingDeps): void {
     if (!f.dirty) return;
     if (!f.target) return refuse(f, 'the text typed');
     if (f.secret) send({ kind: 'typing', target: f.target, field: f.field, secret: true });
-    else send({ kind: 'typing', target: f.target, value: valueOf(f.el), field: f.field });
+    else send({ kind: 'typing', target: f.target, value: entryValue(f.el), field: f.field });
   }
 
   function press(key: string, f?: Field): void {
@@ -250,7 +250,7 @@ export function installTyping(deps: TypingDeps): void {
         if (event.key === 'Enter' && isMultiline(el) && !(event.ctrlKey || event.altKey || event.metaKey)) {
           // A new line, unless the page takes the key (a chat box sends): decided after its handlers,
           // with the value as it was before them.
-          return later({ key, field: f, value: valueOf(el) });
+          return later({ key, field: f, value: entryValue(el) });
         }
         if (event.key === 'Enter' || event.key === 'Escape') {
           commit(f);
@@ -261,7 +261,7 @@ export function installTyping(deps: TypingDeps): void {
           return later({ key, field: f });
         }
         // Any other key (an arrow in an autocomplete, a shortcut): a step only when the page handled it.
-        return later({ key, field: f, value: valueOf(el) });
+        return later({ key, field: f, value: entryValue(el) });
       }
       if (event.key === 'Escape') return press(key);
       const origin = event.composedPath()[0] ?? event.target;

@@ -126,11 +126,11 @@ export async function startWebhookWorker(deps: ServiceDeps, options: { concurren
     const { delivery_id: id, org_id: orgId } = message.data as { delivery_id?: unknown; org_id?: unknown };
     if (typeof id !== 'string' || typeof orgId !== 'string') return;
     const delivery = await deps.storage.webhooks.getDelivery(orgId, id);
-    if (!delivery || delivery.status !== 'pending') return; // gone, or already settled (a redelivery)
+    if (delivery?.status !== 'pending') return; // gone, or already settled (a redelivery)
     const hook = await deps.storage.webhooks.get(orgId, delivery.webhook_id);
     const started = Date.now();
     const at = deps.clock.now();
-    if (!hook || !hook.enabled) {
+    if (!hook?.enabled) {
       const attempts = [...delivery.attempts, { at, error: hook ? `endpoint disabled${hook.disabled_reason ? ` (${hook.disabled_reason})` : ''}` : 'endpoint deleted', duration_ms: 0 }];
       await deps.storage.webhooks.updateDelivery(orgId, id, { status: 'failed', attempts, next_attempt_at: undefined, updated_at: at });
       return;

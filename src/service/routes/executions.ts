@@ -134,7 +134,7 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
         };
         if (!IMAGE_TYPES.has(artifact.mediaType)) headers['content-disposition'] = `attachment; filename="${digest.slice('sha256:'.length, 'sha256:'.length + 16)}.bin"`;
         const match = c.req.header('if-none-match');
-        if (match !== undefined && match.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${digest}"`)) return c.body(null, 304, headers);
+        if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${digest}"`)) return c.body(null, 304, headers);
         headers['content-length'] = String(artifact.bytes.byteLength);
         return c.body(artifact.bytes as never, 200, headers);
       },

@@ -253,7 +253,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             return;
           }
           const session = await storage.authoring.get(orgId, automationId);
-          if (!session || session.state !== 'editing') {
+          if (session?.state !== 'editing') {
             sendJson({ type: 'closed', reason: 'not_editable', message: 'the session is no longer editable (published or deleted)' });
             live.close(4009, 'not_editable');
             return;

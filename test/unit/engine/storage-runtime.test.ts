@@ -14,7 +14,7 @@ describe('storage runtime wrapper', () => {
     };
     storage.dispose = async () => void disposals++;
     const rt = createStorageRuntime(storage);
-    await Promise.all([rt.runs.list(), rt.specs.get('sha256:' + '0'.repeat(64) as never), rt.deploys.list('rest')]);
+    await Promise.all([rt.runs.list(), rt.specs.get(`sha256:${'0'.repeat(64)}` as never), rt.deploys.list('rest')]);
     await rt.runs.list();
     expect(inits).toBe(1);
     await Promise.all([rt.dispose(), rt.dispose()]);

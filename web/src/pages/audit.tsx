@@ -34,7 +34,6 @@ export function AuditPage() {
   const [verdict, setVerdict] = useState<{ ok: boolean; entries: number; broken?: { seq: number; reason: string } }>();
   useEffect(() => {
     if (owner) void load.run(null);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [owner]);
   if (!owner) {
     return (
@@ -54,7 +53,7 @@ export function AuditPage() {
         title="Audit log"
         subtitle="Every owner action, in the same transaction as the action; hash-chained per organization."
         actions={
-          <button className="btn" disabled={verify.busy} onClick={() => void verify.run().then((v) => v && setVerdict(v))}>
+          <button type="button" className="btn" disabled={verify.busy} onClick={() => void verify.run().then((v) => v && setVerdict(v))}>
             {verify.busy ? 'Verifying…' : 'Verify the chain'}
           </button>
         }

@@ -46,13 +46,13 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
               subtitle={automation.task || 'No task description yet.'}
             />
             {automation.status === 'failing' ? <DriftNotice automation={automation} /> : automation.needs_attention ? <DegradedNotice automation={automation} /> : null}
-            <nav className="tabs" role="tablist">
+            <div className="tabs" role="tablist">
               {TABS.map(([key, label]) => (
                 <Link key={key} to={`/automations/${automation.id}/${key}`} role="tab" aria-selected={current === key} className={`tab ${current === key ? 'active' : ''}`}>
                   {label}
                 </Link>
               ))}
-            </nav>
+            </div>
             <div className="tab-body">
               {current === 'overview' ? <Overview automation={automation} onChange={(x) => a.set(x)} /> : null}
               {current === 'capture' ? <Capture automation={automation} rerecordTab={tab === 'studio'} onPublished={() => void a.reload()} /> : null}
@@ -241,7 +241,7 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
           </Field>
           {save.error ? <ErrorBox error={save.error} /> : null}
           <div className="form-actions">
-            <button className="btn btn-primary" disabled={save.busy || (site === automation.site && task === automation.task)}>
+            <button type="submit" className="btn btn-primary" disabled={save.busy || (site === automation.site && task === automation.task)}>
               {save.busy ? 'Saving…' : 'Save'}
             </button>
           </div>
@@ -278,7 +278,6 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
     setInputSlots(s.data.input_slots.join(', '));
     setSecretSlots(s.data.secret_slots.join(', '));
     // Reset only when another session version arrives.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [s.data?.updated_at, s.data?.state]);
   const save = useAction(async () => {
     let captured: unknown;
@@ -310,10 +309,10 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
         const dirty = ops !== pretty(session.captured_ops) || inputSlots !== session.input_slots.join(', ') || secretSlots !== session.secret_slots.join(', ');
         const modes = (
           <div className="segmented" role="tablist" aria-label="How to capture">
-            <button role="tab" aria-selected={mode === 'record'} className={`seg ${mode === 'record' ? 'active' : ''}`} disabled={!owner} title={owner ? undefined : 'Only owners record'} onClick={() => setMode('record')}>
+            <button type="button" role="tab" aria-selected={mode === 'record'} className={`seg ${mode === 'record' ? 'active' : ''}`} disabled={!owner} title={owner ? undefined : 'Only owners record'} onClick={() => setMode('record')}>
               Record in the browser
             </button>
-            <button role="tab" aria-selected={mode === 'json'} className={`seg ${mode === 'json' ? 'active' : ''}`} onClick={() => setMode('json')}>
+            <button type="button" role="tab" aria-selected={mode === 'json'} className={`seg ${mode === 'json' ? 'active' : ''}`} onClick={() => setMode('json')}>
               Edit as JSON
             </button>
           </div>
@@ -325,7 +324,7 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
               {!editing && !rerecord ? (
                 <div className="notice">
                   The capture is published. Reopen it to record more steps; the live version stays live until the next publish.{' '}
-                  <button className="btn btn-small" disabled={reopen.busy} onClick={() => void reopen.run()}>
+                  <button type="button" className="btn btn-small" disabled={reopen.busy} onClick={() => void reopen.run()}>
                     {reopen.busy ? 'Reopening…' : 'Reopen for editing'}
                   </button>
                   {reopen.error ? <ErrorBox error={reopen.error} /> : null}
@@ -361,18 +360,18 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
               actions={
                 editing ? (
                   <>
-                    <button className="btn" disabled={save.busy || !dirty} onClick={() => void save.run()}>
+                    <button type="button" className="btn" disabled={save.busy || !dirty} onClick={() => void save.run()}>
                       {save.busy ? 'Saving…' : 'Save capture'}
                     </button>
                     <OwnerOnly isOwner={owner}>
-                      <button className="btn btn-primary" disabled={publish.busy || dirty || session.captured_ops.length === 0} title={dirty ? 'Save first' : undefined} onClick={() => void publish.run()}>
+                      <button type="button" className="btn btn-primary" disabled={publish.busy || dirty || session.captured_ops.length === 0} title={dirty ? 'Save first' : undefined} onClick={() => void publish.run()}>
                         {publish.busy ? 'Publishing…' : 'Publish'}
                       </button>
                     </OwnerOnly>
                   </>
                 ) : (
                   <OwnerOnly isOwner={owner}>
-                    <button className="btn" disabled={reopen.busy} onClick={() => void reopen.run()}>
+                    <button type="button" className="btn" disabled={reopen.busy} onClick={() => void reopen.run()}>
                       {reopen.busy ? 'Reopening…' : 'Reopen for editing'}
                     </button>
                   </OwnerOnly>

@@ -14,7 +14,7 @@ export function AutomationsPage() {
   });
   const actions = (
     <>
-      <button className="btn" onClick={() => void example.run()} disabled={example.busy} title="POST /api/automations/example">
+      <button type="button" className="btn" onClick={() => void example.run()} disabled={example.busy} title="POST /api/automations/example">
         {example.busy ? 'Adding…' : 'Add the starter example'}
       </button>
       <Link to="/automations/new" className="btn btn-primary">
@@ -156,7 +156,7 @@ export function NewAutomationPage() {
             <Link to="/automations" className="btn btn-ghost">
               Cancel
             </Link>
-            <button className="btn btn-primary" disabled={create.busy}>
+            <button type="submit" className="btn btn-primary" disabled={create.busy}>
               {create.busy ? 'Creating…' : 'Create draft'}
             </button>
           </div>

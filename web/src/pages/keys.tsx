@@ -52,7 +52,7 @@ export function KeysPanel({ automation }: { automation?: string }) {
         <div className="secret-reveal" role="status">
           <div className="secret-reveal-head">
             <strong>New {minted.key.mode} key “{minted.key.name}”</strong>
-            <button className="btn btn-small btn-ghost" onClick={() => setMinted(undefined)} aria-label="Dismiss">
+            <button type="button" className="btn btn-small btn-ghost" onClick={() => setMinted(undefined)} aria-label="Dismiss">
               ✕
             </button>
           </div>

@@ -119,7 +119,7 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
               <span>
                 The run ended: <strong>{shown.status}</strong>.{' '}
                 {!runId ? (
-                  <button className="btn btn-small" onClick={again}>
+                  <button type="button" className="btn btn-small" onClick={again}>
                     Watch the next run
                   </button>
                 ) : null}
@@ -129,7 +129,7 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
             ) : (
               <span>
                 {shown.message ?? 'The live view closed.'}{' '}
-                <button className="btn btn-small" onClick={again}>
+                <button type="button" className="btn btn-small" onClick={again}>
                   Reconnect
                 </button>
               </span>

@@ -27,7 +27,7 @@ export function NewOrgPage() {
           </Field>
           {create.error ? <ErrorBox error={create.error} /> : null}
           <div className="form-actions">
-            <button className="btn btn-primary" disabled={create.busy}>
+            <button type="submit" className="btn btn-primary" disabled={create.busy}>
               {create.busy ? 'Creating…' : 'Create organization'}
             </button>
           </div>

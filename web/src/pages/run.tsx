@@ -435,7 +435,9 @@ function Lightbox({ src, label, onClose }: { src: string; label: string; onClose
     return () => window.removeEventListener('keydown', onKey);
   }, [onClose]);
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: Escape closes it (the window listener above) and its Close button has the focus; the backdrop click is a pointer shortcut
     <div className="lightbox" role="dialog" aria-modal="true" aria-label={label} onClick={onClose}>
+      {/* biome-ignore lint/a11y/useKeyWithClickEvents: only stops a click on the picture from reaching the backdrop */}
       <figure className="lightbox-body" onClick={(e) => e.stopPropagation()}>
         <figcaption>
           <span>{label}</span>

@@ -48,7 +48,6 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
   useEffect(() => {
     setRows(undefined);
     void load.run(null);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [flow, limit]);
   // While a run on screen is in flight, look again now and then (its page streams; the list polls).
   const inFlight = (rows ?? []).some((r) => !TERMINAL.has(r.status));
@@ -56,7 +55,6 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
     if (!inFlight) return;
     const t = setInterval(() => void load.run(null), 3000);
     return () => clearInterval(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [inFlight, flow]);
 
   if (rows === undefined) return load.error ? <ErrorBox error={load.error} onRetry={() => void load.run(null)} /> : <Loading label="Loading runs" />;

@@ -42,7 +42,7 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
               <li key={n}>
                 <code>{n}</code> {secrets.data === undefined ? null : have.has(n) ? <Badge tone="green">set</Badge> : <Badge tone="red">missing: runs fail with secret_not_found</Badge>}
                 {owner && secrets.data !== undefined && !have.has(n) ? (
-                  <button className="btn btn-small btn-ghost" onClick={() => setName(n)}>
+                  <button type="button" className="btn btn-small btn-ghost" onClick={() => setName(n)}>
                     Set it
                   </button>
                 ) : null}

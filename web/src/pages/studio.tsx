@@ -337,7 +337,6 @@ export function StudioRecorder({
     });
     observer.observe(screen);
     return () => observer.disconnect();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [status]);
 
   // Input on the canvas, in page pixels.
@@ -500,11 +499,11 @@ export function StudioRecorder({
         subtitle="Click, type and scroll in the page below: each completed action is captured. Password fields become secret slots (their value is never sent or stored)."
         actions={
           live || status === 'connecting' ? (
-            <button className="btn" disabled={stopping} onClick={() => void stop()}>
+            <button type="button" className="btn" disabled={stopping} onClick={() => void stop()}>
               {stopping ? 'Stopping…' : 'Stop recording'}
             </button>
           ) : (
-            <button className="btn btn-primary" disabled={!editing} onClick={() => start()} title={editing ? undefined : 'Reopen the capture first'}>
+            <button type="button" className="btn btn-primary" disabled={!editing} onClick={() => start()} title={editing ? undefined : 'Reopen the capture first'}>
               {status === 'closed' ? 'Record again' : 'Start recording'}
             </button>
           )
@@ -520,7 +519,7 @@ export function StudioRecorder({
         <div className="studio-bar">
           <form className="studio-address" onSubmit={go}>
             <input aria-label="Address" value={address} disabled={!live} onChange={(e) => setAddress(e.target.value)} spellCheck={false} />
-            <button className="btn btn-small" disabled={!live}>
+            <button type="submit" className="btn btn-small" disabled={!live}>
               Go
             </button>
           </form>
@@ -529,7 +528,7 @@ export function StudioRecorder({
             <label className="studio-list-toggle small" title="Extract every item like the one you pick (a list), not one value">
               <input type="checkbox" checked={extractList} disabled={!live} onChange={(e) => setExtractList(e.target.checked)} /> List
             </label>
-            <button className={`btn btn-small ${armed ? 'btn-primary' : ''}`} disabled={!live || extractName === ''}>
+            <button type="submit" className={`btn btn-small ${armed ? 'btn-primary' : ''}`} disabled={!live || extractName === ''}>
               {armed ? `Click the element for "${armed}"` : 'Extract'}
             </button>
           </form>
@@ -602,7 +601,7 @@ export function StudioRecorder({
               onChange={(e) => void sendFiles([...(e.target.files ?? [])])}
             />
             {sending ? <span className="muted small">Sending {sending}…</span> : null}
-            <button className="btn btn-small" onClick={cancelFiles}>
+            <button type="button" className="btn btn-small" onClick={cancelFiles}>
               Cancel
             </button>
           </div>
@@ -620,10 +619,10 @@ export function StudioRecorder({
         subtitle="Saved as you go. Mark a typed value as an input (a parameter of the automation) or a secret (read from the org secret of that name at run time)."
         actions={
           <>
-            <button className="btn" disabled={!editing || testRun.busy || publish.busy || ops.length === 0} onClick={() => void testRun.run()} title="Run the captured steps once in a fresh browser, with the recorded samples, without publishing">
+            <button type="button" className="btn" disabled={!editing || testRun.busy || publish.busy || ops.length === 0} onClick={() => void testRun.run()} title="Run the captured steps once in a fresh browser, with the recorded samples, without publishing">
               {testRun.busy ? 'Testing…' : 'Test run'}
             </button>
-            <button className="btn btn-primary" disabled={!editing || publish.busy || ops.length === 0} onClick={() => void publish.run()}>
+            <button type="button" className="btn btn-primary" disabled={!editing || publish.busy || ops.length === 0} onClick={() => void publish.run()}>
               {publish.busy ? 'Publishing…' : 'Publish'}
             </button>
           </>
@@ -724,7 +723,7 @@ export function StudioRecorder({
                 )}
                 <span className="op-actions">
                   {canBeOptional(op) ? (
-                    <button
+                    <button type="button"
                       className={`btn btn-small${op.optional ? ' btn-primary' : ''}`}
                       aria-label={`Step ${i + 1} optional`}
                       aria-pressed={op.optional === true}
@@ -735,13 +734,13 @@ export function StudioRecorder({
                       Optional
                     </button>
                   ) : null}
-                  <button className="btn btn-small" aria-label={`Move step ${i + 1} up`} disabled={!editing || i === 0 || save.busy} onClick={() => swap(i, i - 1)}>
+                  <button type="button" className="btn btn-small" aria-label={`Move step ${i + 1} up`} disabled={!editing || i === 0 || save.busy} onClick={() => swap(i, i - 1)}>
                     ↑
                   </button>
-                  <button className="btn btn-small" aria-label={`Move step ${i + 1} down`} disabled={!editing || i === ops.length - 1 || save.busy} onClick={() => swap(i, i + 1)}>
+                  <button type="button" className="btn btn-small" aria-label={`Move step ${i + 1} down`} disabled={!editing || i === ops.length - 1 || save.busy} onClick={() => swap(i, i + 1)}>
                     ↓
                   </button>
-                  <button className="btn btn-small" aria-label={`Delete step ${i + 1}`} disabled={!editing || save.busy} onClick={() => remove(i)}>
+                  <button type="button" className="btn btn-small" aria-label={`Delete step ${i + 1}`} disabled={!editing || save.busy} onClick={() => remove(i)}>
                     Delete
                   </button>
                 </span>
@@ -815,11 +814,11 @@ function RerecordPanel({
         </div>
         <div className="rerecord-actions">
           {failed.id && failed.id !== step ? (
-            <button className="btn btn-primary" disabled={busy} onClick={() => onStart(failed.id!)}>
+            <button type="button" className="btn btn-primary" disabled={busy} onClick={() => onStart(failed.id!)}>
               Re-record from step {failed.step} ({failed.id})
             </button>
           ) : null}
-          <button className="btn" disabled={busy} onClick={() => onStart(step)}>
+          <button type="button" className="btn" disabled={busy} onClick={() => onStart(step)}>
             Try the replay again
           </button>
         </div>
@@ -853,7 +852,7 @@ function RerecordPanel({
         </p>
         {error ? <ErrorBox error={error} /> : null}
         <div className="rerecord-actions">
-          <button className="btn btn-primary" disabled={busy || status === 'live'} onClick={() => onStart(step)}>
+          <button type="button" className="btn btn-primary" disabled={busy || status === 'live'} onClick={() => onStart(step)}>
             {busy ? 'Opening…' : status === 'closed' ? `Re-record step ${n} again` : `Re-record step ${n}`}
           </button>
         </div>
