@@ -58,8 +58,8 @@ places of the remote page's elements, found in a twin page: test/helpers/studio-
 input slots (and any optional step, with the step list's *Optional* toggle), publishes, and calls the
 automation through \`POST /v1/run/{flow}\` with two input sets; each run must succeed on the live
 digest with the expected outputs (computed by the app's own code where it has one, e.g. JSON Lint's
-parser), skipping (in its journal) exactly the optional steps whose element its inputs leave out. The tasks and inputs are in test/helpers/corpus-apps.ts
-and test/helpers/corpus-apps-more.ts.
+parser), skipping (in its journal) exactly the optional steps whose element its inputs leave out.
+The tasks and inputs are in test/helpers/corpus-apps.ts and test/helpers/corpus-apps-more.ts.
 
 | App | npm package | Version | Task | Ops recorded (count: kinds) | Runs | Passed |
 | --- | --- | --- | --- | --- | --- | --- |

@@ -13,8 +13,9 @@ import { signUpInWebApp, StudioCanvas } from '../helpers/studio-canvas.js';
  * The corpus of real apps (issue 26, point 10; the table is test/helpers/corpus-apps.ts). For each
  * app, served from its npm package on 127.0.0.1: a newcomer creates an automation whose site is the
  * app, records the task through the studio canvas in Chromium (mouse and keyboard at the places of the
- * remote page's elements), marks the input slots, publishes, and calls the automation through the
- * gateway with two input sets; the outputs are checked. Results go to test-artifacts/corpus/
+ * remote page's elements), marks the input slots and any optional step (the step list's toggle, issue
+ * 28 point 5), publishes, and calls the automation through the gateway with two input sets; the outputs
+ * are checked, and the steps each run skipped (its journal) against the app's table. Results go to test-artifacts/corpus/
  * results.json (scripts/corpus-table.mjs makes docs/corpus.md from them).
  */
 
