@@ -33,9 +33,16 @@ const cell = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function render({ generated, results }) {
   const rows = results.map((r) => {
-    const ops = r.ops.length ? `${r.ops.length}: ${r.ops.join(', ')}` : '(none captured)';
+    const kinds = r.ops.map((k, i) => (r.optional?.includes(i + 1) ? `${k} (optional)` : k));
+    const ops = r.ops.length ? `${r.ops.length}: ${kinds.join(', ')}` : '(none captured)';
     return `| ${cell(r.app)} | \`${cell(r.package)}\` | ${cell(r.version)} | ${cell(r.task)} | ${cell(ops)} | ${r.runs} | ${r.passed}${r.error ? ` (failed: ${cell(r.error)})` : ''} |`;
   });
+  const optional = results
+    .filter((r) => r.optional?.length)
+    .map((r) => {
+      const runs = (r.skipped ?? []).map((steps, i) => `run ${i + 1} ${steps.length ? `skipped step ${steps.join(', ')}` : 'ran every step'}`);
+      return `- ${r.app}: step ${r.optional.join(', ')} marked optional; ${runs.join(', ')}.`;
+    });
   const needs = results.filter((r) => r.needs).map((r) => `- ${r.app}: ${r.needs}`);
   const green = results.filter((r) => !r.error && r.runs > 0 && r.passed === r.runs).length;
   return `# Corpus of real apps
@@ -48,10 +55,11 @@ version) and served as it ships on 127.0.0.1 (test/helpers/static-server.ts); no
 from another host at run time. For each, the test signs up in the web app, creates an automation whose
 site is the app, records the task through the studio canvas in Chromium (mouse clicks and keys at the
 places of the remote page's elements, found in a twin page: test/helpers/studio-canvas.ts), marks the
-input slots, publishes, and calls the automation through \`POST /v1/run/{flow}\` with two input sets;
-each run must succeed on the live digest with the expected outputs (computed by the app's own code
-where it has one, e.g. JSON Lint's parser). The tasks and inputs are in test/helpers/corpus-apps.ts
-and test/helpers/corpus-apps-more.ts.
+input slots (and any optional step, with the step list's *Optional* toggle), publishes, and calls the
+automation through \`POST /v1/run/{flow}\` with two input sets; each run must succeed on the live
+digest with the expected outputs (computed by the app's own code where it has one, e.g. JSON Lint's
+parser), skipping (in its journal) exactly the optional steps whose element its inputs leave out.
+The tasks and inputs are in test/helpers/corpus-apps.ts and test/helpers/corpus-apps-more.ts.
 
 | App | npm package | Version | Task | Ops recorded (count: kinds) | Runs | Passed |
 | --- | --- | --- | --- | --- | --- | --- |
@@ -73,7 +81,7 @@ ${rows.join('\n')}
   so the extract picker cannot reach it; the task reads the active and completed lists instead.
 - Nerdamer's tree is read whole by clicking inside its outer list's top padding: a click on a node
   picks that node only.
-${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` : ''}
+${optional.length ? `\n## Optional steps\n\nA step on an element that shows for some inputs only is recorded as any step, then marked optional\nin the studio's step list (docs/recordings.md "Optional steps"). A run where the element is there acts\non it; a run where it does not turn up skips it (\`step_skipped\`, reason \`optional: target_absent: ...\`)\nand succeeds. Without the mark, that run fails \`locator_drift\` on the step.\n\n${optional.join('\n')}\n` : ''}${needs.length ? `\n## Interactions not captured yet\n\n${needs.join('\n')}\n` : ''}
 ## Candidates that were not taken
 
 - \`swagger-ui-dist\`, \`@json-editor/json-editor\` docs/, \`jstree\` demo, \`papaparse\` player,

@@ -13,8 +13,9 @@ import { signUpInWebApp, StudioCanvas } from '../helpers/studio-canvas.js';
  * The corpus of real apps (issue 26, point 10; the table is test/helpers/corpus-apps.ts). For each
  * app, served from its npm package on 127.0.0.1: a newcomer creates an automation whose site is the
  * app, records the task through the studio canvas in Chromium (mouse and keyboard at the places of the
- * remote page's elements), marks the input slots, publishes, and calls the automation through the
- * gateway with two input sets; the outputs are checked. Results go to test-artifacts/corpus/
+ * remote page's elements), marks the input slots and any optional step (the step list's toggle, issue
+ * 28 point 5), publishes, and calls the automation through the gateway with two input sets; the outputs
+ * are checked, and the steps each run skipped (its journal) against the app's table. Results go to test-artifacts/corpus/
  * results.json (scripts/corpus-table.mjs makes docs/corpus.md from them).
  */
 
@@ -33,6 +34,9 @@ interface Result {
   ops: string[];
   runs: number;
   passed: number;
+  /** Steps (1-based) marked optional in the studio, and per run the ones it skipped. */
+  optional?: number[];
+  skipped?: number[][];
   needs?: string;
   error?: string;
 }
@@ -71,6 +75,7 @@ describe.each(APPS)('corpus: $app ($package)', (app) => {
   it('is recorded through the studio canvas, published, and run through the gateway with two input sets', async () => {
     const version = JSON.parse(await readFile(join(ROOT, 'node_modules', app.package, 'package.json'), 'utf8')).version as string;
     const result: Result = { id: app.id, app: app.app, package: app.package, version, task: app.task, ops: [], runs: 0, passed: 0, ...(app.needs ? { needs: app.needs } : {}) };
+    if (app.optional) Object.assign(result, { optional: app.optional, skipped: [] });
     results.push(result);
     const site = `${server.url}${app.path}`;
     const s = await StudioCanvas.open(web.page, browser, { name: `corpus-${app.id}`, site, task: app.task });
@@ -83,7 +88,13 @@ describe.each(APPS)('corpus: $app ($package)', (app) => {
       for (const [step, slot] of Object.entries(app.slots)) await s.markInput(Number(step), slot);
       const slots = Object.values(app.slots).sort();
       await expect.poll(async () => [...(await s.session()).input_slots].sort(), { timeout: 30_000 }).toEqual(slots);
+      // Optional steps: recorded as every step is, then marked with the step list's toggle.
+      for (const step of app.optional ?? []) {
+        expect(session.captured_ops[step - 1].optional).toBeUndefined();
+        await s.markOptional(step);
+      }
       session = await s.session();
+      expect(session.captured_ops.map((_: unknown, i: number) => session.captured_ops[i].optional === true)).toEqual(app.kinds.map((_, i) => app.optional?.includes(i + 1) ?? false));
       const { key, automation } = await s.publish();
       expect(automation.status).toBe('published');
 
@@ -98,6 +109,14 @@ describe.each(APPS)('corpus: $app ($package)', (app) => {
         expect([res.status, body.status, body.error], JSON.stringify(body)).toEqual([200, 'succeeded', undefined]);
         expect(body.flow_digest).toBe(automation.live_digest);
         expect(body.output).toEqual(run.output);
+        // The steps the run skipped (its journal): the optional ones whose element did not turn up, no others.
+        const exec = await web.page.request.get(`/api/executions/${body.run_id}`);
+        expect(exec.status()).toBe(200);
+        const skipped = ((await exec.json()).journal as { event: string; step?: string; reason?: string }[]).filter((e) => e.event === 'step_skipped');
+        const want = run.skipped ?? [];
+        expect(skipped.map((e) => e.step)).toEqual(want.map((n) => `${app.kinds[n - 1]}_${n}`));
+        for (const e of skipped) expect(e.reason).toMatch(/^optional: target_absent: /);
+        result.skipped?.push(want);
         result.passed++;
       }
       expect(session.captured_ops.length).toBe(app.kinds.length);

@@ -80,6 +80,43 @@ export const MORE_APPS: CorpusApp[] = [
     kinds: ['navigate', 'fill', 'click', 'extract'],
     runs: [nerdamerTree('(a+b)*c'), nerdamerTree('sqrt(x)/2-y^3')],
   },
+  {
+    id: 'json-editor-optional',
+    app: 'JSON Editor (advanced example), a validation message',
+    package: '@json-editor/json-editor',
+    root: `${modules}/@json-editor/json-editor`,
+    path: '/tests/pages/advanced.html',
+    task: "Set a person's name, click the name's validation message if the form shows one, read the person's heading and whether the form is valid",
+    async record(s) {
+      const collapse = (n: number) => (t: import('playwright-core').Page) => t.getByRole('button', { name: 'Collapse' }).nth(n);
+      // Location, then Pets: the person's own fields come up into view.
+      await s.click(collapse(2));
+      await s.steps(2);
+      await s.click(collapse(2));
+      await s.steps(3);
+      // A name under the schema's minimum length (4): once the field is committed (a click on the
+      // page's heading), the app shows a message under it. Names of 4 or more never show it.
+      await s.click((t) => t.locator('input[name="root[0][name]"]'));
+      await s.press('Control+A');
+      await s.type('Al');
+      await s.click((t) => t.getByRole('heading', { name: 'Advanced JSON Editor Example' }));
+      await s.steps(5);
+      await s.click((t) => t.getByText('Value must be at least 4 characters long.'));
+      await s.steps(6);
+      await s.extract('person', (t) => t.locator('#editor_holder b.required').first());
+      await s.extract('validity', (t) => t.locator('#valid_indicator'));
+    },
+    slots: { 4: 'name' },
+    kinds: ['navigate', 'click', 'click', 'fill', 'click', 'click', 'extract', 'extract'],
+    // The click on the message: marked optional in the studio's step list.
+    optional: [6],
+    runs: [
+      // Too short: the message shows and the step clicks it.
+      { inputs: { name: 'Ada' }, output: { person: '0 - Ada', validity: 'not valid' } },
+      // Long enough: no message, the step is skipped and the run goes on.
+      { inputs: { name: 'Grace Hopper' }, output: { person: '0 - Grace Hopper', validity: 'valid' }, skipped: [6] },
+    ],
+  },
 ];
 
 /** A name and an age for the JSON Form task, and the greeting the page's onSubmit writes for them (its markup, as text). */

@@ -27,7 +27,13 @@ export interface CorpusApp {
   slots: Record<number, string>;
   /** The captured op kinds, in order (the recording is checked against it). */
   kinds: string[];
-  runs: { inputs: Record<string, string>; output: Record<string, unknown> }[];
+  /**
+   * Steps (1-based) the test marks optional with the step list's toggle (docs/recordings.md "Optional
+   * steps"): skipped when their element does not turn up on a run.
+   */
+  optional?: number[];
+  /** `skipped`: the optional steps a run must skip (journal `step_skipped`, `optional: target_absent`); none if left out. */
+  runs: { inputs: Record<string, string>; output: Record<string, unknown>; skipped?: number[] }[];
   /** Interactions this app needs that the studio does not capture yet (for issue 28), if any. */
   needs?: string;
 }

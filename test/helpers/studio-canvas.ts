@@ -198,6 +198,19 @@ export class StudioCanvas {
     }
   }
 
+  /**
+   * Step `step` (1-based) becomes optional: the step list's Optional toggle, pressed as a person does;
+   * waits until the page shows it pressed and the service has stored it.
+   */
+  async markOptional(step: number): Promise<void> {
+    const toggle = this.page.getByRole('button', { name: `Step ${step} optional` });
+    if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click();
+    // The page shows the toggle pressed once the service has answered the PATCH with the step optional.
+    await this.page.locator(`[aria-label="Step ${step} optional"][aria-pressed="true"]`).waitFor();
+    const stored = (await this.session()).captured_ops[step - 1];
+    if (stored?.optional !== true) throw new Error(`step ${step} was not stored optional: ${JSON.stringify(stored)}`);
+  }
+
   /** Stops recording and publishes from the studio; mints a live key on the Keys tab. */
   async publish(): Promise<{ key: string; automation: any }> {
     await this.page.getByRole('button', { name: 'Stop recording' }).click();
