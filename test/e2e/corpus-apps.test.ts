@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
-import type { StudioBrowser } from '../../src/ports/studio.js';
 import { CORPUS } from '../helpers/corpus-apps.js';
 import { FIXTURE_SITES, startHosted, type HostedFixture } from '../helpers/hosted.js';
 import { startStaticServer, type StaticServer } from '../helpers/static-server.js';
@@ -42,7 +41,6 @@ interface Result {
 }
 
 let h: HostedFixture;
-let studio: StudioBrowser;
 let browser: Browser;
 let web: { context: BrowserContext; page: Page };
 const results: Result[] = [];
@@ -50,7 +48,6 @@ const results: Result[] = [];
 beforeAll(async () => {
   // The apps are on 127.0.0.1: the egress rule lets the studio and the runs reach them.
   h = await startHosted({ egressAllow: FIXTURE_SITES });
-  studio = h.studio;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   web = await signUpInWebApp(browser, h.url, 'corpus@example.test');
 }, 120_000);
