@@ -105,7 +105,10 @@ async function script() {
       else {
         const loc = page.locator(css(a.target));
         await (a.all ? loc.first() : loc).waitFor({ state: 'attached' });
-        out = await loc.evaluateAll((els, attr) => els.map((el) => (attr ? (attr === 'value' ? el.value : el.getAttribute(attr)) : el.textContent.replace(/\s+/g, ' ').trim())), a.attribute);
+        out = await loc.evaluateAll(
+          (els, attr) => els.map((el) => (attr ? (attr === 'value' ? el.value : el.getAttribute(attr)) : el.textContent.replace(/\s+/g, ' ').trim())),
+          a.attribute,
+        );
       }
     }
     return out;
@@ -218,7 +221,13 @@ const PET_API = {
   servers: [{ url: '/api' }],
   paths: {
     '/pets/{petId}': {
-      get: { tags: ['pets'], operationId: 'getPet', summary: 'One pet', parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }], responses: { 200: { description: 'the pet' } } },
+      get: {
+        tags: ['pets'],
+        operationId: 'getPet',
+        summary: 'One pet',
+        parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
+        responses: { 200: { description: 'the pet' } },
+      },
     },
     '/pets': {
       get: {
@@ -239,7 +248,8 @@ const appServer = createServer(async (req, res) => {
   if (url.pathname === '/openapi.json') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(PET_API));
   if (url.pathname === '/swagger-initializer.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(INITIALIZER);
   const pet = /^\/api\/pets\/(\d+)$/.exec(url.pathname);
-  if (pet) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: Number(pet[1]), name: `pet-${pet[1]}`, status: 'available' }));
+  if (pet)
+    return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: Number(pet[1]), name: `pet-${pet[1]}`, status: 'available' }));
   if (url.pathname === '/api/pets') {
     return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ id: 1, name: 'rex', status: url.searchParams.get('status') }]));
   }
@@ -275,7 +285,11 @@ const APP_OPS = [
 const project = await mkdtemp(join(os.tmpdir(), 'flowctl-bench-app-'));
 await mkdir(join(project, 'flows'));
 const appSteps = APP_OPS.map(([kind, args], i) => ({ id: `${kind}_${i + 1}`, tool: `browser/${kind}@1`, args }));
-const appFlow = { name: 'swagger-pets', steps: appSteps, output: { pet: '${steps.extract_6.output.value}', sold: '${steps.extract_11.output.value}', other: '${steps.extract_14.output.value}' } };
+const appFlow = {
+  name: 'swagger-pets',
+  steps: appSteps,
+  output: { pet: '${steps.extract_6.output.value}', sold: '${steps.extract_11.output.value}', other: '${steps.extract_14.output.value}' },
+};
 // JSON is YAML: the flow file is written as JSON so it needs no YAML library here.
 await writeFile(join(project, 'flows/swagger.yaml'), JSON.stringify(appFlow, null, 2));
 const pw = new URL('../node_modules/playwright-core/index.mjs', import.meta.url).pathname;

@@ -40,7 +40,9 @@ try {
   const row = (name, xs, target) =>
     `| ${name} | ${xs.length} | ${median(xs).toFixed(1)} | ${percentile(xs, 90).toFixed(1)} | ${target ? (median(xs) - base).toFixed(1) : '-'} | ${target ?? '-'} | ${target ? (median(xs) < target ? 'met' : 'missed') : '-'} |`;
   const body = [
-    `Each sample is a fresh \`node bin/flowctl.mjs\` process (spawn to exit), interleaved, ${RUNS} samples each after one warm-up. \`run hello\` is the starter flow of \`flowctl init\` (pure: one core/template step), its run stored in .flowctl/ of a temp project. "over node" is the median minus the median of a bare \`node -e ""\` measured in the same loop, i.e. flowctl's own cost. Load average during the run: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (the machine is shared; wall-clock numbers rise with load).`,
+    `Each sample is a fresh \`node bin/flowctl.mjs\` process (spawn to exit), interleaved, ${RUNS} samples each after one warm-up. \`run hello\` is the starter flow of \`flowctl init\` (pure: one core/template step), its run stored in .flowctl/ of a temp project. "over node" is the median minus the median of a bare \`node -e ""\` measured in the same loop, i.e. flowctl's own cost. Load average during the run: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')} (the machine is shared; wall-clock numbers rise with load).`,
     '',
     '| command | samples | median ms | p90 ms | over node ms | target ms | |',
     '|---|---|---|---|---|---|---|',

@@ -27,16 +27,47 @@ function generateFlow(n) {
     const prev = i > 0 ? `s${i - 1}` : undefined;
     switch (i % 4) {
       case 0:
-        lines.push(`  - id: s${i}`, '    tool: core/template@1', '    args:', `      template: "step ${i}: {{ who }} {{ n }}"`, '      values:', '        who: ${upper(inputs.who)}', `        n: \${len(inputs.who) == ${i} || inputs.count > ${i % 7}}`);
+        lines.push(
+          `  - id: s${i}`,
+          '    tool: core/template@1',
+          '    args:',
+          `      template: "step ${i}: {{ who }} {{ n }}"`,
+          '      values:',
+          '        who: ${upper(inputs.who)}',
+          `        n: \${len(inputs.who) == ${i} || inputs.count > ${i % 7}}`,
+        );
         break;
       case 1:
-        lines.push(`  - id: s${i}`, '    tool: core/transform@1', `    if: steps.${prev}.status == 'succeeded' && inputs.mode != 'slow'`, '    args:', '      value:', `        text: \${steps.${prev}.output.text}`, `        label: "item-\${inputs.count}-${i}"`, `        list: [1, 2, "${i}"]`);
+        lines.push(
+          `  - id: s${i}`,
+          '    tool: core/transform@1',
+          `    if: steps.${prev}.status == 'succeeded' && inputs.mode != 'slow'`,
+          '    args:',
+          '      value:',
+          `        text: \${steps.${prev}.output.text}`,
+          `        label: "item-\${inputs.count}-${i}"`,
+          `        list: [1, 2, "${i}"]`,
+        );
         break;
       case 2:
-        lines.push(`  - id: s${i}`, '    tool: core/assert@1', '    args:', `      that: \${contains(steps.${prev}.output.value.label, 'item')}`, `      message: check ${i}`, '    retry: {max_attempts: 2, backoff_ms: 10}');
+        lines.push(
+          `  - id: s${i}`,
+          '    tool: core/assert@1',
+          '    args:',
+          `      that: \${contains(steps.${prev}.output.value.label, 'item')}`,
+          `      message: check ${i}`,
+          '    retry: {max_attempts: 2, backoff_ms: 10}',
+        );
         break;
       default:
-        lines.push(`  - id: s${i}`, '    tool: fs/write@1', '    timeout_ms: 5000', '    args:', `      path: out/bench-${i}.txt`, `      content: \${default(steps.s${i - 3}.output.text, '')}`);
+        lines.push(
+          `  - id: s${i}`,
+          '    tool: fs/write@1',
+          '    timeout_ms: 5000',
+          '    args:',
+          `      path: out/bench-${i}.txt`,
+          `      content: \${default(steps.s${i - 3}.output.text, '')}`,
+        );
     }
   }
   lines.push('output:', `  last: \${steps.s${n - 1}.output}`, `  first: \${steps.s0.output.text}`);

@@ -164,7 +164,12 @@ const rows = [
   ['Hermetic replay of the same journal, wall, median', `${median(hermeticMs).toFixed(1)} ms`, '', ''],
   ...(baseline
     ? [
-        [`Baseline build (${process.env.BENCH_BASELINE_LABEL ?? 'BENCH_BASELINE'}): verify replay, wall, median (same rounds, interleaved)`, `${median(baseMs).toFixed(1)} ms`, '< 100 ms', verdict(median(baseMs), 100)],
+        [
+          `Baseline build (${process.env.BENCH_BASELINE_LABEL ?? 'BENCH_BASELINE'}): verify replay, wall, median (same rounds, interleaved)`,
+          `${median(baseMs).toFixed(1)} ms`,
+          '< 100 ms',
+          verdict(median(baseMs), 100),
+        ],
         ['Baseline build: verify replay, CPU time, median', `${median(baseCpu).toFixed(1)} ms`, '< 100 ms', verdict(median(baseCpu), 100)],
       ]
     : []),

@@ -31,7 +31,6 @@ const SECRETS_KEY = Buffer.alloc(32, 3).toString('base64');
 const BODY = JSON.stringify({ inputs: { who: 'Ada', times: 2 } });
 const LAUNCHER_BODY = JSON.stringify({ who: 'Ada', times: 2 });
 
-
 const databaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
 
 /** Child: the hosted service and the launcher over one engine and store; role api, worker or all. */
@@ -128,7 +127,14 @@ async function setup(url) {
 }
 
 function load(url, path, body, headers, duration) {
-  return autocannon({ url: `${url}${path}`, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS, duration });
+  return autocannon({
+    url: `${url}${path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: CONNECTIONS,
+    duration,
+  });
 }
 
 async function gatewayVsLauncher(store, schema) {
@@ -167,7 +173,11 @@ async function queueLatency(store, schema) {
     const { cookie, key } = await setup(api.url);
     const samples = [];
     for (let i = 0; i < QUEUE_WARMUP + QUEUE_SAMPLES; i++) {
-      const res = await fetch(`${api.url}/v1/run/greet`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: BODY });
+      const res = await fetch(`${api.url}/v1/run/greet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: BODY,
+      });
       const ack = await res.json();
       if (ack.status !== 'queued') throw new Error(`queue ack: ${JSON.stringify(ack)}`);
       // Wait for the end through the run stream (event-driven), then read the two times.

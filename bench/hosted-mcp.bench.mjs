@@ -41,7 +41,12 @@ if (process.argv[2] === '--child') {
   const engine = createEngine({ storage: engineStorage, tools });
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
-  const service = createHostedService({ storage, engine, tools, settings: { sessionSecrets: ['b'.repeat(40)], authIpLimitPerMinute: 1_000_000, ipLimitPerMinute: 10_000_000, orgLimitPerMinute: 10_000_000 } });
+  const service = createHostedService({
+    storage,
+    engine,
+    tools,
+    settings: { sessionSecrets: ['b'.repeat(40)], authIpLimitPerMinute: 1_000_000, ipLimitPerMinute: 10_000_000, orgLimitPerMinute: 10_000_000 },
+  });
   const times = { list: [], call: [], gateway: [] };
   // CPU time of the process while it serves one request (requests come one at a time): less
   // sensitive than wall time to other processes on a busy machine.
@@ -64,8 +69,18 @@ if (process.argv[2] === '--child') {
           const digest = await engine.putSpec(result.spec);
           const name = `flow-${String(i).padStart(4, '0')}`;
           await storage.automations.create({
-            id: crypto.randomUUID(), org_id, name, task: `Greet someone (number ${i})`, site: 'https://example.com/', mcp_enabled: true,
-            created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [],
+            id: crypto.randomUUID(),
+            org_id,
+            name,
+            task: `Greet someone (number ${i})`,
+            site: 'https://example.com/',
+            mcp_enabled: true,
+            created_at: now,
+            status: 'published',
+            live_digest: digest,
+            needs_attention: false,
+            example: false,
+            params: [],
           });
         }
         return Response.json({ seeded: count });
@@ -117,7 +132,11 @@ if (process.argv[2] === '--child') {
   // One request at a time; client time includes the loopback round trip and JSON parsing.
   const mcp = async (kind, message) => {
     const t0 = performance.now();
-    const res = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-bench': kind, ...bearer }, body: JSON.stringify(message) });
+    const res = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-bench': kind, ...bearer },
+      body: JSON.stringify(message),
+    });
     const text = await res.text();
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${kind}: ${res.status} ${text.slice(0, 300)}`);
@@ -125,7 +144,11 @@ if (process.argv[2] === '--child') {
   };
   const gateway = async (flow, inputs) => {
     const t0 = performance.now();
-    const res = await fetch(`${url}/v1/run/${flow}`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer }, body: JSON.stringify({ inputs }) });
+    const res = await fetch(`${url}/v1/run/${flow}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer },
+      body: JSON.stringify({ inputs }),
+    });
     const text = await res.text();
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`gateway: ${res.status} ${text.slice(0, 300)}`);

@@ -28,7 +28,12 @@ if (process.argv[2] === '--child') {
   const times = { session: [], bare: [] };
   const app = new Hono();
   // The bare route answers a session-sized JSON body with no work behind it.
-  const bareBody = { user: { id: '00000000-0000-4000-8000-000000000000', email: 'bench@example.test' }, org: { id: '00000000-0000-4000-8000-000000000001', name: 'Bench' }, role: 'owner', orgs: [] };
+  const bareBody = {
+    user: { id: '00000000-0000-4000-8000-000000000000', email: 'bench@example.test' },
+    org: { id: '00000000-0000-4000-8000-000000000001', name: 'Bench' },
+    role: 'owner',
+    orgs: [],
+  };
   app.get('/bench/bare', (c) => c.json(bareBody));
   app.get('/bench/stats', (c) => c.json(times));
   app.post('/bench/reset', (c) => {

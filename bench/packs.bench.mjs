@@ -40,7 +40,13 @@ function draft(i) {
     source_kind: 'flowspec',
     source: `${canonicalJson(spec(`f${j}`, `Hello ${i}.${j}`))}\n`,
   }));
-  return { format: 'flowctl-pack-draft/1', name, version: '1.0.0', flows, tools: [{ ref: `${name}/greet`, version: '1.0.0', description: 'greet', implementation: { flow: 'f0' } }] };
+  return {
+    format: 'flowctl-pack-draft/1',
+    name,
+    version: '1.0.0',
+    flows,
+    tools: [{ ref: `${name}/greet`, version: '1.0.0', description: 'greet', implementation: { flow: 'f0' } }],
+  };
 }
 
 const t0 = performance.now();

@@ -29,7 +29,6 @@ const TARGET_OF_FLOOR = 0.7;
 const TARGET_P99_OF_FLOOR = 1.5;
 const BODY = JSON.stringify({ who: 'Ada', times: 2 });
 
-
 /** The greet flow compiled, with memory storage behind an engine (every server below starts here). */
 async function greetEngine() {
   const { builtinTools, compile, createEngine, createToolRegistry } = await import('../dist/index.js');
@@ -176,7 +175,10 @@ on @hono/node-server doing per request only what any journaled run must do: pars
 Run's 8 entries into a sha256 chain (flowctl's \`sealEntry\`) and answer the Run as JSON; no flow,
 tools, validation or storage. autocannon, ${CONNECTIONS} connections, ${WARMUP_S} s warm-up then
 ${DURATION_S} s per server, each server in its own process, ${ROUNDS} interleaved rounds. Load average
-at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}.
+at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ')}.
 
 | round | server | req/s (mean) | p50 ms | p99 ms | requests |
 |---|---|---|---|---|---|

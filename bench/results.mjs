@@ -66,7 +66,20 @@ export async function publishSpec({ engine, storage }, { orgId, userId, name, sp
   const digest = await engine.putSpec(spec);
   const now = new Date().toISOString();
   const id = crypto.randomUUID();
-  await storage.automations.create({ id, org_id: orgId, name, task: name, site, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+  await storage.automations.create({
+    id,
+    org_id: orgId,
+    name,
+    task: name,
+    site,
+    mcp_enabled: true,
+    created_at: now,
+    status: 'published',
+    live_digest: digest,
+    needs_attention: false,
+    example: false,
+    params: [],
+  });
   await storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
   return { id, digest };
 }

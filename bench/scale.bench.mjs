@@ -175,7 +175,12 @@ output:
     await engineStorage.dispose();
     await browser.dispose();
   }
-  const key = (await json(await fetch(`${url}/api/keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'live' }) }), 'key')).secret;
+  const key = (
+    await json(
+      await fetch(`${url}/api/keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'live' }) }),
+      'key',
+    )
+  ).secret;
   return { cookie, key };
 }
 
@@ -210,7 +215,10 @@ async function syncRound(apis, n, key) {
 }
 
 async function terminalCount(client, since) {
-  const r = await client.query(`select count(*)::int as n from "${schema}".svc_executions where dispatch = 'queue' and status in ('succeeded', 'failed') and created_at >= $1`, [since]);
+  const r = await client.query(
+    `select count(*)::int as n from "${schema}".svc_executions where dispatch = 'queue' and status in ('succeeded', 'failed') and created_at >= $1`,
+    [since],
+  );
   return r.rows[0].n;
 }
 
@@ -223,7 +231,11 @@ async function queueBurst(api, key, client) {
   const send = async () => {
     while (next < QUEUE_BURST) {
       next++;
-      const res = await fetch(`${api.url}/v1/run/greet`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: BODY });
+      const res = await fetch(`${api.url}/v1/run/greet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: BODY,
+      });
       const ack = await res.json();
       if (ack.status !== 'queued') throw new Error(`queue ack: ${JSON.stringify(ack)}`);
     }
@@ -245,7 +257,10 @@ async function main() {
     process.stderr.write('[bench] scale: needs Postgres (TEST_DATABASE_URL or DATABASE_URL); skipped\n');
     return;
   }
-  loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+  loadAtStart = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ');
   const site = await startSite();
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -302,7 +317,14 @@ async function main() {
     // A worker with a warm Chromium: browser runs through the queue until every worker ran one.
     const browserRuns = [];
     for (let i = 0; i < 6; i++) {
-      const ack = await json(await fetch(`${qapi.url}/v1/run/page-title`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: '{"inputs":{}}' }), 'browser run');
+      const ack = await json(
+        await fetch(`${qapi.url}/v1/run/page-title`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: '{"inputs":{}}',
+        }),
+        'browser run',
+      );
       await (await fetch(`${qapi.url}/api/runs/${ack.run_id}/stream`, { headers: { cookie } })).text();
       // The stream ends at run_finished; the worker records the outcome in the index just after.
       let one;
@@ -319,9 +341,12 @@ async function main() {
     const med = (n, k) => median(rounds.map((r) => r[n][k]));
     const base = med(1, 'rps');
     const rows = API_COUNTS.map(
-      (n) => `| ${n} | ${med(n, 'rps').toFixed(0)} | ${(med(n, 'rps') / base).toFixed(2)} | ${med(n, 'p50')} / ${med(n, 'p99')} | ${(med(n, 'loadGenCpu') * 100).toFixed(0)}% |`,
+      (n) =>
+        `| ${n} | ${med(n, 'rps').toFixed(0)} | ${(med(n, 'rps') / base).toFixed(2)} | ${med(n, 'p50')} / ${med(n, 'p99')} | ${(med(n, 'loadGenCpu') * 100).toFixed(0)}% |`,
     );
-    const qrows = WORKER_COUNTS.map((w) => `| ${w} | ${queue[w].runsPerS.toFixed(0)} | ${(queue[w].runsPerS / queue[1].runsPerS).toFixed(2)} | ${queue[w].ackPerS.toFixed(0)} |`);
+    const qrows = WORKER_COUNTS.map(
+      (w) => `| ${w} | ${queue[w].runsPerS.toFixed(0)} | ${(queue[w].runsPerS / queue[1].runsPerS).toFixed(2)} | ${queue[w].ackPerS.toFixed(0)} |`,
+    );
     const body = `
 Load average when the run started: ${loadAtStart} (2 cores; above 2 means other work shared the machine).
 

@@ -61,29 +61,33 @@ const procs = [];
 function startProcess(name, extra) {
   const dataDir = mkdtempSync(join(os.tmpdir(), `flowctl-soak-${name}-`));
   const probeFile = join(dataDir, 'heap.json');
-  const child = spawn(process.execPath, ['--expose-gc', '--import', pathToFileURL(join(ROOT, 'bench/soak-probe.mjs')).href, join(ROOT, 'examples/hosted-service/main.mjs')], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATABASE_URL: DB_URL,
-      FLOWCTL_DB_SCHEMA: SCHEMA,
-      SVC_SESSION_SECRETS: SECRET,
-      SVC_SECRETS_KEY: KEY,
-      SVC_DATA_DIR: dataDir,
-      SVC_SCHEDULER: '0',
-      SVC_IP_LIMIT: '1000000',
-      SVC_ORG_LIMIT: '1000000',
-      SVC_AUTH_IP_LIMIT: '100000',
-      SVC_RUN_SCREENSHOTS: 'off',
-      SVC_EGRESS_ALLOW: `127.0.0.1:${site.address().port}`,
-      SOAK_PROBE_FILE: probeFile,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ...extra,
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', pathToFileURL(join(ROOT, 'bench/soak-probe.mjs')).href, join(ROOT, 'examples/hosted-service/main.mjs')],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        DATABASE_URL: DB_URL,
+        FLOWCTL_DB_SCHEMA: SCHEMA,
+        SVC_SESSION_SECRETS: SECRET,
+        SVC_SECRETS_KEY: KEY,
+        SVC_DATA_DIR: dataDir,
+        SVC_SCHEDULER: '0',
+        SVC_IP_LIMIT: '1000000',
+        SVC_ORG_LIMIT: '1000000',
+        SVC_AUTH_IP_LIMIT: '100000',
+        SVC_RUN_SCREENSHOTS: 'off',
+        SVC_EGRESS_ALLOW: `127.0.0.1:${site.address().port}`,
+        SOAK_PROBE_FILE: probeFile,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ...extra,
+      },
     },
-  });
+  );
   const p = { name, child, dataDir, probeFile, log: '', url: undefined, samples: [] };
   procs.push(p);
   return new Promise((resolvePromise, reject) => {
@@ -131,7 +135,11 @@ function failure(kind, err) {
 // --- Setup: an owner, a live key, a pure published automation, a draft for the studio ---
 let cookie = '';
 async function call(base, method, path, body) {
-  const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', origin: base, ...(cookie ? { cookie } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'content-type': 'application/json', origin: base, ...(cookie ? { cookie } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='));
   if (set) cookie = set.split(';')[0];
   const text = await res.text();
@@ -153,7 +161,20 @@ const draft = (await call(apiA.url, 'POST', '/api/automations', { name: 'studio-
   const digest = await engine.putSpec(spec);
   const now = new Date().toISOString();
   const id = randomUUID();
-  await storage.automations.create({ id, org_id: signup.org.id, name: 'greet', task: 'Greet someone', site: 'https://example.test', mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+  await storage.automations.create({
+    id,
+    org_id: signup.org.id,
+    name: 'greet',
+    task: 'Greet someone',
+    site: 'https://example.test',
+    mcp_enabled: true,
+    created_at: now,
+    status: 'published',
+    live_digest: digest,
+    needs_attention: false,
+    example: false,
+    params: [],
+  });
   await storage.versions.add({ automation_id: id, org_id: signup.org.id, flow_digest: digest, created_at: now, created_by: signup.user.id });
   await engine.dispose();
   await engineStorage.dispose();
@@ -184,12 +205,16 @@ async function loop(pauseMs, body) {
 
 const gatewaySync = (lane) =>
   loop(250, async (i) => {
-    const res = await timed('gateway sync (A)', () => fetch(`${apiA.url}/v1/run/greet`, { method: 'POST', headers: bearer, body: JSON.stringify({ inputs: { who: `s${lane}-${i}` } }) }));
+    const res = await timed('gateway sync (A)', () =>
+      fetch(`${apiA.url}/v1/run/greet`, { method: 'POST', headers: bearer, body: JSON.stringify({ inputs: { who: `s${lane}-${i}` } }) }),
+    );
     await res?.text();
   });
 const gatewayQueue = (lane) =>
   loop(250, async (i) => {
-    const res = await timed('gateway queue (B)', () => fetch(`${apiB.url}/v1/run/greet`, { method: 'POST', headers: bearer, body: JSON.stringify({ inputs: { who: `q${lane}-${i}` } }) }));
+    const res = await timed('gateway queue (B)', () =>
+      fetch(`${apiB.url}/v1/run/greet`, { method: 'POST', headers: bearer, body: JSON.stringify({ inputs: { who: `q${lane}-${i}` } }) }),
+    );
     if (res?.status === 200) {
       const body = await res.json();
       queuedRuns.push(body.run_id);
@@ -235,8 +260,8 @@ const studio = () =>
       const cap = setTimeout(() => r('timeout'), 60_000);
       ws.on('message', (data) => {
         const m = JSON.parse(String(data));
-        if (m.type === 'frame') (clearTimeout(cap), r('frame'));
-        if (m.type === 'error') (clearTimeout(cap), r(`error ${m.error ?? ''}`));
+        if (m.type === 'frame') clearTimeout(cap), r('frame');
+        if (m.type === 'error') clearTimeout(cap), r(`error ${m.error ?? ''}`);
       });
       ws.on('unexpected-response', (_req, res) => (clearTimeout(cap), r(`http ${res.statusCode}`)));
       ws.on('error', (err) => (clearTimeout(cap), r(`socket ${err.message}`)));
@@ -264,7 +289,10 @@ function socketInodes(pid) {
   return out;
 }
 function dbSocketsByInode() {
-  const port = Number(new URL(DB_URL).port || 5432).toString(16).toUpperCase().padStart(4, '0');
+  const port = Number(new URL(DB_URL).port || 5432)
+    .toString(16)
+    .toUpperCase()
+    .padStart(4, '0');
   const inodes = new Set();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
@@ -333,8 +361,11 @@ while (Date.now() < drainUntil) {
   if (open === 0) break;
   await sleep(2_000);
 }
-const stuckRuns = (await q(`select count(*)::int as n from %s.runs where status in ('pending','running') and started_at < now() - interval '120 seconds'`)).rows[0].n;
-const stuckExecutions = (await q(`select count(*)::int as n from %s.svc_executions where status in ('queued','running') and created_at < now() - interval '120 seconds'`)).rows[0].n;
+const stuckRuns = (await q(`select count(*)::int as n from %s.runs where status in ('pending','running') and started_at < now() - interval '120 seconds'`))
+  .rows[0].n;
+const stuckExecutions = (
+  await q(`select count(*)::int as n from %s.svc_executions where status in ('queued','running') and created_at < now() - interval '120 seconds'`)
+).rows[0].n;
 const byStatus = Object.fromEntries((await q(`select status, count(*)::int as n from %s.runs group by status`)).rows.map((r) => [r.status, r.n]));
 const exited = procs.filter((p) => p.exited).map((p) => `${p.name} (${p.exited})`);
 
@@ -354,10 +385,20 @@ const quarter = (k) => timeline.slice(Math.floor((timeline.length * k) / 4), Mat
 const rows = [];
 for (const p of procs) {
   const series = (part, field) => part.map((r) => r.procs[p.name]?.[field]).filter((v) => typeof v === 'number');
-  const at = (part) => ({ rss: median(series(part, 'rssMb')), heap: median(series(part, 'heapMb')), fds: median(series(part, 'fds')), db: median(series(part, 'dbConns')) });
+  const at = (part) => ({
+    rss: median(series(part, 'rssMb')),
+    heap: median(series(part, 'heapMb')),
+    fds: median(series(part, 'fds')),
+    db: median(series(part, 'dbConns')),
+  });
   const early = at(quarter(1));
   const late = at(quarter(3));
-  const peak = { rss: Math.max(...series(timeline, 'rssMb')), heap: Math.max(...series(timeline, 'heapMb')), fds: Math.max(...series(timeline, 'fds')), db: Math.max(...series(timeline, 'dbConns')) };
+  const peak = {
+    rss: Math.max(...series(timeline, 'rssMb')),
+    heap: Math.max(...series(timeline, 'heapMb')),
+    fds: Math.max(...series(timeline, 'fds')),
+    db: Math.max(...series(timeline, 'dbConns')),
+  };
   rows.push({ name: p.name, early, late, peak });
   if (late.rss > early.rss * 1.25 + 30) violations.push(`${p.name}: RSS grew from ${early.rss.toFixed(0)} to ${late.rss.toFixed(0)} MiB`);
   if (!(late.heap <= early.heap * 1.2 + 10)) violations.push(`${p.name}: the live heap after a full collection grew from ${early.heap} to ${late.heap} MiB`);
@@ -375,12 +416,18 @@ const kinds = Object.keys(counts.by).sort();
 const table = [
   '| Traffic | requests | 2xx | other | p50 ms | p99 ms |',
   '|---|---|---|---|---|---|',
-  ...kinds.map((k) => `| ${k} | ${counts.by[k].n} | ${counts.by[k].ok} | ${JSON.stringify(counts.by[k].other).replaceAll('"', '')} | ${median(latency[k]).toFixed(1)} | ${percentile(latency[k], 99).toFixed(1)} |`),
+  ...kinds.map(
+    (k) =>
+      `| ${k} | ${counts.by[k].n} | ${counts.by[k].ok} | ${JSON.stringify(counts.by[k].other).replaceAll('"', '')} | ${median(latency[k]).toFixed(1)} | ${percentile(latency[k], 99).toFixed(1)} |`,
+  ),
 ].join('\n');
 const procTable = [
   '| Process | live heap MiB after a full GC, 2nd quarter → last (peak) | RSS MiB 2nd → last (peak) | open fds 2nd → last (peak) | DB connections 2nd → last (peak) |',
   '|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${r.early.heap.toFixed(1)} → ${r.late.heap.toFixed(1)} (${r.peak.heap.toFixed(1)}) | ${r.early.rss.toFixed(0)} → ${r.late.rss.toFixed(0)} (${r.peak.rss.toFixed(0)}) | ${r.early.fds} → ${r.late.fds} (${r.peak.fds}) | ${r.early.db} → ${r.late.db} (${r.peak.db}) |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${r.early.heap.toFixed(1)} → ${r.late.heap.toFixed(1)} (${r.peak.heap.toFixed(1)}) | ${r.early.rss.toFixed(0)} → ${r.late.rss.toFixed(0)} (${r.peak.rss.toFixed(0)}) | ${r.early.fds} → ${r.late.fds} (${r.peak.fds}) | ${r.early.db} → ${r.late.db} (${r.peak.db}) |`,
+  ),
 ].join('\n');
 const dbTotals = timeline.map((r) => r.dbTotal);
 const loads = timeline.map((r) => r.load);

@@ -70,9 +70,12 @@ let storages = [
 if (url) {
   storages.push({ key: 'postgres', name: 'Postgres (local, default pool)', make: () => createSqlStorage({ databaseUrl: url, schema }) });
   // The same without group commit: every append and create is its own statement (docs/storage-sql.md).
-  storages.push({ key: 'postgres-single', name: 'Postgres, `groupCommit: false`', make: () => createSqlStorage({ databaseUrl: url, schema: `${schema}_single`, groupCommit: false }) });
-}
-else process.stderr.write('[bench:sql] no TEST_DATABASE_URL or DATABASE_URL: Postgres rows skipped\n');
+  storages.push({
+    key: 'postgres-single',
+    name: 'Postgres, `groupCommit: false`',
+    make: () => createSqlStorage({ databaseUrl: url, schema: `${schema}_single`, groupCommit: false }),
+  });
+} else process.stderr.write('[bench:sql] no TEST_DATABASE_URL or DATABASE_URL: Postgres rows skipped\n');
 if (ONLY) storages = storages.filter((s) => ONLY.includes(s.key));
 
 const load = loadavg()[0];
@@ -150,7 +153,17 @@ async function watchLatency() {
   const runId = crypto.randomUUID();
   const flowDigest = digestOf({ bench: 'watch' });
   await storage.runs.create({ id: runId, flow_digest: flowDigest, flow_name: 'watch', status: 'running', started_at: new Date().toISOString() });
-  const first = sealEntry({ at: new Date().toISOString(), flow_digest: flowDigest, inputs_digest: flowDigest, seq: 0, prev: null, event: 'run_started', flow_name: 'watch', inputs: {}, contracts: [] });
+  const first = sealEntry({
+    at: new Date().toISOString(),
+    flow_digest: flowDigest,
+    inputs_digest: flowDigest,
+    seq: 0,
+    prev: null,
+    event: 'run_started',
+    flow_name: 'watch',
+    inputs: {},
+    contracts: [],
+  });
   await storage.journal.append(runId, first);
   const writer = join(dir, 'watch-writer.mjs');
   await writeFile(
@@ -178,7 +191,9 @@ await storage.dispose();
 process.stdin.destroy();
 `,
   );
-  const child = spawn(process.execPath, [writer, url, schema, runId, flowDigest, first.digest, String(WATCH_APPENDS), String(WATCH_GAP_MS)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [writer, url, schema, runId, flowDigest, first.digest, String(WATCH_APPENDS), String(WATCH_GAP_MS)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit');
   const kill = setTimeout(() => child.kill('SIGKILL'), 120_000);
   const latencies = [];

@@ -43,10 +43,12 @@ const site = createServer((req, res) => {
     return res.writeHead(204).end();
   }
   res.writeHead(200, { 'content-type': 'text/html' });
-  if (req.url.startsWith('/input')) return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px"></div>
+  if (req.url.startsWith('/input'))
+    return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px"></div>
 <script>document.getElementById('b').addEventListener('mousedown', () => { const t = performance.timeOrigin + performance.now(); fetch('/mark?t=' + t); });</script></body></html>`);
   // A still page (frames come only when it changes): each click paints the block another colour.
-  if (req.url.startsWith('/still')) return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px;background:#fff"></div>
+  if (req.url.startsWith('/still'))
+    return res.end(`<!doctype html><html><body style="margin:0"><div id="b" style="position:absolute;left:0;top:0;width:800px;height:600px;background:#fff"></div>
 <script>let n = 0; const b = document.getElementById('b'); b.addEventListener('mousedown', () => { b.style.background = ['#4f46e5', '#f59e0b', '#10b981'][n++ % 3]; });</script></body></html>`);
   res.end(`<!doctype html><html><head><style>@keyframes spin{to{transform:rotate(360deg)}} .spin{position:absolute;left:400px;top:40px;width:160px;height:160px;background:linear-gradient(90deg,#4f46e5,#f59e0b);animation:spin 1s linear infinite}</style></head>
 <body style="margin:0"><button data-testid="go" style="position:absolute;left:40px;top:40px;width:200px;height:40px">Go</button><div class="spin"></div>
@@ -65,11 +67,20 @@ await storage.init();
 const studio = createStudioBrowser();
 let service;
 const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e), upgrade: (q, s, h) => service.upgrade(q, s, h) });
-service = createHostedService({ storage, settings: { sessionSecrets: ['b'.repeat(40)], publicUrl: server.url, authIpLimitPerMinute: 100000 }, studio: { browser: studio, maxSessionsPerOrg: 4 }, web: false });
+service = createHostedService({
+  storage,
+  settings: { sessionSecrets: ['b'.repeat(40)], publicUrl: server.url, authIpLimitPerMinute: 100000 },
+  studio: { browser: studio, maxSessionsPerOrg: 4 },
+  web: false,
+});
 
 let cookie = '';
 async function call(method, path, body) {
-  const res = await fetch(server.url + path, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='));
   if (set) cookie = set.split(';')[0];
   return res.json();
@@ -79,7 +90,9 @@ const automation = (await call('POST', '/api/automations', { name: 'bench', site
 
 function open(width, height) {
   const started = performance.now();
-  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/authoring/${automation.id}/live?width=${width}&height=${height}`, { headers: { origin: server.url, cookie } });
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/authoring/${automation.id}/live?width=${width}&height=${height}`, {
+    headers: { origin: server.url, cookie },
+  });
   const waiters = [];
   const messages = [];
   ws.on('message', (data) => {
@@ -87,7 +100,7 @@ function open(width, height) {
     m.at = performance.now();
     m.bytes = data.length;
     messages.push(m);
-    for (const w of [...waiters]) if (w.pred(m)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(m));
+    for (const w of [...waiters]) if (w.pred(m)) waiters.splice(waiters.indexOf(w), 1), w.resolve(m);
   });
   const next = (pred) => new Promise((resolve) => waiters.push({ pred, resolve }));
   return { ws, started, messages, next, send: (m) => ws.send(JSON.stringify(m)) };

@@ -12,8 +12,16 @@ const loadBefore = loadavg()[0];
 const tools = Object.fromEntries(builtinTools().map((t) => [t.contract.ref, t]));
 const root = await mkdtemp(join(tmpdir(), 'flowctl-bench-tools-'));
 const ctx = (scope) => ({
-  runId: 'bench', stepId: 's', attempt: 1, signal: new AbortController().signal, timeoutMs: 30_000, cwd: root,
-  effect() {}, warn() {}, scope, logger: { debug() {}, info() {}, warn() {} },
+  runId: 'bench',
+  stepId: 's',
+  attempt: 1,
+  signal: new AbortController().signal,
+  timeoutMs: 30_000,
+  cwd: root,
+  effect() {},
+  warn() {},
+  scope,
+  logger: { debug() {}, info() {}, warn() {} },
 });
 
 async function measure(run) {

@@ -9,8 +9,28 @@
  * 5. `--` ends flag parsing; everything after it is positional.
  */
 export const VALUE_FLAGS: ReadonlySet<string> = new Set([
-  'input', 'input-file', 'record-journal', 'sandbox', 'to', 'step', 'run-id', 'version', 'registry',
-  'from', 'lock', 'mode', 'packs', 'body', 'port', 'host', 'token', 'cron', 'name', 'task', 'ops', 'secret',
+  'input',
+  'input-file',
+  'record-journal',
+  'sandbox',
+  'to',
+  'step',
+  'run-id',
+  'version',
+  'registry',
+  'from',
+  'lock',
+  'mode',
+  'packs',
+  'body',
+  'port',
+  'host',
+  'token',
+  'cron',
+  'name',
+  'task',
+  'ops',
+  'secret',
 ]);
 
 export type FlagValue = boolean | string | (string | boolean)[];
@@ -111,8 +131,6 @@ export function assertKnownFlags(args: ParsedArgs, command: string, known: reado
   if (unknown.length > 0) {
     const list = unknown.map((f) => (f.length === 1 ? `-${f}` : `--${f}`)).join(', ');
     // main() prefixes usage errors with `flowctl <command>:`.
-    throw new UsageError(
-      `unknown flag ${list}${known.length ? ` (known: ${known.map((k) => `--${k}`).join(', ')})` : ` (${command} takes no flags)`}`,
-    );
+    throw new UsageError(`unknown flag ${list}${known.length ? ` (known: ${known.map((k) => `--${k}`).join(', ')})` : ` (${command} takes no flags)`}`);
   }
 }

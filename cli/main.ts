@@ -26,8 +26,22 @@ const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
 const NO_FLOW_COMMANDS = new Set(['init', 'runs', 'inspect', 'install', 'registry']);
 
 export const ALL_COMMANDS = [
-  'init', 'compile', 'emit', 'run', 'lint', 'record', 'replay', 'inspect', 'runs',
-  'pack', 'install', 'registry', 'serve', 'mcp', 'schedule', 'help',
+  'init',
+  'compile',
+  'emit',
+  'run',
+  'lint',
+  'record',
+  'replay',
+  'inspect',
+  'runs',
+  'pack',
+  'install',
+  'registry',
+  'serve',
+  'mcp',
+  'schedule',
+  'help',
 ] as const;
 
 /**

@@ -44,7 +44,9 @@ export function createProgressPrinter(io: CliIO, spec: FlowSpec, options: Progre
   const driftHint = () => {
     if (driftHinted) return;
     driftHinted = true;
-    plain(`hint: the page changed since ${spec.name} was recorded; re-record it (flowctl record --name ${spec.name} --task <task> --ops <ops file>) or update the locator`);
+    plain(
+      `hint: the page changed since ${spec.name} was recorded; re-record it (flowctl record --name ${spec.name} --task <task> --ops <ops file>) or update the locator`,
+    );
   };
 
   return {

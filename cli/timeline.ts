@@ -65,7 +65,13 @@ export function stepViews(journal: readonly JournalEntry[]): StepView[] {
         const v = view(e.step);
         v.status = 'succeeded';
         const a = attemptOf(v, e.attempt);
-        Object.assign(a, { status: 'succeeded', output: e.output, output_digest: e.output_digest, duration_ms: durationOf(a, e.at, e.duration_ms), finished_at: e.at });
+        Object.assign(a, {
+          status: 'succeeded',
+          output: e.output,
+          output_digest: e.output_digest,
+          duration_ms: durationOf(a, e.at, e.duration_ms),
+          finished_at: e.at,
+        });
         a.warnings.push(...(e.warnings ?? []));
         break;
       }

@@ -7,7 +7,9 @@ const only = process.argv.slice(2);
 const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 let failed = 0;
-for (const file of readdirSync('bench').filter((f) => f.endsWith('.bench.mjs')).sort()) {
+for (const file of readdirSync('bench')
+  .filter((f) => f.endsWith('.bench.mjs'))
+  .sort()) {
   if (only.length && !only.some((o) => file.includes(o))) continue;
   process.stderr.write(`\n[bench] ${file}\n`);
   const r = spawnSync(process.execPath, ['--expose-gc', `bench/${file}`], { stdio: 'inherit' });

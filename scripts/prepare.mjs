@@ -39,7 +39,14 @@ const onText = (chunk) => {
     if (/ dist\/cli\//.test(line)) cliFiles = true;
     const part = PARTS.find(([pattern]) => pattern.test(line));
     if (!part) continue;
-    const name = part[1] === 'ES modules' ? (cliFiles ? 'the flowctl CLI' : 'library ES modules') : part[1] === 'web app' ? 'the hosted web app (dist/web)' : `library ${part[1]}`;
+    const name =
+      part[1] === 'ES modules'
+        ? cliFiles
+          ? 'the flowctl CLI'
+          : 'library ES modules'
+        : part[1] === 'web app'
+          ? 'the hosted web app (dist/web)'
+          : `library ${part[1]}`;
     cliFiles = false;
     say(`${++done}/${EXPECTED} ${name} built (${elapsed()})`);
   }

@@ -208,8 +208,7 @@ export function prettyStringify(data: unknown): string | undefined {
       ? (node as { toJSON(key: string): unknown }).toJSON(key)
       : node;
   // Boxed primitives serialise as their primitive, as JSON.stringify does.
-  const container = (node: unknown): node is object =>
-    isJsonContainer(node) && !(node instanceof Number || node instanceof String || node instanceof Boolean);
+  const container = (node: unknown): node is object => isJsonContainer(node) && !(node instanceof Number || node instanceof String || node instanceof Boolean);
   const out: string[] = [];
   const ancestors = new Set<object>();
   const stack: WriteFrame[] = [];

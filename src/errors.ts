@@ -16,9 +16,7 @@ export class FlowError extends Error {
 
   /** The `{code, message}` body used by replay errors and the CLI's `--json` failures. */
   toJSON(): { code: string; message: string; data?: unknown } {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
 }
 

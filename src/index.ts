@@ -107,9 +107,27 @@ export type {
 export { buildRecording, recordingToFlow, writeRecording, parseRecording, type Recording, type RecordOptions, type BuiltRecording } from './record/index.js';
 
 // REST launcher (docs/rest.md)
-export { createLauncher, resolveFlow, type Launcher, type LauncherOptions, type LauncherFlow, type LauncherFlowSource, type ResolvedFlow, type ServedFlow } from './launcher/launcher.js';
+export {
+  createLauncher,
+  resolveFlow,
+  type Launcher,
+  type LauncherOptions,
+  type LauncherFlow,
+  type LauncherFlowSource,
+  type ResolvedFlow,
+  type ServedFlow,
+} from './launcher/launcher.js';
 export { buildOpenApi, type OpenApiFlow, type OpenApiOptions } from './launcher/openapi.js';
-export { inputsBodySchema, compileBodyValidator, REPLAY_BODY_SCHEMA, RUN_MODE_SCHEMA, RUN_ID_SCHEMA, SECRET_MARK, type BodyValidator, type RequestSchemaOptions } from './launcher/request-schemas.js';
+export {
+  inputsBodySchema,
+  compileBodyValidator,
+  REPLAY_BODY_SCHEMA,
+  RUN_MODE_SCHEMA,
+  RUN_ID_SCHEMA,
+  SECRET_MARK,
+  type BodyValidator,
+  type RequestSchemaOptions,
+} from './launcher/request-schemas.js';
 export { HTTP_STATUS_BY_CODE } from './http/errors.js';
 
 // MCP tools from flows (docs/mcp.md) and cron schedules (docs/schedule.md)

@@ -61,7 +61,14 @@ export function describeExecutorConformance(options: ExecutorConformanceOptions)
       await withExecutor(async (executor) => {
         let ran = false;
         const foreign = defineTool(
-          { ref: 'conformance/not-accepted', version: '1.0.0', description: 'never run by a sandbox', input_schema: { type: 'object' }, output_schema: { type: 'object' }, capabilities: ['net', 'browser'] },
+          {
+            ref: 'conformance/not-accepted',
+            version: '1.0.0',
+            description: 'never run by a sandbox',
+            input_schema: { type: 'object' },
+            output_schema: { type: 'object' },
+            capabilities: ['net', 'browser'],
+          },
           async () => {
             ran = true;
             return {};
@@ -75,7 +82,7 @@ export function describeExecutorConformance(options: ExecutorConformanceOptions)
       });
     });
 
-    it('fs tools: the steps of one run share files; effects and outputs are the tool\'s own', async () => {
+    it("fs tools: the steps of one run share files; effects and outputs are the tool's own", async () => {
       await withExecutor(async (executor, cwd) => {
         if (!executor.accepts(tools['fs/write']!) || !executor.accepts(tools['fs/read']!)) return;
         const ctx = createTestToolContext({ cwd });
@@ -112,7 +119,11 @@ export function describeExecutorConformance(options: ExecutorConformanceOptions)
         if (!executor.accepts(tools['shell/exec']!)) return;
         const ctx = createTestToolContext({ cwd });
         try {
-          const out = await executor.execute(tools['shell/exec']!, { command: process.execPath, args: ['-e', 'process.stdout.write(process.argv[1])', 'conformance arg'] }, ctx);
+          const out = await executor.execute(
+            tools['shell/exec']!,
+            { command: process.execPath, args: ['-e', 'process.stdout.write(process.argv[1])', 'conformance arg'] },
+            ctx,
+          );
           expect(out).toMatchObject({ exit_code: 0, stdout: 'conformance arg' });
           expect(ctx.effects).toEqual([{ kind: 'spawn', target: process.execPath }]);
         } finally {

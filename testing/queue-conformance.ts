@@ -234,34 +234,38 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
       }
     });
 
-    it.skipIf(!options.crash)('redelivers a message held by a crashed instance to another within the recovery bound', async () => {
-      try {
-        const a = await make();
-        const b = await make();
-        const name = qname('crash');
-        let heldByA: QueueMessage | undefined;
-        await a.work(name, {}, async (m) => {
-          heldByA = m;
-          await new Promise(() => {}); // the process "dies" holding it
-        });
-        const id = await a.send(name, { job: 'x' });
-        await until(() => heldByA, 'A took the message');
-        await options.crash!(a);
-        const crashedAt = Date.now();
-        let atB: QueueMessage | undefined;
-        const wb = await b.work(name, {}, async (m) => {
-          atB = m;
-        });
-        await until(() => atB, 'the redelivery to B', Math.max(HANG_MS, b.recoveryBoundSeconds * 4_000));
-        expect(atB).toMatchObject({ id, data: { job: 'x' } });
-        expect(atB!.attempt).toBeGreaterThanOrEqual(2);
-        // Reported, not asserted against the clock: how long the redelivery took.
-        console.log(`[queue conformance] ${options.name}: redelivered after a crash in ${Date.now() - crashedAt} ms (bound ${b.recoveryBoundSeconds} s)`);
-        await wb.stop();
-      } finally {
-        await release();
-      }
-    }, 180_000);
+    it.skipIf(!options.crash)(
+      'redelivers a message held by a crashed instance to another within the recovery bound',
+      async () => {
+        try {
+          const a = await make();
+          const b = await make();
+          const name = qname('crash');
+          let heldByA: QueueMessage | undefined;
+          await a.work(name, {}, async (m) => {
+            heldByA = m;
+            await new Promise(() => {}); // the process "dies" holding it
+          });
+          const id = await a.send(name, { job: 'x' });
+          await until(() => heldByA, 'A took the message');
+          await options.crash!(a);
+          const crashedAt = Date.now();
+          let atB: QueueMessage | undefined;
+          const wb = await b.work(name, {}, async (m) => {
+            atB = m;
+          });
+          await until(() => atB, 'the redelivery to B', Math.max(HANG_MS, b.recoveryBoundSeconds * 4_000));
+          expect(atB).toMatchObject({ id, data: { job: 'x' } });
+          expect(atB!.attempt).toBeGreaterThanOrEqual(2);
+          // Reported, not asserted against the clock: how long the redelivery took.
+          console.log(`[queue conformance] ${options.name}: redelivered after a crash in ${Date.now() - crashedAt} ms (bound ${b.recoveryBoundSeconds} s)`);
+          await wb.stop();
+        } finally {
+          await release();
+        }
+      },
+      180_000,
+    );
     it('has: a waiting message is there, an acknowledged one is not', async () => {
       try {
         const q = await make();

@@ -109,7 +109,7 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
     });
 
     describe('members', () => {
-      it('lists members with emails oldest first, and a user\'s orgs with roles', async () => {
+      it("lists members with emails oldest first, and a user's orgs with roles", async () => {
         const { org, users } = await seedOrg(1, 2);
         const list = await (await independent()).members.list(org.id);
         expect(list.map((m) => [m.user_id, m.role])).toEqual([
@@ -145,10 +145,7 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
       it('two concurrent demotions of the last two owners: exactly one succeeds, one owner remains', async () => {
         const { org, users } = await seedOrg(2);
         const other = await independent();
-        const results = await Promise.allSettled([
-          storage.members.setRole(org.id, users[0]!, 'member'),
-          other.members.setRole(org.id, users[1]!, 'member'),
-        ]);
+        const results = await Promise.allSettled([storage.members.setRole(org.id, users[0]!, 'member'), other.members.setRole(org.id, users[1]!, 'member')]);
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
         const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
         expect(failed.reason.code).toBe('last_owner');
@@ -174,7 +171,13 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         await storage.sessions.create(s);
         const other = await independent();
         expect(await other.sessions.get(s.id)).toEqual(s);
-        expect(await other.sessions.lookup(s.id)).toEqual({ session: s, user: { id: users[0], email: expect.any(String) }, org, role: 'owner', orgs: [{ org, role: 'owner' }] });
+        expect(await other.sessions.lookup(s.id)).toEqual({
+          session: s,
+          user: { id: users[0], email: expect.any(String) },
+          org,
+          role: 'owner',
+          orgs: [{ org, role: 'owner' }],
+        });
         expect(await other.sessions.lookup('missing')).toBeUndefined();
         await storage.sessions.setOrg(s.id, org2.id);
         // Not a member of org2: the lookup says so (no role).
@@ -372,7 +375,11 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect(await other.automations.get(org.id, a.id)).toEqual(a);
         expect(await other.automations.get(orgB.id, a.id)).toBeUndefined();
         expect(await other.automations.getByName(org.id, 'invoice')).toEqual(a);
-        const updated = await storage.automations.update(org.id, a.id, { status: 'published', live_digest: `sha256:${'a'.repeat(64)}`, failing_step: 'click_2' });
+        const updated = await storage.automations.update(org.id, a.id, {
+          status: 'published',
+          live_digest: `sha256:${'a'.repeat(64)}`,
+          failing_step: 'click_2',
+        });
         expect(updated).toMatchObject({ status: 'published', live_digest: `sha256:${'a'.repeat(64)}`, failing_step: 'click_2' });
         expect(await storage.automations.update(orgB.id, a.id, { task: 'hijack' })).toBeUndefined();
         expect((await other.automations.get(org.id, a.id))?.task).toBe('Do the thing');
@@ -633,7 +640,14 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect((await other.webhooks.list(org.id)).map((w) => w.id)).toEqual([w1.id, w2.id]);
         expect(await other.webhooks.list(orgB.id)).toEqual([]);
         expect(await storage.webhooks.update(orgB.id, w1.id, { enabled: false })).toBeUndefined();
-        expect(await storage.webhooks.update(org.id, w1.id, { enabled: false, disabled_reason: 'the endpoint answered 410 Gone', events: ['automation.failing'], updated_at: at(4) })).toEqual({
+        expect(
+          await storage.webhooks.update(org.id, w1.id, {
+            enabled: false,
+            disabled_reason: 'the endpoint answered 410 Gone',
+            events: ['automation.failing'],
+            updated_at: at(4),
+          }),
+        ).toEqual({
           ...w1,
           enabled: false,
           disabled_reason: 'the endpoint answered 410 Gone',
@@ -662,7 +676,13 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         const attempts = [{ at: at(7), status: 500, error: 'HTTP 500', duration_ms: 12 }];
         await storage.webhooks.updateDelivery(orgB.id, d1.id, { status: 'failed' });
         await storage.webhooks.updateDelivery(org.id, d1.id, { status: 'delivered', attempts, next_attempt_at: undefined, updated_at: at(8) });
-        expect(await other.webhooks.getDelivery(org.id, d1.id)).toEqual({ ...d1, status: 'delivered', attempts, next_attempt_at: undefined, updated_at: at(8) } as never);
+        expect(await other.webhooks.getDelivery(org.id, d1.id)).toEqual({
+          ...d1,
+          status: 'delivered',
+          attempts,
+          next_attempt_at: undefined,
+          updated_at: at(8),
+        } as never);
         expect((await other.webhooks.deliveries(org.id, w2.id, 10)).map((x) => x.id)).toEqual([d2.id, d1.id]);
         expect(await other.webhooks.deliveries(orgB.id, w2.id, 10)).toEqual([]);
         expect(await storage.webhooks.delete(orgB.id, w2.id)).toBe(false);
@@ -718,8 +738,23 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         expect((await other.schedules.list(org.id, a.id)).map((s) => s.id)).toEqual([s1.id, s2.id]);
         expect(await other.schedules.list(orgB.id, a.id)).toEqual([]);
         expect(await storage.schedules.update(orgB.id, s1.id, { enabled: false })).toBeUndefined();
-        const changed = await storage.schedules.update(org.id, s1.id, { cron: '0 7 * * *', timezone: undefined, inputs: { who: 'Grace' }, enabled: false, updated_at: at(4), since: at(4) });
-        expect(changed).toEqual({ ...s1, cron: '0 7 * * *', timezone: undefined, inputs: { who: 'Grace' }, enabled: false, updated_at: at(4), since: at(4) } as never);
+        const changed = await storage.schedules.update(org.id, s1.id, {
+          cron: '0 7 * * *',
+          timezone: undefined,
+          inputs: { who: 'Grace' },
+          enabled: false,
+          updated_at: at(4),
+          since: at(4),
+        });
+        expect(changed).toEqual({
+          ...s1,
+          cron: '0 7 * * *',
+          timezone: undefined,
+          inputs: { who: 'Grace' },
+          enabled: false,
+          updated_at: at(4),
+          since: at(4),
+        } as never);
         expect((await other.schedules.get(org.id, s1.id))?.timezone).toBeUndefined();
         expect(await storage.schedules.delete(orgB.id, s2.id)).toBe(false);
         expect(await storage.schedules.delete(org.id, s2.id)).toBe(true);
@@ -746,7 +781,8 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
         const s = schedule(org.id, a.id, 1);
         await storage.schedules.create(s);
         const other = await independent();
-        const claim = (by: string, st: ServiceStorage, fireAt = at(30)) => st.schedules.claimFire({ schedule_id: s.id, org_id: org.id, fire_at: fireAt, claimed_at: at(31), claimed_by: by });
+        const claim = (by: string, st: ServiceStorage, fireAt = at(30)) =>
+          st.schedules.claimFire({ schedule_id: s.id, org_id: org.id, fire_at: fireAt, claimed_at: at(31), claimed_by: by });
         const results = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => claim(`p${i}`, i % 2 === 0 ? storage : other)));
         expect(results.filter(Boolean)).toHaveLength(1);
         expect(await claim('late', other)).toBe(false);
@@ -776,7 +812,14 @@ export function describeServiceStorageConformance(options: ServiceStorageConform
           await tx.users.create(user);
           await tx.orgs.create(org);
           await tx.members.add({ org_id: org.id, user_id: user.id, role: 'owner', created_at: at(1) });
-          await appendAuditEntry(tx.audit, { id: uid('aud'), org_id: org.id, actor: user.id, target: `org:${org.id}`, at: at(1), metadata: { action: 'org.create' } });
+          await appendAuditEntry(tx.audit, {
+            id: uid('aud'),
+            org_id: org.id,
+            actor: user.id,
+            target: `org:${org.id}`,
+            at: at(1),
+            metadata: { action: 'org.create' },
+          });
         });
         const other = await independent();
         expect(await other.users.get(user.id)).toEqual(user);

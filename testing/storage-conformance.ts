@@ -147,7 +147,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect((await other.runs.list({ before: id(3), flow_name: 'a', limit: 1 })).map((r) => r.id)).toEqual([id(2)]);
       });
 
-      it('stores a run\'s inputs, lease and cancel flag, and updates the lease and the flag', async () => {
+      it("stores a run's inputs, lease and cancel flag, and updates the lease and the flag", async () => {
         const inputs = { to: 'a@example.com', token: 'secret:token', nested: { list: [1, 'two', null], empty: {} } };
         const lease = { owner: 'engine-a', expires_at: '2026-01-01T00:00:30.000Z', pid: 4242, host: 'host-a' };
         const run = { ...sampleRun(id(1), '2026-01-01T00:00:00.000Z'), inputs, lease };
@@ -330,8 +330,15 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
           expect(run.status).toBe('succeeded');
           expect(run.output).toEqual({ echoed: 'hello' });
           expect(run.journal.map((e) => e.event)).toEqual([
-            'run_started', 'step_started', 'step_succeeded', 'step_started', 'step_failed', 'step_started',
-            'step_succeeded', 'step_skipped', 'run_finished',
+            'run_started',
+            'step_started',
+            'step_succeeded',
+            'step_started',
+            'step_failed',
+            'step_started',
+            'step_succeeded',
+            'step_skipped',
+            'run_finished',
           ]);
           const reader = options.reopen ? await open(await options.reopen(engineStorage)) : engineStorage;
           const stored = await reader.journal.read(run.id);

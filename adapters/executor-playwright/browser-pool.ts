@@ -202,10 +202,14 @@ export class BrowserPool {
       try {
         browser = await chromium.connectOverCDP(this.options.cdpEndpoint);
       } catch (err) {
-        throw new FlowError('browser_connect_failed', `[flowctl] [executor-playwright] cannot connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`, {
-          data: { retryable: true },
-          cause: err,
-        });
+        throw new FlowError(
+          'browser_connect_failed',
+          `[flowctl] [executor-playwright] cannot connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`,
+          {
+            data: { retryable: true },
+            cause: err,
+          },
+        );
       }
       this.stats_.connections++;
     } else {

@@ -44,7 +44,7 @@ const fileItem = {
 export const BROWSER_CONTRACTS = {
   navigate: contract(
     'navigate',
-    'Open an http(s) URL in the run\'s page and wait for its load event.',
+    "Open an http(s) URL in the run's page and wait for its load event.",
     ['browser'],
     { properties: { url: { type: 'string', minLength: 1 } }, required: ['url'] },
     { properties: { url: { type: 'string' }, status: { type: ['integer', 'null'] } }, required: ['url', 'status'] },
@@ -162,7 +162,10 @@ function withText(base: ToolContract): ToolContract {
     description: `${base.description} text rendered: the text as rendered (innerText: line breaks of <br>, blocks and preformatted text kept, hidden text left out).`,
     input_schema: {
       ...base.input_schema,
-      properties: { ...input.properties, text: { type: 'string', enum: ['content', 'rendered'], description: 'content (default): text content, whitespace collapsed; rendered: innerText' } },
+      properties: {
+        ...input.properties,
+        text: { type: 'string', enum: ['content', 'rendered'], description: 'content (default): text content, whitespace collapsed; rendered: innerText' },
+      },
     },
   };
 }
@@ -196,7 +199,10 @@ function withContainer(base: ToolContract): ToolContract {
     description: `${base.description} container (with all): the element holding the list; with it present, no match is an empty list.`,
     input_schema: {
       ...base.input_schema,
-      properties: { ...input.properties, container: { ...target, description: 'with all: the element that holds the items; present with no item: []; absent: locator_drift' } },
+      properties: {
+        ...input.properties,
+        container: { ...target, description: 'with all: the element that holds the items; present with no item: []; absent: locator_drift' },
+      },
     },
   };
 }
@@ -244,7 +250,7 @@ export const BROWSER_CONTRACTS_NEW = {
         frame,
         state: { type: 'string', enum: ['visible', 'hidden'] },
         text: { type: 'string', minLength: 1, description: 'a visible match must contain this text (case-sensitive); with state hidden, wait until none does' },
-        timeout_ms: { type: 'integer', minimum: 1, maximum: 600000, description: 'default: the rest of the step\'s budget' },
+        timeout_ms: { type: 'integer', minimum: 1, maximum: 600000, description: "default: the rest of the step's budget" },
       },
       required: ['target'],
     },

@@ -33,7 +33,17 @@ export interface EgressProxy {
 export const DENIED_HEADER = 'x-flowctl-egress';
 const MAX_REFUSALS = 100;
 // Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never forwarded.
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** `host:port` as a tunnel names it (`[::1]:443`). */
 export function tunnelKey(url: URL): string {
@@ -83,7 +93,8 @@ export async function startEgressProxy(guard: EgressGuard): Promise<EgressProxy>
     }
     byTarget.set(target, refusal);
   };
-  const denialText = (error: FlowError) => `HTTP/1.1 403 Forbidden\r\n${DENIED_HEADER}: denied\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(error.message)}\r\nconnection: close\r\n\r\n${error.message}`;
+  const denialText = (error: FlowError) =>
+    `HTTP/1.1 403 Forbidden\r\n${DENIED_HEADER}: denied\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(error.message)}\r\nconnection: close\r\n\r\n${error.message}`;
 
   const server = createServer((req, res) => {
     let url: URL;
@@ -99,7 +110,14 @@ export async function startEgressProxy(guard: EgressGuard): Promise<EgressProxy>
     const port = Number(url.port) || 80;
     guard.resolve(url.hostname, port).then(
       ({ address }) => {
-        const upstream = httpRequest({ host: address, port, method: req.method, path: `${url.pathname}${url.search}`, headers: forwardHeaders(req.rawHeaders), agent: false });
+        const upstream = httpRequest({
+          host: address,
+          port,
+          method: req.method,
+          path: `${url.pathname}${url.search}`,
+          headers: forwardHeaders(req.rawHeaders),
+          agent: false,
+        });
         upstream.on('response', (up) => {
           res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
           up.pipe(res);

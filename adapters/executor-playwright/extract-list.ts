@@ -53,5 +53,7 @@ export async function readList<T>(
 
 /** The input error of `container` without `all`. */
 export function containerWithoutAll(): Error {
-  return toolError('invalid_tool_input', '[flowctl] [executor-playwright] extract: container goes with all: true (the element that holds the list)', { retryable: false });
+  return toolError('invalid_tool_input', '[flowctl] [executor-playwright] extract: container goes with all: true (the element that holds the list)', {
+    retryable: false,
+  });
 }

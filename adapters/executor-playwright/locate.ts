@@ -174,7 +174,10 @@ async function nextMutation(root: LocatorRoot, ms: number): Promise<boolean> {
  */
 async function pageChange(root: LocatorRoot, candidates: { loc: PwLocator }[], counts: number[], ms: number): Promise<boolean> {
   if (counts.some((n) => n > 0)) return nextMutation(root, ms);
-  const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
+  const any = candidates
+    .slice(1)
+    .reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc)
+    .first();
   return any.waitFor({ state: 'attached', timeout: ms }).then(
     () => true,
     () => false,

@@ -35,7 +35,10 @@ function selectInfo(loc: PwLocator, timeoutMs: number): Promise<SelectInfo> {
 export async function checkSelect(loc: PwLocator, wanted: string[], timeoutMs: number, secret: boolean, settle: () => Promise<unknown>): Promise<void> {
   let info = await selectInfo(loc, timeoutMs);
   if (!info.select) {
-    throw toolError('not_selectable', `[flowctl] [${COMPONENT}] select: the target is a <${info.tag}>, not a <select>`, { retryable: false, data: { tag: info.tag } });
+    throw toolError('not_selectable', `[flowctl] [${COMPONENT}] select: the target is a <${info.tag}>, not a <select>`, {
+      retryable: false,
+      data: { tag: info.tag },
+    });
   }
   const missing = (i: typeof info & { select: true }) => wanted.filter((v) => !i.options.some((o) => o.value === v || o.label === v));
   if (missing(info).length === 0) return;
@@ -45,7 +48,9 @@ export async function checkSelect(loc: PwLocator, wanted: string[], timeoutMs: n
   const absent = missing(info);
   if (absent.length === 0) return;
   const options = info.options.slice(0, OPTIONS_SHOWN);
-  const listed = options.map((o) => (o.label === o.value || o.label === '' ? JSON.stringify(o.value) : `${JSON.stringify(o.value)} (${JSON.stringify(o.label)})`)).join(', ');
+  const listed = options
+    .map((o) => (o.label === o.value || o.label === '' ? JSON.stringify(o.value) : `${JSON.stringify(o.value)} (${JSON.stringify(o.label)})`))
+    .join(', ');
   const more = info.options.length > OPTIONS_SHOWN ? `, and ${info.options.length - OPTIONS_SHOWN} more` : '';
   const which = secret ? 'the (secret) value' : absent.map((v) => JSON.stringify(v)).join(', ');
   throw toolError(
@@ -73,9 +78,13 @@ export async function checkEditable(loc: PwLocator, timeoutMs: number): Promise<
     { timeout: timeoutMs },
   );
   if (what !== null) {
-    throw toolError('not_editable', `[flowctl] [${COMPONENT}] fill: the target is ${what}, which takes no typed text (fill takes an input, a textarea or a contenteditable element)`, {
-      retryable: false,
-      data: { element: what },
-    });
+    throw toolError(
+      'not_editable',
+      `[flowctl] [${COMPONENT}] fill: the target is ${what}, which takes no typed text (fill takes an input, a textarea or a contenteditable element)`,
+      {
+        retryable: false,
+        data: { element: what },
+      },
+    );
   }
 }

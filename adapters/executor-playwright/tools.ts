@@ -5,14 +5,35 @@ import { digestBytes } from '../../src/canonical.js';
 import { defineTool, toolError } from '../../src/tools/contract.js';
 import type { StepWarning, Tool, ToolContext, ToolContract } from '../../src/tools/types.js';
 import { keyProblem } from '../../src/record/keys.js';
-import { describeStrategy, frameSchema, normalizeFrame, normalizeTarget, strategiesOf, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../src/record/locator.js';
+import {
+  describeStrategy,
+  frameSchema,
+  normalizeFrame,
+  normalizeTarget,
+  strategiesOf,
+  targetSchema,
+  type FrameInput,
+  type Locator,
+  type TargetInput,
+} from '../../src/record/locator.js';
 import { refusedForPage, type BrowserPool, type RunSession } from './browser-pool.js';
 import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_1_2, BROWSER_CONTRACTS_NEW } from './contracts.js';
 import { containerWithoutAll, readList } from './extract-list.js';
 import { checkEditable, checkSelect } from './page-checks.js';
 import { DENIED_HEADER } from './egress-proxy.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from './settle.js';
-import { actionDone, actOnTarget, APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, toPlaywright, type ActOptions } from './locate.js';
+import {
+  actionDone,
+  actOnTarget,
+  APPEAR_WINDOW_MS,
+  OPTIONAL_WINDOW_MS,
+  browserError,
+  guard,
+  resolveFrame,
+  stepBudgetMs,
+  toPlaywright,
+  type ActOptions,
+} from './locate.js';
 
 /** The browser tools over one BrowserPool (see docs/browser.md). */
 
@@ -175,10 +196,14 @@ function browserTool<I, O>(
     const step = stepOf(ctx, cfg, s);
     if (mode !== 'switch' && s.page.isClosed()) {
       const index = s.pages.findIndex((p) => p.page === s.page);
-      throw toolError('page_closed', `[flowctl] [${COMPONENT}] ${name}: the run's current page (page ${index}) has closed (a popup that closed itself?); a switch step goes on in another page`, {
-        retryable: false,
-        data: { page: index },
-      });
+      throw toolError(
+        'page_closed',
+        `[flowctl] [${COMPONENT}] ${name}: the run's current page (page ${index}) has closed (a popup that closed itself?); a switch step goes on in another page`,
+        {
+          retryable: false,
+          data: { page: index },
+        },
+      );
     }
     // `opens_page`: the action opens a new tab or popup; listen before acting, so none is missed.
     const popup = (input as { opens_page?: unknown }).opens_page === true ? s.context.waitForEvent('page', { timeout: step.remaining() }) : undefined;
@@ -384,7 +409,10 @@ async function readFromSource(spec: { path: string; digest?: string }, ctx: Tool
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function checkUpload(spec: { path: string; digest?: string; name?: string }, buffer: Buffer): { name: string; mimeType: string; buffer: Buffer; digest: string } {
+function checkUpload(
+  spec: { path: string; digest?: string; name?: string },
+  buffer: Buffer,
+): { name: string; mimeType: string; buffer: Buffer; digest: string } {
   const digest = digestBytes(buffer);
   if (spec.digest !== undefined && spec.digest !== digest) {
     throw toolError('upload_digest_mismatch', `[flowctl] [${COMPONENT}] upload: "${spec.path}" changed since it was recorded`, {
@@ -485,7 +513,10 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     return { matched: r.matched };
   });
 
-  const wait = browserTool<{ target: unknown; state?: 'visible' | 'hidden'; text?: string; timeout_ms?: number }, { state: 'visible' | 'hidden'; matched?: string }>(
+  const wait = browserTool<
+    { target: unknown; state?: 'visible' | 'hidden'; text?: string; timeout_ms?: number },
+    { state: 'visible' | 'hidden'; matched?: string }
+  >(
     BROWSER_CONTRACTS_NEW.wait,
     cfg,
     async (input, s, ctx, step) => {
@@ -499,7 +530,10 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         if (input.text !== undefined) loc = loc.filter({ hasText: new RegExp(escapeRegExp(input.text)) });
         return { text: describeStrategy(st), loc: loc.filter({ visible: true }) };
       });
-      const any = candidates.slice(1).reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc).first();
+      const any = candidates
+        .slice(1)
+        .reduce((acc, c) => acc.or(c.loc), candidates[0]!.loc)
+        .first();
       const what = `wait ${candidates[0]!.text}`;
       try {
         // Event-driven: Playwright re-checks on every DOM change, no polling interval of ours.
@@ -508,7 +542,14 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
         if (ctx.signal.aborted) throw err;
         if ((err as Error)?.name !== 'TimeoutError') throw browserError(err, what);
         const ms = Math.round(bound);
-        const cond = state === 'hidden' ? (input.text === undefined ? 'to be hidden' : 'to stop showing its text') : input.text === undefined ? 'to be visible' : 'to show its text';
+        const cond =
+          state === 'hidden'
+            ? input.text === undefined
+              ? 'to be hidden'
+              : 'to stop showing its text'
+            : input.text === undefined
+              ? 'to be visible'
+              : 'to show its text';
         throw toolError('wait_timeout', `[flowctl] [${COMPONENT}] ${what}: waited ${ms} ms for the target ${cond}`, {
           retryable: true,
           data: { state, text: input.text !== undefined, timeout_ms: ms, page: pageOrigin(s.page) },
@@ -517,7 +558,10 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
       if (state === 'hidden') return { state };
       // Which locator showed it: the first in order, as for any target; a fallback is drift.
       const counts = await guard(Promise.all(candidates.map((c) => c.loc.count())), ctx.signal).catch(() => candidates.map(() => 0));
-      const chosen = Math.max(0, counts.findIndex((n) => n > 0));
+      const chosen = Math.max(
+        0,
+        counts.findIndex((n) => n > 0),
+      );
       if (chosen > 0) {
         ctx.warn({
           code: 'drift',
@@ -530,25 +574,29 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'wait',
   );
 
-  const [fill, fill11] = browserTools<{ target: unknown; value: string; mask?: boolean }, { matched: string }>([BROWSER_CONTRACTS.fill, BROWSER_CONTRACTS_1_1.fill], cfg, async (input, s, ctx, step) => {
-    const target = parseTarget(input.target, 'target');
-    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    // A value that came from a secret is blacked out even when the flow did not say mask.
-    const secret = input.mask === true || ctx.isSecret?.(input.value) === true;
-    const r = await actOnTarget(s.page, target, ctx, {
-      ...step,
-      need: 'one',
-      what: 'fill',
-      act: async (loc, t) => {
-        await checkEditable(loc, t);
-        if (secret) await paintOver(loc, t);
-        await loc.fill(input.value, { timeout: t });
-        return loc;
-      },
-    });
-    if (secret) s.masks.push(r.value);
-    return { matched: r.matched };
-  });
+  const [fill, fill11] = browserTools<{ target: unknown; value: string; mask?: boolean }, { matched: string }>(
+    [BROWSER_CONTRACTS.fill, BROWSER_CONTRACTS_1_1.fill],
+    cfg,
+    async (input, s, ctx, step) => {
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      // A value that came from a secret is blacked out even when the flow did not say mask.
+      const secret = input.mask === true || ctx.isSecret?.(input.value) === true;
+      const r = await actOnTarget(s.page, target, ctx, {
+        ...step,
+        need: 'one',
+        what: 'fill',
+        act: async (loc, t) => {
+          await checkEditable(loc, t);
+          if (secret) await paintOver(loc, t);
+          await loc.fill(input.value, { timeout: t });
+          return loc;
+        },
+      });
+      if (secret) s.masks.push(r.value);
+      return { matched: r.matched };
+    },
+  );
 
   const [select, select11] = browserTools<{ target: unknown; value: string | string[]; mask?: boolean }, { matched: string; selected?: string[] }>(
     [BROWSER_CONTRACTS.select, BROWSER_CONTRACTS_1_1.select],
@@ -575,32 +623,41 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   );
 
-  const [drag, drag11] = browserTools<{ source: unknown; target: unknown }, { source: string; target: string }>([BROWSER_CONTRACTS.drag, BROWSER_CONTRACTS_1_1.drag], cfg, async (input, s, ctx, step) => {
-    const source = parseTarget(input.source, 'source');
-    const target = parseTarget(input.target, 'target');
-    ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
-    // Both ends are located at once (each by the drift rules); their warnings are journaled source first.
-    const visible = async (loc: PwLocator, t: number) => {
-      await loc.waitFor({ state: 'visible', timeout: t });
-      return loc;
-    };
-    const warnings: StepWarning[][] = [[], []];
-    const ends = [source, target].map((t, i) =>
-      actOnTarget(s.page, t, { ...ctx, warn: (w) => warnings[i]!.push(w) }, { ...step, need: 'one', what: i === 0 ? 'drag source' : 'drag target', act: visible }),
-    );
-    // Settle both before reporting, so the error (the source's first) and the warnings never depend on timing.
-    const settled = await Promise.allSettled(ends);
-    for (const w of warnings.flat()) ctx.warn(w);
-    for (const r of settled) if (r.status === 'rejected') throw r.reason;
-    const [from, to] = settled.map((r) => (r as PromiseFulfilledResult<Awaited<(typeof ends)[number]>>).value);
-    try {
-      await guard(from!.value.dragTo(to!.value, { timeout: step.remaining() }), ctx.signal);
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      throw browserError(err, `drag ${from!.matched} to ${to!.matched}`);
-    }
-    return { source: from!.matched, target: to!.matched };
-  });
+  const [drag, drag11] = browserTools<{ source: unknown; target: unknown }, { source: string; target: string }>(
+    [BROWSER_CONTRACTS.drag, BROWSER_CONTRACTS_1_1.drag],
+    cfg,
+    async (input, s, ctx, step) => {
+      const source = parseTarget(input.source, 'source');
+      const target = parseTarget(input.target, 'target');
+      ctx.effect({ kind: 'browser', target: pageOrigin(s.page) });
+      // Both ends are located at once (each by the drift rules); their warnings are journaled source first.
+      const visible = async (loc: PwLocator, t: number) => {
+        await loc.waitFor({ state: 'visible', timeout: t });
+        return loc;
+      };
+      const warnings: StepWarning[][] = [[], []];
+      const ends = [source, target].map((t, i) =>
+        actOnTarget(
+          s.page,
+          t,
+          { ...ctx, warn: (w) => warnings[i]!.push(w) },
+          { ...step, need: 'one', what: i === 0 ? 'drag source' : 'drag target', act: visible },
+        ),
+      );
+      // Settle both before reporting, so the error (the source's first) and the warnings never depend on timing.
+      const settled = await Promise.allSettled(ends);
+      for (const w of warnings.flat()) ctx.warn(w);
+      for (const r of settled) if (r.status === 'rejected') throw r.reason;
+      const [from, to] = settled.map((r) => (r as PromiseFulfilledResult<Awaited<(typeof ends)[number]>>).value);
+      try {
+        await guard(from!.value.dragTo(to!.value, { timeout: step.remaining() }), ctx.signal);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw browserError(err, `drag ${from!.matched} to ${to!.matched}`);
+      }
+      return { source: from!.matched, target: to!.matched };
+    },
+  );
 
   const [upload, upload11] = browserTools<{ target: unknown; files: FileArg[] }, { matched: string; files: { name: string; digest: string; size: number }[] }>(
     [BROWSER_CONTRACTS.upload, BROWSER_CONTRACTS_1_1.upload],
@@ -621,13 +678,18 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     },
   ).map(readsFilesFromSource);
 
-  const [extract, extract11, extract12] = browserTools<{ target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered'; container?: unknown }, { matched: string; value: unknown }>(
+  const [extract, extract11, extract12] = browserTools<
+    { target: unknown; attribute?: string; all?: boolean; text?: 'content' | 'rendered'; container?: unknown },
+    { matched: string; value: unknown }
+  >(
     [BROWSER_CONTRACTS.extract, BROWSER_CONTRACTS_1_1.extract, BROWSER_CONTRACTS_1_2.extract],
     cfg,
     async (input, s, ctx, step) => {
       const target = parseTarget(input.target, 'target');
       if (input.attribute !== undefined && input.text !== undefined) {
-        throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] extract: text goes without attribute (it says how to read the text)`, { retryable: false });
+        throw toolError('invalid_tool_input', `[flowctl] [${COMPONENT}] extract: text goes without attribute (it says how to read the text)`, {
+          retryable: false,
+        });
       }
       if (input.container !== undefined && input.all !== true) throw containerWithoutAll();
       const container = input.container === undefined ? undefined : parseTarget(input.container, 'container');
@@ -661,10 +723,14 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     async (input, s, ctx, step) => {
       const target = s.pages[input.page];
       if (!target) {
-        throw toolError('page_not_found', `[flowctl] [${COMPONENT}] switch: page ${input.page} was never opened (the run has pages 0 to ${s.pages.length - 1})`, {
-          retryable: false,
-          data: { page: input.page, pages: s.pages.length },
-        });
+        throw toolError(
+          'page_not_found',
+          `[flowctl] [${COMPONENT}] switch: page ${input.page} was never opened (the run has pages 0 to ${s.pages.length - 1})`,
+          {
+            retryable: false,
+            data: { page: input.page, pages: s.pages.length },
+          },
+        );
       }
       if (target.page.isClosed()) {
         throw toolError('page_closed', `[flowctl] [${COMPONENT}] switch: page ${input.page} has closed`, { retryable: false, data: { page: input.page } });
@@ -679,7 +745,28 @@ export function createBrowserTools(cfg: BrowserToolsConfig): Tool[] {
     'switch',
   );
 
-  return [navigate, click, fill, select, drag, upload, extract, click11, fill11, select11, drag11, upload11, extract11, press, hover, check, uncheck, wait, switchPage, extract12] as Tool[];
+  return [
+    navigate,
+    click,
+    fill,
+    select,
+    drag,
+    upload,
+    extract,
+    click11,
+    fill11,
+    select11,
+    drag11,
+    upload11,
+    extract11,
+    press,
+    hover,
+    check,
+    uncheck,
+    wait,
+    switchPage,
+    extract12,
+  ] as Tool[];
 }
 
 function escapeRegExp(text: string): string {

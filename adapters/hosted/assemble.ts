@@ -153,7 +153,10 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
     const probes = async (req: Request): Promise<Response> => {
       const path = new URL(req.url).pathname;
       if (path === '/healthz') return Response.json({ status: 'ok', role });
-      if (path === '/readyz') return (await storage.ready()) ? Response.json({ status: 'ready', role }) : Response.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, { status: 503 });
+      if (path === '/readyz')
+        return (await storage.ready())
+          ? Response.json({ status: 'ready', role })
+          : Response.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, { status: 503 });
       return Response.json({ error: 'not_found', message: 'a worker process answers only /healthz and /readyz' }, { status: 404 });
     };
     const server = await serveNodeHttp(
@@ -188,14 +191,24 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
       allow: [...(settings.egressAllow ?? []), ...(exampleSiteUrl ? [hostPort(new URL(exampleSiteUrl))] : [])],
       deny: selfDestinations({ host, port: server.port }, settings.publicUrl),
     };
-    const executor = createPlaywrightExecutor({ screenshots: options.screenshots ?? true, ...(options.browserCdpUrl ? { cdpEndpoint: options.browserCdpUrl } : {}) });
+    const executor = createPlaywrightExecutor({
+      screenshots: options.screenshots ?? true,
+      ...(options.browserCdpUrl ? { cdpEndpoint: options.browserCdpUrl } : {}),
+    });
     closers.push(() => executor.dispose());
     const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard(egress) });
     if (studio) closers.push(() => studio.dispose());
     const tools = createToolRegistry(builtinTools(), executor.tools);
     // recoverDeadPids: a run whose executing process on this host is gone is recovered at once
     // (worker_lost) instead of after its lease.
-    const engine = createEngine({ storage: engineStorage, tools, logger, recoverDeadPids: true, toolPolicy: hostedToolPolicy(egress), ...(options.clock ? { clock: options.clock } : {}) });
+    const engine = createEngine({
+      storage: engineStorage,
+      tools,
+      logger,
+      recoverDeadPids: true,
+      toolPolicy: hostedToolPolicy(egress),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     service = createHostedService({
       storage,
       engine,

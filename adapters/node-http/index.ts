@@ -150,7 +150,13 @@ export function applyIdleTimeout(server: Server, idleTimeoutMs = DEFAULT_IDLE_TI
     for (const { req, res } of requests) {
       // The headers came, the body did not (all of it): the client stalled, not the server.
       if (!req.complete) {
-        answerOnSocket(socket, 408, 'request_timeout', `[flowctl] the request stopped arriving for ${idleTimeoutMs} ms; closing the connection`, res.headersSent);
+        answerOnSocket(
+          socket,
+          408,
+          'request_timeout',
+          `[flowctl] the request stopped arriving for ${idleTimeoutMs} ms; closing the connection`,
+          res.headersSent,
+        );
         return;
       }
     }

@@ -49,7 +49,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 function positive(name: string, value: number | undefined, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (min === 0 && value <= 0)) {
-    throw new FlowError('invalid_options', prefixed('queue-pgboss', `${name} must be a number ${min > 0 ? `of at least ${min}` : 'above 0'}, got ${String(value)}`));
+    throw new FlowError(
+      'invalid_options',
+      prefixed('queue-pgboss', `${name} must be a number ${min > 0 ? `of at least ${min}` : 'above 0'}, got ${String(value)}`),
+    );
   }
   return value;
 }
@@ -92,22 +95,37 @@ function throttledWarn(logger: Logger | undefined): (err: unknown) => void {
 
 export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
   const given = [options.storage, options.databaseUrl, options.pglite].filter((v) => v !== undefined).length;
-  if (given !== 1) throw new FlowError('invalid_options', prefixed('queue-pgboss', `give exactly one of storage, databaseUrl or pglite (got ${given === 0 ? 'none' : 'several'})`));
+  if (given !== 1)
+    throw new FlowError(
+      'invalid_options',
+      prefixed('queue-pgboss', `give exactly one of storage, databaseUrl or pglite (got ${given === 0 ? 'none' : 'several'})`),
+    );
   const heartbeatSeconds = positive('heartbeatSeconds', options.heartbeatSeconds, 10, 10);
   const checkIntervalSeconds = Math.ceil(positive('checkIntervalSeconds', options.checkIntervalSeconds, 2, 1));
   const pollingIntervalSeconds = positive('pollingIntervalSeconds', options.pollingIntervalSeconds, 1, 0.5);
   const retryLimit = options.retryLimit ?? 5;
   if (typeof retryLimit !== 'number' || !Number.isInteger(retryLimit) || retryLimit < 0) {
-    throw new FlowError('invalid_options', prefixed('queue-pgboss', `retryLimit must be a whole number of at least 0 (0: never redeliver), got ${String(retryLimit)}`));
+    throw new FlowError(
+      'invalid_options',
+      prefixed('queue-pgboss', `retryLimit must be a whole number of at least 0 (0: never redeliver), got ${String(retryLimit)}`),
+    );
   }
   const retryDelaySeconds = positive('retryDelaySeconds', options.retryDelaySeconds, 1, 1);
   const maxHoldSeconds = positive('maxHoldSeconds', options.maxHoldSeconds, 3600, 1);
   const poolSize = positive('poolSize', options.poolSize, 4, 1);
   const schema = options.schema ?? (options.storage?.schema ? `${options.storage.schema}_pgboss`.slice(0, 63) : 'pgboss');
-  if (!SCHEMA_NAME.test(schema)) throw new FlowError('invalid_options', prefixed('queue-pgboss', `schema must be a lower-case SQL name (letters, digits, _), got ${JSON.stringify(schema)}`));
+  if (!SCHEMA_NAME.test(schema))
+    throw new FlowError(
+      'invalid_options',
+      prefixed('queue-pgboss', `schema must be a lower-case SQL name (letters, digits, _), got ${JSON.stringify(schema)}`),
+    );
   const logger = options.logger;
 
-  const connection = options.storage?.connection() ?? (options.pglite ? { driver: 'pglite' as const, pglite: options.pglite } : { driver: 'postgres' as const, clientConfig: { connectionString: options.databaseUrl } as pg.ClientConfig });
+  const connection =
+    options.storage?.connection() ??
+    (options.pglite
+      ? { driver: 'pglite' as const, pglite: options.pglite }
+      : { driver: 'postgres' as const, clientConfig: { connectionString: options.databaseUrl } as pg.ClientConfig });
   const common: ConstructorOptions = {
     schema,
     useListenNotify: true,
@@ -157,7 +175,10 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
   };
   const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
   const ensureQueue = (name: string): Promise<void> => {
-    if (!QUEUE_NAME.test(name)) return Promise.reject(new FlowError('invalid_options', prefixed('queue-pgboss', `queue names are 1-100 letters, digits, '_', '.' or '-', got ${JSON.stringify(name)}`)));
+    if (!QUEUE_NAME.test(name))
+      return Promise.reject(
+        new FlowError('invalid_options', prefixed('queue-pgboss', `queue names are 1-100 letters, digits, '_', '.' or '-', got ${JSON.stringify(name)}`)),
+      );
     let p = queues.get(name);
     if (!p) {
       p = start().then(async () => {
@@ -218,11 +239,13 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     start,
     ensure: ensureQueue,
     async send(queue: string, data: Record<string, unknown>, opts: QueueSendOptions = {}): Promise<string> {
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'a message is a JSON object'));
+      if (data === null || typeof data !== 'object' || Array.isArray(data))
+        throw new FlowError('invalid_options', prefixed('queue-pgboss', 'a message is a JSON object'));
       // A stopped queue sends nothing, not even on a caller's connection (which would still work).
       if (stopped) throw new FlowError('queue_stopped', prefixed('queue-pgboss', 'the queue was stopped'));
       const tx = opts.transaction;
-      if (tx !== undefined && (tx === null || typeof tx.executeSql !== 'function')) throw new FlowError('invalid_options', prefixed('queue-pgboss', 'transaction must have an executeSql(text, values) function'));
+      if (tx !== undefined && (tx === null || typeof tx.executeSql !== 'function'))
+        throw new FlowError('invalid_options', prefixed('queue-pgboss', 'transaction must have an executeSql(text, values) function'));
       // With a transaction, the queue exists already (ensure, called first): creating it here would
       // wait on pg-boss's own connection, which on PGlite (one connection) waits for that transaction.
       if (tx !== undefined && !queues.has(queue) && connection.driver === 'pglite') {
@@ -231,7 +254,10 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
       await ensureQueue(queue);
       // pg-boss writes the message with the caller's connection (`db`): it commits or rolls back with
       // the caller's transaction (pg-boss runs the insert inline, no transaction of its own).
-      const id = await boss.send(queue, data, { ...(opts.delaySeconds ? { startAfter: opts.delaySeconds } : {}), ...(tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.executeSql(text, values) } } : {}) });
+      const id = await boss.send(queue, data, {
+        ...(opts.delaySeconds ? { startAfter: opts.delaySeconds } : {}),
+        ...(tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.executeSql(text, values) } } : {}),
+      });
       if (id === null) throw new FlowError('queue_unavailable', prefixed('queue-pgboss', `pg-boss did not store the message on ${queue}`));
       return id;
     },
@@ -246,7 +272,8 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     },
     async work(queue: string, opts: QueueWorkOptions, handler: QueueHandler): Promise<QueueWorker> {
       const concurrency = opts.concurrency ?? 1;
-      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new FlowError('invalid_options', prefixed('queue-pgboss', `concurrency must be an integer from 1 to 1000, got ${String(concurrency)}`));
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
+        throw new FlowError('invalid_options', prefixed('queue-pgboss', `concurrency must be an integer from 1 to 1000, got ${String(concurrency)}`));
       await ensureQueue(queue);
       const worker = new PgBossWorker(queue);
       // One pg-boss worker per slot, each fetching one message at a time. pg-boss sleeps its poll

@@ -60,9 +60,13 @@ export function createSubprocessSandbox(options: SubprocessSandboxOptions = {}):
     },
     async execute(tool: Tool, input: unknown, ctx: ToolContext): Promise<unknown> {
       if (!this.accepts(tool)) {
-        throw new FlowError('sandbox_unsupported_tool', `[flowctl] [sandbox-subprocess] ${tool.contract.ref}@${tool.contract.version} is not a built-in shell or fs tool`, {
-          data: { retryable: false },
-        });
+        throw new FlowError(
+          'sandbox_unsupported_tool',
+          `[flowctl] [sandbox-subprocess] ${tool.contract.ref}@${tool.contract.version} is not a built-in shell or fs tool`,
+          {
+            data: { retryable: false },
+          },
+        );
       }
       if (ctx.signal.aborted) throw abortError(ctx.signal, 'sandbox-subprocess');
       const root = await rootFor(ctx);

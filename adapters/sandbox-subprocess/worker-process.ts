@@ -86,12 +86,7 @@ export function permissionFlags(root: string, allowSpawn: boolean): string[] {
   }
   // `--permission` is stable from Node 22.13 and 23.5; Node 22.12 (our floor) only knows the experimental name.
   const flag = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-  return [
-    flag,
-    ...[...reads].map((p) => `--allow-fs-read=${p}`),
-    `--allow-fs-write=${root}`,
-    ...(allowSpawn ? ['--allow-child-process'] : []),
-  ];
+  return [flag, ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-write=${root}`, ...(allowSpawn ? ['--allow-child-process'] : [])];
 }
 
 export function workerEnv(root: string): Record<string, string> {
@@ -182,9 +177,13 @@ export function callWorker(call: CallMessage, options: WorkerCallOptions): Promi
       if (stopped) return reject(stopped);
       if (result) return resolvePromise(result);
       reject(
-        new FlowError('sandbox_crashed', `[flowctl] [sandbox-subprocess] worker exited (${signal ?? `code ${code}`}) without an answer${stderr ? `: ${stderr.trim()}` : ''}`, {
-          data: { retryable: false, exit_code: code, signal, stderr },
-        }),
+        new FlowError(
+          'sandbox_crashed',
+          `[flowctl] [sandbox-subprocess] worker exited (${signal ?? `code ${code}`}) without an answer${stderr ? `: ${stderr.trim()}` : ''}`,
+          {
+            data: { retryable: false, exit_code: code, signal, stderr },
+          },
+        ),
       );
     });
     if (options.signal.aborted) onAbort();

@@ -11,7 +11,12 @@ export interface EnvSecretsOptions {
 
 /** `secret:db/password` -> `FLOWCTL_SECRET_DB_PASSWORD`: upper-cased, every other character to `_`. */
 export function secretEnvName(ref: string, prefix = 'FLOWCTL_SECRET_'): string {
-  return prefix + secretRefName(ref).toUpperCase().replace(/[^A-Z0-9]/g, '_');
+  return (
+    prefix +
+    secretRefName(ref)
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, '_')
+  );
 }
 
 /**
@@ -37,9 +42,13 @@ export function createEnvSecrets(options: EnvSecretsOptions = {}): SecretStore {
       // An empty value is refused as an unset one (the hosted org store refuses to store one): a run
       // typing "" would fail later, and misleadingly (a login page that does not go on, locator_drift).
       if (value === '') {
-        throw new FlowError('secret_not_found', `[flowctl] [secrets-env] ${ref} is set but empty (environment variable ${variable}); an empty secret is refused`, {
-          data: { ref, variable, empty: true },
-        });
+        throw new FlowError(
+          'secret_not_found',
+          `[flowctl] [secrets-env] ${ref} is set but empty (environment variable ${variable}); an empty secret is refused`,
+          {
+            data: { ref, variable, empty: true },
+          },
+        );
       }
       return value;
     },

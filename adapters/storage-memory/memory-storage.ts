@@ -84,11 +84,9 @@ export function createMemoryStorage(): Storage {
         if (!journal) throw new FlowError('not_found', `[flowctl] [${NAME}] run ${runId} not found`);
         const next = journal.texts.length;
         if (entry.seq !== next) {
-          throw new FlowError(
-            'journal_conflict',
-            `[flowctl] [${NAME}] run ${runId}: append at seq ${entry.seq}, but the next seq is ${next}`,
-            { data: { run_id: runId, seq: entry.seq, next_seq: next } },
-          );
+          throw new FlowError('journal_conflict', `[flowctl] [${NAME}] run ${runId}: append at seq ${entry.seq}, but the next seq is ${next}`, {
+            data: { run_id: runId, seq: entry.seq, next_seq: next },
+          });
         }
         journal.texts.push(text ?? JSON.stringify(entry));
         if (entry.event === 'run_finished') journal.finished = true;

@@ -39,7 +39,10 @@ function invalid(message: string): FlowError {
  */
 export function checkMigrationSet(set: MigrationSet, engine = false): void {
   if (typeof set?.name !== 'string' || set.name.length === 0) throw invalid('a migration set needs a name');
-  for (const [what, table] of [['table', set.table], ['lockTable', set.lockTable]] as const) {
+  for (const [what, table] of [
+    ['table', set.table],
+    ['lockTable', set.lockTable],
+  ] as const) {
     if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
       throw invalid(`migration set "${set.name}": ${what} must be a lowercase SQL identifier of at most 63 characters`);
     }

@@ -37,11 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
       // RunStore.list: newest first by (started_at, id), optionally per flow name.
       await db.schema.createIndex('runs_newest').on('runs').columns(['started_at desc', 'id desc']).execute();
-      await db.schema
-        .createIndex('runs_by_flow_newest')
-        .on('runs')
-        .columns(['flow_name', 'started_at desc', 'id desc'])
-        .execute();
+      await db.schema.createIndex('runs_by_flow_newest').on('runs').columns(['flow_name', 'started_at desc', 'id desc']).execute();
       await db.schema
         .createTable('journal')
         .addColumn('run_id', 'text', (c) => c.notNull().references('runs.id').onDelete('cascade'))

@@ -43,7 +43,10 @@ function lockDataDir(dataDir: string): () => void {
       if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
         throw new FlowError(
           'db_locked',
-          prefixed('storage-sql', `PGlite data folder ${dataDir} is in use by process ${holder}; stop it, or delete ${lockPath} if that process is not flowctl`),
+          prefixed(
+            'storage-sql',
+            `PGlite data folder ${dataDir} is in use by process ${holder}; stop it, or delete ${lockPath} if that process is not flowctl`,
+          ),
           { data: { dataDir, pid: holder } },
         );
       }

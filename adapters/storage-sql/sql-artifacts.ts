@@ -15,11 +15,7 @@ export function sqlArtifactStore(ctx: SqlContext): ArtifactStore {
       }),
     get: (digest) =>
       ctx.guard('artifacts.get', async () => {
-        const row = await ctx.db
-          .selectFrom('artifacts')
-          .select(['bytes', 'media_type'])
-          .where('digest', '=', digest)
-          .executeTakeFirst();
+        const row = await ctx.db.selectFrom('artifacts').select(['bytes', 'media_type']).where('digest', '=', digest).executeTakeFirst();
         return row ? { bytes: toBytes(row.bytes), mediaType: row.media_type } : undefined;
       }),
   };

@@ -5,9 +5,7 @@ import { isConnectionError } from '../../src/util/connection-errors.js';
 export { isConnectionError };
 
 /** Where the storage points, for error messages. Never holds a password. */
-export type SqlTarget =
-  | { driver: 'postgres'; host: string; port: number; database: string; user?: string }
-  | { driver: 'pglite'; dataDir?: string };
+export type SqlTarget = { driver: 'postgres'; host: string; port: number; database: string; user?: string } | { driver: 'pglite'; dataDir?: string };
 
 export function describeTarget(target: SqlTarget): string {
   if (target.driver === 'pglite') return target.dataDir ? `PGlite in ${target.dataDir}` : 'PGlite in memory';

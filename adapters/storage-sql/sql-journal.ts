@@ -45,7 +45,9 @@ function appendParam(items: AppendItem[]): string {
 export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Promise<ItemResult<void>[]> {
   const journal = table(ctx, 'journal');
   const runs = table(ctx, 'runs');
-  const rows = await runRows(ctx, sql<{ i: string | number; length: number; known: boolean; inserted: boolean }>`
+  const rows = await runRows(
+    ctx,
+    sql<{ i: string | number; length: number; known: boolean; inserted: boolean }>`
     with input as (
       select (x.n - 1)::integer as i, x.v->>'r' as run_id, (x.v->>'s')::integer as seq, x.v->'e' as entry, x.v->'p' as patch
       from jsonb_array_elements(${appendParam(items)}::text::jsonb) with ordinality as x(v, n)
@@ -72,7 +74,8 @@ export async function appendStatement(ctx: SqlContext, items: AppendItem[]): Pro
     select c.i, c.length, c.known, ins.seq is not null as inserted,
       case when ins.seq is not null then pg_notify(${ctx.channel}, c.run_id || ':' || c.seq) end as notified
     from checked as c left join ins on ins.run_id = c.run_id and ins.seq = c.seq
-    order by c.i`);
+    order by c.i`,
+  );
   const results: ItemResult<void>[] = items.map(() => ({ ok: false, error: new Error('storage-sql: append statement returned no row for an item') }));
   for (const row of rows) {
     const it = items[Number(row.i)]!;
@@ -116,23 +119,29 @@ export async function appendOne(ctx: SqlContext, item: AppendItem): Promise<void
       : sql`, upd as (update ${runs} as r set ${patchSet('c.patch')} from ins, (select ${item.patch}::text::jsonb as patch) as c where r.id = ins.run_id)`;
   let rows: unknown[];
   try {
-    rows = await runRows(ctx, sql<{ notified: string }>`
+    rows = await runRows(
+      ctx,
+      sql<{ notified: string }>`
       with ins as (
         insert into ${journal} (run_id, seq, entry)
         select ${runId}::text, ${seq}::integer, ${item.entry}::text::jsonb
         where coalesce((select max(j.seq) + 1 from ${journal} as j where j.run_id = ${runId}::text), 0) = ${seq}::integer
         returning run_id, seq
       )${update}
-      select pg_notify(${ctx.channel}, ins.run_id || ':' || ins.seq) as notified from ins`);
+      select pg_notify(${ctx.channel}, ins.run_id || ':' || ins.seq) as notified from ins`,
+    );
   } catch (err) {
     if (errorCode(err) === '23505' && constraintOf(err) === 'journal_pkey') throw conflict(runId, seq, undefined);
     if (errorCode(err) === '23503') throw unknownRun(runId);
     throw err;
   }
   if (rows.length > 0) return;
-  const [state] = await runRows(ctx, sql<{ length: number; known: boolean }>`
+  const [state] = await runRows(
+    ctx,
+    sql<{ length: number; known: boolean }>`
     select coalesce((select max(j.seq) + 1 from ${journal} as j where j.run_id = ${runId}::text), 0) as length,
-      coalesce((select true from ${runs} as r where r.id = ${runId}::text), false) as known`);
+      coalesce((select true from ${runs} as r where r.id = ${runId}::text), false) as known`,
+  );
   if (!state?.known) throw unknownRun(runId);
   throw conflict(runId, seq, Number(state.length));
 }

@@ -67,7 +67,11 @@ function createItem(run: RunRecord): CreateItem {
     `{"id":${str(run.id)},"flow_digest":${str(run.flow_digest)},"flow_name":${str(run.flow_name)},"status":${str(run.status)}` +
     `,"started_at":${str(run.started_at)},"finished_at":${str(run.finished_at)},"replay_of":${str(run.replay_of)}` +
     `,"cancel_requested":${run.cancel_requested === true}` +
-    json('output', run.output) + json('error', run.error) + json('inputs', run.inputs) + json('lease', run.lease) + '}';
+    json('output', run.output) +
+    json('error', run.error) +
+    json('inputs', run.inputs) +
+    json('lease', run.lease) +
+    '}';
   return { id: String(run.id), run, row };
 }
 
@@ -77,7 +81,9 @@ function runExists(id: string): FlowError {
 
 /** Insert several run records (distinct ids) in one statement; an id that is taken is `run_exists`. */
 export async function createStatement(ctx: SqlContext, items: CreateItem[]): Promise<ItemResult<void>[]> {
-  const rows = await runRows(ctx, sql<{ id: string }>`
+  const rows = await runRows(
+    ctx,
+    sql<{ id: string }>`
     insert into ${table(ctx, 'runs')}
       (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
     select x->>'id', x->>'flow_digest', x->>'flow_name', x->>'status', (x->>'started_at')::timestamptz, (x->>'finished_at')::timestamptz,
@@ -85,7 +91,8 @@ export async function createStatement(ctx: SqlContext, items: CreateItem[]): Pro
     from jsonb_array_elements(${`[${items.map((it) => it.row).join(',')}]`}::text::jsonb) as x
     order by x->>'id'
     on conflict (id) do nothing
-    returning id`);
+    returning id`,
+  );
   const created = new Set(rows.map((r) => r.id));
   return items.map((it) => (created.has(it.id) ? { ok: true, value: undefined } : { ok: false, error: runExists(it.id) }));
 }
@@ -95,7 +102,9 @@ export async function createOne(ctx: SqlContext, item: CreateItem): Promise<void
   const run = item.run;
   // Every parameter typed in SQL, absent or not, so the statement text (a prepared statement) never varies.
   const json = (value: unknown) => sql`${value === undefined ? null : storedJsonText(value)}::text::jsonb`;
-  const rows = await runRows(ctx, sql<{ id: string }>`
+  const rows = await runRows(
+    ctx,
+    sql<{ id: string }>`
     insert into ${table(ctx, 'runs')}
       (id, flow_digest, flow_name, status, started_at, finished_at, output, error, replay_of, inputs, lease, cancel_requested)
     values (${run.id}::text, ${run.flow_digest}::text, ${run.flow_name}::text, ${run.status}::text,
@@ -103,7 +112,8 @@ export async function createOne(ctx: SqlContext, item: CreateItem): Promise<void
       ${json(run.output)}, ${json(run.error)}, ${run.replay_of ?? null}::text,
       ${json(run.inputs)}, ${json(run.lease)}, ${run.cancel_requested === true}::boolean)
     on conflict (id) do nothing
-    returning id`);
+    returning id`,
+  );
   if (rows.length === 0) throw runExists(item.id);
 }
 
@@ -172,7 +182,12 @@ export function sqlRunStore(ctx: SqlContext, creates?: GroupCommit<CreateItem, v
         if (patch.cancel_requested !== undefined) set.cancel_requested = patch.cancel_requested;
         const result =
           Object.keys(set).length === 0
-            ? await ctx.db.selectFrom('runs').select('id').where('id', '=', id).execute().then((r) => r.length)
+            ? await ctx.db
+                .selectFrom('runs')
+                .select('id')
+                .where('id', '=', id)
+                .execute()
+                .then((r) => r.length)
             : await ctx.db
                 .updateTable('runs')
                 .set(set)

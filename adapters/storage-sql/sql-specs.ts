@@ -52,12 +52,7 @@ export function sqlDeployStore(ctx: SqlContext): DeployStore {
       }),
     get: (front, name) =>
       ctx.guard('deploys.get', async () => {
-        const row = await ctx.db
-          .selectFrom('deploys')
-          .select('digest')
-          .where('front', '=', front)
-          .where('name', '=', name)
-          .executeTakeFirst();
+        const row = await ctx.db.selectFrom('deploys').select('digest').where('front', '=', front).where('name', '=', name).executeTakeFirst();
         return row?.digest as Digest | undefined;
       }),
     list: (front) =>

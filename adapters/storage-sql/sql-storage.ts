@@ -109,7 +109,11 @@ interface Driver {
   close(): Promise<void>;
 }
 
-function openDriver(options: SqlStorageOptions, channel: string, mapError: (target: SqlTarget, password: string | undefined) => (err: unknown) => Error): Driver {
+function openDriver(
+  options: SqlStorageOptions,
+  channel: string,
+  mapError: (target: SqlTarget, password: string | undefined) => (err: unknown) => Error,
+): Driver {
   const chosen = [options.databaseUrl !== undefined, options.pool !== undefined, options.pglite !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
     throw new FlowError(
@@ -134,9 +138,7 @@ function openDriver(options: SqlStorageOptions, channel: string, mapError: (targ
   }
   const conn = options.pool !== undefined ? connectFromPool(options.pool) : connectFromUrl(options.databaseUrl as string, options);
   // Kysely's destroy() ends the pool it drives; a borrowed pool is handed over behind a no-op end().
-  const pool: PostgresPool = conn.owned
-    ? conn.pool
-    : { connect: () => conn.pool.connect(), end: async () => {}, options: conn.pool.options };
+  const pool: PostgresPool = conn.owned ? conn.pool : { connect: () => conn.pool.connect(), end: async () => {}, options: conn.pool.options };
   const kysely = new Kysely<SqlDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,
@@ -287,13 +289,22 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
             // Following a journal waits for other writers' commits, which a transaction must not do.
             // biome-ignore lint/correctness/useYield: an async iterable that fails on its first next(), as the port's watch does
             watch: async function* () {
-              throw new FlowError('unsupported_in_transaction', prefixed('storage-sql', 'journal.watch inside transaction(fn): watch the storage itself, after the commit'));
+              throw new FlowError(
+                'unsupported_in_transaction',
+                prefixed('storage-sql', 'journal.watch inside transaction(fn): watch the storage itself, after the commit'),
+              );
             },
           },
           artifacts: sqlArtifactStore(tctx),
           init: () => Promise.resolve(),
           dispose: () => Promise.resolve(),
-          transaction: () => Promise.reject(new FlowError('nested_transaction', prefixed('storage-sql', 'transaction() inside a transaction is not supported: use the tx view you were given'))),
+          transaction: () =>
+            Promise.reject(
+              new FlowError(
+                'nested_transaction',
+                prefixed('storage-sql', 'transaction() inside a transaction is not supported: use the tx view you were given'),
+              ),
+            ),
         };
         try {
           return await inTransaction.run(true, () => fn(tx));

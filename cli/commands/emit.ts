@@ -24,4 +24,3 @@ export default async function emit(args: ParsedArgs, io: CliIO): Promise<number>
   io.stdout.write(to === 'ts' ? emitTs(spec, flow_digest) : emitYaml(spec, { toolRefs: flow.steps.map((s) => s.tool) }));
   return EXIT.ok;
 }
-

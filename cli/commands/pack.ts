@@ -64,12 +64,20 @@ async function draftFor(io: CliIO, args: ParsedArgs): Promise<PackDraft> {
 }
 
 function build(io: CliIO, draft: PackDraft): Promise<BuiltPack> {
-  return withRuntimeTools(io, draft.flows, draft.tools.map((t) => t.ref), (tools) => buildPack(draft, { tools, compileFlow: compileDraftFlow }));
+  return withRuntimeTools(
+    io,
+    draft.flows,
+    draft.tools.map((t) => t.ref),
+    (tools) => buildPack(draft, { tools, compileFlow: compileDraftFlow }),
+  );
 }
 
 async function init(args: ParsedArgs, io: CliIO): Promise<number> {
   const file = projectPath(io, DRAFT_FILE);
-  const fallback = basename(io.cwd).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
+  const fallback = basename(io.cwd)
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
   // The name: `pack init <name>` or `pack init --name <name>` (a value flag of the spec), else the folder's.
   const flagName = flagString(args, 'name');
   if (flagName !== undefined && args.positionals[1] !== undefined && flagName !== args.positionals[1]) {
@@ -77,13 +85,19 @@ async function init(args: ParsedArgs, io: CliIO): Promise<number> {
   }
   const name = args.positionals[1] ?? flagName ?? fallback;
   if (args.positionals.length > 2) throw new UsageError('pack init takes one name');
-  if (!PACK_NAME_PATTERN.test(name)) throw new UsageError(`pack name "${name}" is invalid: use lowercase letters, digits, ".", "_" or "-" (flowctl pack init <name>)`);
+  if (!PACK_NAME_PATTERN.test(name))
+    throw new UsageError(`pack name "${name}" is invalid: use lowercase letters, digits, ".", "_" or "-" (flowctl pack init <name>)`);
   const draft = newDraft(name, flagString(args, 'version') ?? '0.0.0');
-  const existing = await readDraft(file).catch((err: unknown) => (err instanceof FlowError && err.code === 'pack_draft_not_found' ? undefined : Promise.reject(err)));
+  const existing = await readDraft(file).catch((err: unknown) =>
+    err instanceof FlowError && err.code === 'pack_draft_not_found' ? undefined : Promise.reject(err),
+  );
   if (existing) {
     const versionGiven = args.flags.version !== undefined;
     if (existing.name !== draft.name || (versionGiven && existing.version !== draft.version)) {
-      throw new FlowError('pack_draft_exists', `[flowctl] [packs] ${DRAFT_FILE} already defines ${existing.name}@${existing.version}; edit it or remove it first`);
+      throw new FlowError(
+        'pack_draft_exists',
+        `[flowctl] [packs] ${DRAFT_FILE} already defines ${existing.name}@${existing.version}; edit it or remove it first`,
+      );
     }
     io.stderr.write(`${DRAFT_FILE} already defines ${existing.name}@${existing.version}; nothing to do\n`);
   } else {
@@ -110,7 +124,9 @@ async function add(args: ParsedArgs, io: CliIO): Promise<number> {
   } else if (body.kind === 'tool') {
     const replaced = putDraftTool(draft, body.tool);
     result = { kind: 'tool', ref: body.tool.ref, version: body.tool.version, replaced };
-    io.stderr.write(`${replaced ? 'replaced' : 'added'} tool ${body.tool.ref}@${body.tool.version}${body.tool.implementation ? ` (implemented by flow "${body.tool.implementation.flow}")` : ''}\n`);
+    io.stderr.write(
+      `${replaced ? 'replaced' : 'added'} tool ${body.tool.ref}@${body.tool.version}${body.tool.implementation ? ` (implemented by flow "${body.tool.implementation.flow}")` : ''}\n`,
+    );
   } else {
     // Compile now so a broken flow is refused at add time, not at publish time.
     const entry = { name: '', file: shown, source_kind: body.source_kind, source: text };
@@ -162,12 +178,18 @@ async function list(args: ParsedArgs, io: CliIO): Promise<number> {
     name: draft.name,
     version: draft.version,
     digest: pack.digest,
-    flows: pack.manifest.flows.map((f) => ({ name: f.name, flow_digest: f.flow_digest, source_kind: f.source_kind, file: draft.flows.find((d) => d.name === f.name)!.file })),
+    flows: pack.manifest.flows.map((f) => ({
+      name: f.name,
+      flow_digest: f.flow_digest,
+      source_kind: f.source_kind,
+      file: draft.flows.find((d) => d.name === f.name)!.file,
+    })),
     tools: pack.manifest.tools.map((t) => ({ ref: t.ref, version: t.version, contract_digest: t.contract_digest, implementation: t.implementation })),
   };
   io.stderr.write(`${draft.name}@${draft.version} ${pack.digest}\n`);
   for (const f of summary.flows) io.stderr.write(`  flow ${f.name} ${f.flow_digest} (${f.file})\n`);
-  for (const t of summary.tools) io.stderr.write(`  tool ${t.ref}@${t.version} ${t.contract_digest}${t.implementation ? ` -> flow ${t.implementation.flow}` : ' (runtime)'}\n`);
+  for (const t of summary.tools)
+    io.stderr.write(`  tool ${t.ref}@${t.version} ${t.contract_digest}${t.implementation ? ` -> flow ${t.implementation.flow}` : ' (runtime)'}\n`);
   if (!summary.flows.length && !summary.tools.length) io.stderr.write('  (empty: add flows and tools with "flowctl pack add --body <path>")\n');
   if (flagBool(args, 'json')) io.stdout.write(`${prettyJson(summary)}\n`);
   return EXIT.ok;

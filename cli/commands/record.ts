@@ -19,9 +19,17 @@ export default async function record(args: ParsedArgs, io: CliIO): Promise<numbe
   const name = flagString(args, 'name');
   const task = flagString(args, 'task');
   const ops = flagString(args, 'ops');
-  const missing = [['name', name], ['task', task], ['ops', ops]].filter(([, v]) => v === undefined).map(([k]) => `--${k}`);
+  const missing = [
+    ['name', name],
+    ['task', task],
+    ['ops', ops],
+  ]
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => `--${k}`);
   if (missing.length > 0) {
-    throw new UsageError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required (live capture is unavailable; --ops is a JSON or YAML list of operations)`);
+    throw new UsageError(
+      `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required (live capture is unavailable; --ops is a JSON or YAML list of operations)`,
+    );
   }
   try {
     const opsFile = resolve(io.cwd, ops!);

@@ -99,9 +99,7 @@ async function mirror(args: ParsedArgs, io: CliIO): Promise<number> {
   if (!MIRROR_MODES.includes(mode)) throw new UsageError(`--mode must be pull, push or sync (got "${mode}")`);
   const progress = packProgress(io, `mirror ${mode}`);
   const dirs = { from: resolve(io.cwd, from), to: resolve(io.cwd, to) };
-  const report = await mirrorRegistries({ ...dirs, mode, packs: flagStrings(args, 'packs'), onProgress: progress.onProgress }).finally(() =>
-    progress.done(),
-  );
+  const report = await mirrorRegistries({ ...dirs, mode, packs: flagStrings(args, 'packs'), onProgress: progress.onProgress }).finally(() => progress.done());
   printMirror(io, report, { from: shown(io, dirs.from), to: shown(io, dirs.to) });
   if (flagBool(args, 'json')) io.stdout.write(`${prettyJson(report)}\n`);
   return report.ok ? EXIT.ok : EXIT.failed;
@@ -118,7 +116,9 @@ export default async function registry(args: ParsedArgs, io: CliIO): Promise<num
   // `registry ls <dir>` and `registry verify <dir>` read like `--registry <dir>`; mirror takes flags only.
   const maxPositionals = sub === 'mirror' ? 1 : 2;
   if (args.positionals.length > maxPositionals) {
-    throw new UsageError(sub === 'mirror' ? 'registry mirror takes no positional arguments (use --from and --to)' : `registry ${sub} takes at most one registry directory`);
+    throw new UsageError(
+      sub === 'mirror' ? 'registry mirror takes no positional arguments (use --from and --to)' : `registry ${sub} takes at most one registry directory`,
+    );
   }
   try {
     return await run(args, io);

@@ -77,7 +77,12 @@ export default async function replay(args: ParsedArgs, rawIO: CliIO): Promise<nu
 /** A fixture file when the argument names an existing file; otherwise a stored run id (or `last`). */
 async function loadSource(io: CliIO, arg: string): Promise<LoadedSource> {
   const path = resolve(io.cwd, arg);
-  const isFile = arg !== 'last' && (await stat(path).then((s) => s.isFile(), () => false));
+  const isFile =
+    arg !== 'last' &&
+    (await stat(path).then(
+      (s) => s.isFile(),
+      () => false,
+    ));
   if (isFile) {
     const text = await readFile(path, 'utf8').catch((cause: NodeJS.ErrnoException) => {
       throw new FlowError('fixture_unreadable', `[flowctl] cannot read journal fixture ${arg}: ${cause.code ?? cause.message}`, { cause });
@@ -104,7 +109,7 @@ export function divergenceLines(err: unknown): string[] {
   if (!isFlowError(err)) return [];
   const d = err.data as { seq?: unknown; step?: unknown; field?: unknown; expected?: unknown; actual?: unknown } | undefined;
   if (!d || typeof d !== 'object' || !('seq' in d) || !('field' in d)) return [];
-  const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v) ?? 'null');
+  const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null'));
   return [
     `  code:     ${err.code}`,
     `  seq:      ${show(d.seq)}`,

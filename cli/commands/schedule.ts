@@ -19,7 +19,8 @@ const FLAGS = ['cron', 'input', 'input-file', 'registry', 'yes'];
 
 function cronOf(args: ParsedArgs): CronSchedule {
   const expr = flagString(args, 'cron');
-  if (expr === undefined) throw new UsageError('--cron <expr> is required, e.g. --cron "*/5 * * * *" (5 fields) or --cron "*/10 * * * * *" (6, leading seconds)');
+  if (expr === undefined)
+    throw new UsageError('--cron <expr> is required, e.g. --cron "*/5 * * * *" (5 fields) or --cron "*/10 * * * * *" (6, leading seconds)');
   try {
     return parseCron(expr);
   } catch (err) {
@@ -34,7 +35,10 @@ async function registryFlow(io: CliIO, dir: string, name: string | undefined): P
   const flows = await loadRegistryFlows(resolve(io.cwd, dir));
   const found = name === undefined ? flows[0] : flows.find((f) => f.name === name);
   if (!found) {
-    throw new FlowError('flow_not_found', name === undefined ? `[flowctl] the registry ${dir} has no flows` : `[flowctl] no pack in ${dir} has a flow named "${name}"`);
+    throw new FlowError(
+      'flow_not_found',
+      name === undefined ? `[flowctl] the registry ${dir} has no flows` : `[flowctl] no pack in ${dir} has a flow named "${name}"`,
+    );
   }
   return { spec: found.spec, origin: `${found.pack}@${found.version}` };
 }
@@ -99,7 +103,8 @@ export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<
         io.stderr.write(`flowctl schedule: ${at} run ${run.id} ${run.status} (${spec.name})${why}\n`);
       },
       onSkip: (at) => io.stderr.write(`flowctl schedule: ${at} skipped: the previous run of ${spec.name} is still in flight\n`),
-      onError: (err, at) => io.stderr.write(`flowctl schedule: ${at} fire failed: ${isFlowError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.stack ?? err)}\n`),
+      onError: (err, at) =>
+        io.stderr.write(`flowctl schedule: ${at} fire failed: ${isFlowError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.stack ?? err)}\n`),
     });
 
     let signals = 0;

@@ -104,7 +104,14 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     }
     // recoverDeadPids: a run left by a serve of this host that is gone (SIGKILL) ends worker_lost at
     // start, not a lease time later; runs of live processes and of other hosts wait for their lease.
-    engine = createEngine({ storage, secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd, allowSecretRefs, recoverDeadPids: true });
+    engine = createEngine({
+      storage,
+      secrets: createEnvSecrets({ env: io.env }),
+      tools: project.registry,
+      cwd: io.cwd,
+      allowSecretRefs,
+      recoverDeadPids: true,
+    });
     const launcher = createLauncher({
       engine,
       flows: source.flows,
@@ -137,7 +144,11 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    if ((err as NodeJS.ErrnoException)?.code === 'EADDRINUSE' || (err as NodeJS.ErrnoException)?.code === 'EACCES' || (err as NodeJS.ErrnoException)?.code === 'EADDRNOTAVAIL') {
+    if (
+      (err as NodeJS.ErrnoException)?.code === 'EADDRINUSE' ||
+      (err as NodeJS.ErrnoException)?.code === 'EACCES' ||
+      (err as NodeJS.ErrnoException)?.code === 'EADDRNOTAVAIL'
+    ) {
       io.stderr.write(`flowctl serve: cannot listen on ${host}:${port}: ${(err as Error).message}\n`);
       return EXIT.failed;
     }

@@ -140,7 +140,10 @@ async function main() {
   });
   await writeRecording(dir, built);
   const shop = compileFlow(recordingToFlow(built.recording), { file: 'recordings/shop-list.json', tools });
-  for (const [file, r] of [['flows/greet.yaml', greet], ['recordings/shop-list.json', shop]]) {
+  for (const [file, r] of [
+    ['flows/greet.yaml', greet],
+    ['recordings/shop-list.json', shop],
+  ]) {
     if (!r.ok) throw new Error(`${file} does not compile: ${r.diagnostics.map((d) => d.message).join('; ')}`);
   }
 
@@ -204,7 +207,9 @@ Ctrl-C stops.`);
 
 main().catch((err) => {
   if (err?.code === 'EADDRINUSE') {
-    console.error(`engine-launcher: port ${opts.port} on ${opts.host} is in use (another instance?); nothing was written. Stop it, or pass --port <n> (0: any free port)`);
+    console.error(
+      `engine-launcher: port ${opts.port} on ${opts.host} is in use (another instance?); nothing was written. Stop it, or pass --port <n> (0: any free port)`,
+    );
     process.exit(1);
   }
   console.error(`engine-launcher: ${err?.message ?? err}`);

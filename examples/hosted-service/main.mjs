@@ -72,13 +72,16 @@ async function main() {
     settings.secretsKeys ??= [Buffer.from(local.secrets_key, 'base64')];
     const missing = ['SVC_SESSION_SECRETS', 'SVC_SECRETS_KEY'].filter((name) => !env[name]);
     if (env.DATABASE_URL && missing.length > 0) {
-      say(`[hosted] note: DATABASE_URL is set but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not: this process uses the one${missing.length > 1 ? 's' : ''} in ${join(dataDir, 'secrets.json')}.`);
+      say(
+        `[hosted] note: DATABASE_URL is set but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not: this process uses the one${missing.length > 1 ? 's' : ''} in ${join(dataDir, 'secrets.json')}.`,
+      );
       say('         Every process sharing this database must share SVC_SESSION_SECRETS and SVC_SECRETS_KEY, or sessions');
       say('         signed by one are refused by another and secrets sealed by one cannot be opened by another.');
     }
   }
 
-  if (role !== 'all' && !env.DATABASE_URL) fail(`SVC_ROLE=${role} needs DATABASE_URL (Postgres): on the embedded PGlite one process does everything (SVC_ROLE=all)`);
+  if (role !== 'all' && !env.DATABASE_URL)
+    fail(`SVC_ROLE=${role} needs DATABASE_URL (Postgres): on the embedded PGlite one process does everything (SVC_ROLE=all)`);
   // SVC_RUN_SCREENSHOTS (default on): a PNG after every successful browser step, stored as a run
   // artifact (the run page shows them; fields filled from secret slots are blacked out); `off` saves the space.
   const shots = env.SVC_RUN_SCREENSHOTS || 'on';
@@ -86,8 +89,11 @@ async function main() {
   // SVC_EXAMPLE_PORT (default PORT+1): the starter example's demo site, on an origin of its own so
   // runs never reach this service's API; SVC_EXAMPLE_URL when workers reach it under another name.
   const examplePort = env.SVC_EXAMPLE_PORT || (Number(port) === 0 ? '0' : String(Number(port) + 1));
-  if (!/^\d+$/.test(examplePort) || Number(examplePort) > 65535) fail(`SVC_EXAMPLE_PORT must be an integer from 0 to 65535, got ${JSON.stringify(examplePort)}`);
-  say(env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`);
+  if (!/^\d+$/.test(examplePort) || Number(examplePort) > 65535)
+    fail(`SVC_EXAMPLE_PORT must be an integer from 0 to 65535, got ${JSON.stringify(examplePort)}`);
+  say(
+    env.DATABASE_URL ? '[hosted] database: Postgres (DATABASE_URL)' : `[hosted] database: PGlite in ${join(dataDir, 'db')} (first start takes a few seconds)`,
+  );
 
   // The one assembly (flowctl/adapters/hosted, docs/deploy.md "One assembly"): storage, the engine
   // under the hosted tool policy and egress guard, the Playwright executor, the studio browser, the
@@ -105,7 +111,11 @@ async function main() {
       logger: consoleLogger(),
     });
   } catch (err) {
-    fail(err.code === 'EADDRINUSE' ? `port ${err.port ?? port} on ${host} is in use (set PORT, or SVC_EXAMPLE_PORT for the example site, to another one)` : err.message);
+    fail(
+      err.code === 'EADDRINUSE'
+        ? `port ${err.port ?? port} on ${host} is in use (set PORT, or SVC_EXAMPLE_PORT for the example site, to another one)`
+        : err.message,
+    );
   }
   const { service } = assembly;
   if (role !== 'api') {
@@ -125,7 +135,11 @@ async function main() {
     say('');
     say(`flowctl hosted service on ${url}  (${production ? 'production' : 'development'}, role ${role})`);
     say('');
-    say(service.webRoot ? `  Open ${url}/ in a browser: the web app (sign up there), or use curl:` : '  (no web app: dist/web is not built; `npm run build` builds it)');
+    say(
+      service.webRoot
+        ? `  Open ${url}/ in a browser: the web app (sign up there), or use curl:`
+        : '  (no web app: dist/web is not built; `npm run build` builds it)',
+    );
     say('');
     say('  Sign up (the cookie jar keeps your session):');
     say(`    curl -s -c jar -b jar -X POST ${url}/api/auth/signup -H 'content-type: application/json' \\`);

@@ -125,7 +125,10 @@ export function createEngine(options: EngineOptions): Engine {
   async function mustResolve(target: RunTarget): Promise<{ digest: Digest; spec: FlowSpec }> {
     const found = await resolve(target);
     if (found) return found;
-    const what = 'name' in target ? `flow "${target.name}" is not deployed on front "${target.front ?? DEFAULT_FRONT}"` : `no FlowSpec ${'digest' in target ? target.digest : ''} is stored`;
+    const what =
+      'name' in target
+        ? `flow "${target.name}" is not deployed on front "${target.front ?? DEFAULT_FRONT}"`
+        : `no FlowSpec ${'digest' in target ? target.digest : ''} is stored`;
     throw new FlowError('not_found', `[flowctl] [engine] ${what}`);
   }
 
@@ -170,7 +173,15 @@ export function createEngine(options: EngineOptions): Engine {
     const resolved = resolveInputs(spec, record.inputs ?? {}, { allowSecretRefs: true });
     const secrets = runOptions.secrets ?? options.secrets;
     const secretValues = await resolveSecretInputs(spec, resolved.inputs, secrets);
-    return { runId: record.id, spec, flowDigest: record.flow_digest, resolved, startedAt: record.started_at, secretValues, ...(runOptions.secrets ? { secrets: runOptions.secrets } : {}) };
+    return {
+      runId: record.id,
+      spec,
+      flowDigest: record.flow_digest,
+      resolved,
+      startedAt: record.started_at,
+      secretValues,
+      ...(runOptions.secrets ? { secrets: runOptions.secrets } : {}),
+    };
   }
 
   function execute(launch: Launch, runOptions: RunOptions = {}, abortFirst?: FlowError): Promise<RunOutcome> {
@@ -355,11 +366,20 @@ export function createEngine(options: EngineOptions): Engine {
         // A record from before inputs were stored: the run_started names what is known.
       }
     }
-    const writer = new JournalWriter({ runId: record.id, store: storage.journal, clock, flowDigest: record.flow_digest, inputsDigest, mask: new SecretMask(), logger });
+    const writer = new JournalWriter({
+      runId: record.id,
+      store: storage.journal,
+      clock,
+      flowDigest: record.flow_digest,
+      inputsDigest,
+      mask: new SecretMask(),
+      logger,
+    });
     // Continue the stored chain: the writer appends at the next seq, linked to the last digest.
     writer.entries.push(...journal);
     // The step whose attempt was in flight (or waiting to retry) when the run was closed.
-    const step = tail && (tail.event === 'step_started' || tail.event === 'effect_recorded' || (tail.event === 'step_failed' && tail.will_retry)) ? tail.step : undefined;
+    const step =
+      tail && (tail.event === 'step_started' || tail.event === 'effect_recorded' || (tail.event === 'step_failed' && tail.will_retry)) ? tail.step : undefined;
     let finished: JournalEntry;
     try {
       if (journal.length === 0) {
@@ -416,7 +436,9 @@ export function createEngine(options: EngineOptions): Engine {
     for (const record of await storage.runs.list({ status: ['pending', 'running'] })) {
       if (inflight.has(record.id) || !record.lease) continue;
       if (!leaseExpired(record.lease) && !ownerGone(record.lease)) continue;
-      const closed = record.cancel_requested ? await closeRun(record, 'canceled', canceledError(record.id)) : await closeRun(record, 'failed', lostError(record));
+      const closed = record.cancel_requested
+        ? await closeRun(record, 'canceled', canceledError(record.id))
+        : await closeRun(record, 'failed', lostError(record));
       if (closed) recovered.push(record.id);
     }
     return recovered;
@@ -551,7 +573,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (!spec) {
         const first = Array.isArray(journal) ? (journal[0] as { flow_digest?: Digest } | undefined) : undefined;
         spec = first?.flow_digest ? await getSpec(first.flow_digest) : undefined;
-        if (!spec) throw new FlowError('not_found', '[flowctl] [replay] no FlowSpec given and the journal\'s flow is not stored; pass options.spec');
+        if (!spec) throw new FlowError('not_found', "[flowctl] [replay] no FlowSpec given and the journal's flow is not stored; pass options.spec");
       }
     }
     assertFlowSpec(spec);
@@ -586,7 +608,8 @@ export function createEngine(options: EngineOptions): Engine {
     async prepare(target, inputs, prepareOptions) {
       alive();
       const within = prepareOptions?.startWithinMs;
-      if (within !== undefined && !(Number.isFinite(within) && within > 0)) throw new FlowError('invalid_options', '[flowctl] [engine] startWithinMs must be a positive number of milliseconds');
+      if (within !== undefined && !(Number.isFinite(within) && within > 0))
+        throw new FlowError('invalid_options', '[flowctl] [engine] startWithinMs must be a positive number of milliseconds');
       const deadline: RunLease | null = within === undefined ? null : { owner, expires_at: new Date(Date.now() + within).toISOString(), prepared: true };
       const launch = await create(target, inputs, prepareOptions?.secrets ? { secrets: prepareOptions.secrets } : {}, deadline, prepareOptions?.store);
       return { run_id: launch.runId, status: 'pending' };
@@ -607,7 +630,11 @@ export function createEngine(options: EngineOptions): Engine {
       if (!record) throw new FlowError('not_found', `[flowctl] [engine] run ${runId} not found`);
       const entries = await storage.journal.read(runId, 0);
       if (record.status !== 'pending' || entries.length > 0 || inflight.has(runId)) {
-        throw new FlowError('run_not_pending', `[flowctl] [engine] run ${runId} is ${record.status === 'pending' ? 'already executing' : record.status}: only a prepared run that has not started can be executed`, { data: { run_id: runId, status: record.status } });
+        throw new FlowError(
+          'run_not_pending',
+          `[flowctl] [engine] run ${runId} is ${record.status === 'pending' ? 'already executing' : record.status}: only a prepared run that has not started can be executed`,
+          { data: { run_id: runId, status: record.status } },
+        );
       }
       const launch = await launchOf(record, runOptions);
       await storage.runs.update(runId, { lease: newLease() });

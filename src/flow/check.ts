@@ -14,10 +14,7 @@ import type { InputContract } from './types.js';
  */
 
 /** Where an expression sits: in step `index`'s args or `if`, or in the flow's `output`. */
-export type ExprContext =
-  | { where: 'args'; index: number; contract?: ToolContract }
-  | { where: 'if'; index: number }
-  | { where: 'output' };
+export type ExprContext = { where: 'args'; index: number; contract?: ToolContract } | { where: 'if'; index: number } | { where: 'output' };
 
 export interface CheckEnv extends TypeEnv {
   /** Step id -> its index in `steps`. */
@@ -55,13 +52,23 @@ function checkRefs(expr: Expr, ctx: ExprContext, env: CheckEnv, path: PathSegmen
       const input: InputContract | undefined = env.inputs[node.name];
       if (!input) {
         const known = Object.keys(env.inputs);
-        env.sink.error('unknown_input', `unknown input "${node.name}"${known.length ? ` (inputs: ${known.join(', ')})` : ' (the flow declares no inputs)'}`, path, at);
+        env.sink.error(
+          'unknown_input',
+          `unknown input "${node.name}"${known.length ? ` (inputs: ${known.join(', ')})` : ' (the flow declares no inputs)'}`,
+          path,
+          at,
+        );
         return;
       }
       if (!input.secret) return;
       readsSecret = true;
       if (ctx.where === 'output') {
-        env.sink.error('secret_not_allowed', `secret input "${node.name}" cannot appear in the output (secret values never leave the step that uses them)`, path, at);
+        env.sink.error(
+          'secret_not_allowed',
+          `secret input "${node.name}" cannot appear in the output (secret values never leave the step that uses them)`,
+          path,
+          at,
+        );
       } else if (ctx.where === 'if') {
         env.sink.error('secret_not_allowed', `secret input "${node.name}" cannot be used in a condition`, path, at);
       } else if (ctx.contract && !ctx.contract.capabilities.includes('secrets')) {
@@ -123,12 +130,7 @@ function stringsWithExpressions(value: unknown, stack: PathSegment[], out: { rel
  * Check the expressions inside a value (step args or output). Returns whether any reads a secret
  * input, and the relative paths of strings holding expressions (whose values are known only at run time).
  */
-export function checkValue(
-  value: unknown,
-  base: PathSegment[],
-  ctx: ExprContext,
-  env: CheckEnv,
-): { readsSecret: boolean; dynamic: PathSegment[][] } {
+export function checkValue(value: unknown, base: PathSegment[], ctx: ExprContext, env: CheckEnv): { readsSecret: boolean; dynamic: PathSegment[][] } {
   let readsSecret = false;
   const dynamic: PathSegment[][] = [];
   for (const { rel, text } of stringsWithExpressions(value, [], [])) {
@@ -182,7 +184,8 @@ function issueSegments(path: string): PathSegment[] {
 }
 
 // Issues at an ancestor of a run-time value that do not depend on that value.
-const STRUCTURAL = /^(is required|is not an allowed property|must be (object|array|string|number|integer|boolean|null)\b|must NOT have (more|fewer) than \d+ (items|properties))/;
+const STRUCTURAL =
+  /^(is required|is not an allowed property|must be (object|array|string|number|integer|boolean|null)\b|must NOT have (more|fewer) than \d+ (items|properties))/;
 
 /**
  * Validate the literal parts of a step's args against the tool's input schema. Values computed by

@@ -62,13 +62,7 @@ export class DiagnosticSink {
     this.push('error', code, message, path, options);
   }
 
-  push(
-    severity: Diagnostic['severity'],
-    code: string,
-    message: string,
-    path: readonly PathSegment[],
-    options?: { key?: boolean; offset?: number },
-  ): void {
+  push(severity: Diagnostic['severity'], code: string, message: string, path: readonly PathSegment[], options?: { key?: boolean; offset?: number }): void {
     const { line, column } = this.locate(path, options);
     const d: Diagnostic = { severity, code, message, file: this.file, line, column };
     if (path.length > 0) d.field = fieldPath(path);

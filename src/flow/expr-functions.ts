@@ -44,7 +44,9 @@ const isNil = (v: unknown): boolean => v === null || v === undefined;
 export const FUNCTIONS: Record<string, ExprFunction> = {
   /** Length of a string (UTF-16 units), an array, or an object's key count; 0 otherwise. */
   len: {
-    min: 1, max: 1, returns: 'integer',
+    min: 1,
+    max: 1,
+    returns: 'integer',
     call: ([v]) => (typeof v === 'string' || Array.isArray(v) ? v.length : v !== null && typeof v === 'object' ? Object.keys(v).length : 0),
   },
   lower: { min: 1, max: 1, returns: 'string', call: ([v]) => toText(v).toLowerCase() },
@@ -52,7 +54,9 @@ export const FUNCTIONS: Record<string, ExprFunction> = {
   trim: { min: 1, max: 1, returns: 'string', call: ([v]) => toText(v).trim() },
   /** join(array, separator = ","): items as text; a non-array is returned as text. */
   join: {
-    min: 1, max: 2, returns: 'string',
+    min: 1,
+    max: 2,
+    returns: 'string',
     call: ([arr, sep]) => (Array.isArray(arr) ? arr.map(toText).join(sep === undefined ? ',' : toText(sep)) : toText(arr)),
   },
   /** split(string, separator): an array of strings; an empty separator splits into characters. */
@@ -62,7 +66,9 @@ export const FUNCTIONS: Record<string, ExprFunction> = {
   string: { min: 1, max: 1, returns: 'string', call: ([v]) => toText(v) },
   /** number(x): a number from a number, a numeric string or a boolean; null when it is not one. */
   number: {
-    min: 1, max: 1, returns: 'any',
+    min: 1,
+    max: 1,
+    returns: 'any',
     call: ([v]) => {
       if (typeof v === 'number') return v;
       if (typeof v === 'boolean') return v ? 1 : 0;
@@ -75,7 +81,9 @@ export const FUNCTIONS: Record<string, ExprFunction> = {
   },
   /** at(list, index) or at(object, key): one element (negative indexes count from the end); null when absent. */
   at: {
-    min: 2, max: 2, returns: 'any',
+    min: 2,
+    max: 2,
+    returns: 'any',
     call: ([v, k]) => {
       if (Array.isArray(v) && typeof k === 'number' && Number.isInteger(k)) return v[k < 0 ? v.length + k : k] ?? null;
       if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof k === 'string' && Object.hasOwn(v, k)) {
@@ -90,7 +98,9 @@ export const FUNCTIONS: Record<string, ExprFunction> = {
   coalesce: { min: 1, max: Infinity, returns: 'any', call: (args) => args.find((a) => !isNil(a)) ?? null },
   /** contains(haystack, needle): substring of a string, element of an array (structural), key of an object. */
   contains: {
-    min: 2, max: 2, returns: 'boolean',
+    min: 2,
+    max: 2,
+    returns: 'boolean',
     call: ([h, n]) => {
       if (typeof h === 'string') return h.includes(toText(n));
       if (Array.isArray(h)) return h.some((x) => jsonEquals(x, n));

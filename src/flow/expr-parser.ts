@@ -306,9 +306,7 @@ function printNumber(n: number): string {
 }
 
 function printPath(path: PathSegment[]): string {
-  return path
-    .map((seg) => (typeof seg === 'number' ? `[${seg}]` : PLAIN_KEY.test(seg) && !RESERVED.has(seg) ? `.${seg}` : `[${printString(seg)}]`))
-    .join('');
+  return path.map((seg) => (typeof seg === 'number' ? `[${seg}]` : PLAIN_KEY.test(seg) && !RESERVED.has(seg) ? `.${seg}` : `[${printString(seg)}]`)).join('');
 }
 
 function power(e: Expr): number {

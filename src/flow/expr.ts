@@ -94,10 +94,14 @@ function compare(op: '<' | '<=' | '>' | '>=', a: unknown, b: unknown): boolean {
   // Only numbers with numbers and strings with strings are ordered; anything else is false.
   if (!((typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string'))) return false;
   switch (op) {
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
   }
 }
 
@@ -253,4 +257,3 @@ export function collectReferences(value: unknown): Reference[] {
   walk(value);
   return out;
 }
-

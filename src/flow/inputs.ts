@@ -172,10 +172,14 @@ export function inputValueIssues(value: unknown, limits: Readonly<{ maxDepth: nu
     }
   }
   if (stop === 'depth') {
-    return [{ path: '', message: `is nested deeper than ${limits.maxDepth} levels of arrays and objects (the inputs contract allows at most ${limits.maxDepth})` }];
+    return [
+      { path: '', message: `is nested deeper than ${limits.maxDepth} levels of arrays and objects (the inputs contract allows at most ${limits.maxDepth})` },
+    ];
   }
   if (stop === 'size') {
-    return [{ path: '', message: `is larger than ${limits.maxBytes} bytes as JSON (the inputs contract allows at most ${limits.maxBytes} for all inputs together)` }];
+    return [
+      { path: '', message: `is larger than ${limits.maxBytes} bytes as JSON (the inputs contract allows at most ${limits.maxBytes} for all inputs together)` },
+    ];
   }
   return issues;
 }
@@ -215,11 +219,11 @@ export function buildInputContracts(inputs: Record<string, FlowInput> | undefine
           : def.type === 'enum'
             ? `must be one of ${(def.values ?? []).map((v) => JSON.stringify(v)).join(', ')}`
             : formatIssues(check.issues);
-        sink.error(def.secret ? 'secret_not_allowed' : 'type_mismatch', `input "${name}": default ${JSON.stringify(def.default)} does not fit type ${def.type}: ${why}`, [
-          'inputs',
-          name,
-          'default',
-        ]);
+        sink.error(
+          def.secret ? 'secret_not_allowed' : 'type_mismatch',
+          `input "${name}": default ${JSON.stringify(def.default)} does not fit type ${def.type}: ${why}`,
+          ['inputs', name, 'default'],
+        );
       }
       contract.default = def.default;
     }

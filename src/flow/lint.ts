@@ -52,9 +52,7 @@ export const noOutputRule: LintRule = {
   name: 'no-output',
   check(ctx) {
     if (ctx.spec.output !== undefined) return [];
-    return [
-      finding(ctx, 'no-output', 'the flow has no "output": callers get no result; project one, e.g. output: ${steps.<id>.output}', 1, 1, 'output'),
-    ];
+    return [finding(ctx, 'no-output', 'the flow has no "output": callers get no result; project one, e.g. output: ${steps.<id>.output}', 1, 1, 'output')];
   },
 };
 

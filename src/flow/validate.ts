@@ -184,7 +184,11 @@ const NON_BLOCKING = new Set(['bad_name', 'duplicate_step']);
 export function validateFlowShape(value: unknown, sink: DiagnosticSink): Flow | undefined {
   const before = sink.list.length;
   if (!isObj(value)) {
-    sink.error('not_a_mapping', value === undefined || value === null ? 'the flow is empty: expected a mapping with name and steps' : `a flow must be a mapping, got ${kind(value)}`, []);
+    sink.error(
+      'not_a_mapping',
+      value === undefined || value === null ? 'the flow is empty: expected a mapping with name and steps' : `a flow must be a mapping, got ${kind(value)}`,
+      [],
+    );
     return undefined;
   }
   unknownKeys(sink, value, FLOW_KEYS, [], 'the flow');

@@ -94,11 +94,17 @@ export function assertJsonBodyHeaders(request: Request): void {
   const headers = request.headers;
   const transfer = headers.get('transfer-encoding');
   if (transfer !== null && transfer.trim().toLowerCase() !== 'chunked') {
-    throw new FlowError('unsupported_encoding', `[flowctl] [launcher] Transfer-Encoding ${JSON.stringify(transfer.slice(0, 60))} is not supported; send the body plain or chunked`);
+    throw new FlowError(
+      'unsupported_encoding',
+      `[flowctl] [launcher] Transfer-Encoding ${JSON.stringify(transfer.slice(0, 60))} is not supported; send the body plain or chunked`,
+    );
   }
   const coding = headers.get('content-encoding');
   if (coding?.split(',').some((c) => c.trim().toLowerCase() !== 'identity')) {
-    throw new FlowError('unsupported_encoding', `[flowctl] [launcher] Content-Encoding ${JSON.stringify(coding.slice(0, 60))} is not supported; send the body uncompressed`);
+    throw new FlowError(
+      'unsupported_encoding',
+      `[flowctl] [launcher] Content-Encoding ${JSON.stringify(coding.slice(0, 60))} is not supported; send the body uncompressed`,
+    );
   }
   const type = headers.get('content-type');
   if (type === null) {
@@ -128,7 +134,8 @@ export function jsonDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -62,7 +62,11 @@ export interface HttpErrorInfo {
 export function httpErrorInfo(err: unknown): HttpErrorInfo {
   if (isFlowError(err, 'db_unreachable')) {
     // The store's message names the database's host, port, database and user: logged, never sent.
-    return { status: HTTP_STATUS_BY_CODE.db_unreachable!, code: err.code, message: '[flowctl] [launcher] the run store cannot be reached right now: retry shortly' };
+    return {
+      status: HTTP_STATUS_BY_CODE.db_unreachable!,
+      code: err.code,
+      message: '[flowctl] [launcher] the run store cannot be reached right now: retry shortly',
+    };
   }
   if (isFlowError(err)) {
     return { status: HTTP_STATUS_BY_CODE[err.code] ?? 500, code: err.code, message: err.message, data: err.data };
@@ -117,7 +121,11 @@ function issuesOf(info: HttpErrorInfo): unknown[] | undefined {
  */
 export function requestErrorResponse(err: unknown): Response {
   if (err instanceof Error && err.name === 'RequestError') {
-    return jsonResponse(400, { error: 'bad_request', message: `[flowctl] the request could not be read: ${err.message.slice(0, 120)}` }, { connection: 'close' });
+    return jsonResponse(
+      400,
+      { error: 'bad_request', message: `[flowctl] the request could not be read: ${err.message.slice(0, 120)}` },
+      { connection: 'close' },
+    );
   }
   return jsonResponse(500, { error: 'internal_error', message: '[flowctl] internal error' });
 }

@@ -52,8 +52,7 @@ export interface Launcher {
 const validateReplayBody = compileBodyValidator(REPLAY_BODY_SCHEMA);
 
 function methodNotAllowed(allow: string) {
-  return () =>
-    jsonResponse(405, { error: 'method_not_allowed', message: `[flowctl] [launcher] method not allowed; use ${allow}` }, { allow });
+  return () => jsonResponse(405, { error: 'method_not_allowed', message: `[flowctl] [launcher] method not allowed; use ${allow}` }, { allow });
 }
 
 /** Reads a route's JSON body: the framing checks (415) first, then size (413), UTF-8 and JSON (400). `undefined` when empty. */
@@ -210,7 +209,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
           { data: { issues } },
         );
       }
-      const mode = ((body as { mode?: 'verify' | 'rerun' }).mode ?? 'verify');
+      const mode = (body as { mode?: 'verify' | 'rerun' }).mode ?? 'verify';
       if (!(await engine.getRun(id))) throw new FlowError('run_not_found', `[flowctl] [launcher] no run ${id}`);
       // The HTTP request is the caller's consent: a rerun over REST does not ask before effects.
       return jsonTextResponse(200, runJson(await engine.replay({ run_id: id }, { mode })));
@@ -221,9 +220,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   });
   app.all('/runs/:id/replay', methodNotAllowed('POST'));
 
-  app.get('/openapi.json', async () =>
-    jsonResponse(200, buildOpenApi(await sorted(), { bearer: token !== undefined, maxBodyBytes })),
-  );
+  app.get('/openapi.json', async () => jsonResponse(200, buildOpenApi(await sorted(), { bearer: token !== undefined, maxBodyBytes })));
   app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
 
   return {

@@ -42,13 +42,13 @@ function errorResponses(codes: number[], schemaName = 'Error'): Record<string, u
   const text: Record<number, string> = {
     400: 'Malformed request (bad JSON, bad `mode`, run id not a uuid)',
     401: 'Missing or wrong bearer token',
-    403: 'No token set: a Host that is not loopback, or a write from another site\'s Origin',
+    403: "No token set: a Host that is not loopback, or a write from another site's Origin",
     404: 'Unknown flow or run',
     405: 'Method not allowed (see the Allow header)',
     409: 'Replay diverged from the recorded run',
     413: 'Request body over the limit',
     415: 'Body not application/json (UTF-8), or a content or transfer coding the launcher does not decode',
-    422: 'The body violates the flow\'s inputs contract; no run started',
+    422: "The body violates the flow's inputs contract; no run started",
   };
   const out: Record<string, unknown> = {};
   // 401 and 403 are answered before routing, always as {error, message}.
@@ -135,7 +135,11 @@ export function buildOpenApi(flows: readonly OpenApiFlow[], options: OpenApiOpti
         description: `Runs ${flow.name} at ${flow.digest}. Sync by default (the finished Run); ?mode=async answers 202 at once.`,
         tags: ['flows'],
         parameters: [{ name: 'mode', in: 'query', required: false, schema: RUN_MODE_SCHEMA }],
-        requestBody: { required: false, description: 'The flow\'s inputs by name, as application/json (an empty body is {}; null is not an object)', ...json(ref(inputsName)) },
+        requestBody: {
+          required: false,
+          description: "The flow's inputs by name, as application/json (an empty body is {}; null is not an object)",
+          ...json(ref(inputsName)),
+        },
         responses: {
           '200': answer('The finished Run (sync); a failed run is a Run with status failed', ref('Run')),
           '202': answer('Run started (async); poll GET /runs/{id}', ref('RunAccepted')),
@@ -146,7 +150,11 @@ export function buildOpenApi(flows: readonly OpenApiFlow[], options: OpenApiOpti
   }
   const idParam = { name: 'id', in: 'path', required: true, schema: RUN_ID_SCHEMA };
   paths['/flows'] = {
-    get: { operationId: 'list_flows', summary: 'Discovery: the served flows', responses: { '200': answer('The served flows', ref('FlowList')), ...errorResponses([401, 403]) } },
+    get: {
+      operationId: 'list_flows',
+      summary: 'Discovery: the served flows',
+      responses: { '200': answer('The served flows', ref('FlowList')), ...errorResponses([401, 403]) },
+    },
   };
   paths['/runs/{id}'] = {
     get: {

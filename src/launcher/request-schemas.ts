@@ -47,7 +47,8 @@ function inputSchema(name: string, contract: InputContract, options: RequestSche
     return {
       type: 'string',
       ...(options.allowSecretRefs === true ? { pattern: SECRET_REF_PATTERN.source } : { enum: [declared] }),
-      description: description ?? (options.allowSecretRefs === true ? 'a secret reference, secret:<name>' : `the secret reference ${declared} (the only one accepted)`),
+      description:
+        description ?? (options.allowSecretRefs === true ? 'a secret reference, secret:<name>' : `the secret reference ${declared} (the only one accepted)`),
       writeOnly: true,
       [SECRET_MARK]: true,
     };
@@ -70,8 +71,6 @@ export function inputsBodySchema(spec: FlowSpec, options: RequestSchemaOptions =
   }
   return { type: 'object', properties, required: required.sort(), additionalProperties: false };
 }
-
-
 
 export type BodyValidator = (body: unknown) => InputIssue[];
 

@@ -166,15 +166,16 @@ export function createMcpServer(options: McpServerOptions): Server {
     const token = extra._meta?.progressToken;
     let sending: Promise<void> = Promise.resolve();
     const progressOf = createProgressFromJournal(s.flow.spec.steps.length);
-    const onEntry = token === undefined
-      ? undefined
-      : (entry: Parameters<typeof progressOf>[0]) => {
-          const update = progressOf(entry);
-          if (!update) return;
-          sending = sending
-            .then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }))
-            .catch((err: unknown) => onLog?.('warn', `[flowctl] [mcp] ${name}: a progress notification was not sent: ${(err as Error)?.message ?? err}`));
-        };
+    const onEntry =
+      token === undefined
+        ? undefined
+        : (entry: Parameters<typeof progressOf>[0]) => {
+            const update = progressOf(entry);
+            if (!update) return;
+            sending = sending
+              .then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }))
+              .catch((err: unknown) => onLog?.('warn', `[flowctl] [mcp] ${name}: a progress notification was not sent: ${(err as Error)?.message ?? err}`));
+          };
 
     let run: Run;
     try {
@@ -185,7 +186,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     } catch (err) {
       if (!isFlowError(err)) throw err;
       onLog?.('warn', `[flowctl] [mcp] ${name}: ${err.code}: ${err.message}`);
-      if (err.code === 'invalid_inputs') return invalidArguments(name, ((err.data as { issues?: InputIssue[] })?.issues) ?? []);
+      if (err.code === 'invalid_inputs') return invalidArguments(name, (err.data as { issues?: InputIssue[] })?.issues ?? []);
       return errorResult({ code: err.code, message: err.message });
     } finally {
       // Progress goes out before the result, in journal order.
@@ -197,7 +198,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (!s.tool.outputSchema) {
       return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (the flow has no output)` }], _meta: meta };
     }
-    const structured = (s.shape.output.wrapped ? { value: run.output ?? null } : run.output ?? {}) as Record<string, unknown>;
+    const structured = (s.shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
     return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
   });
 

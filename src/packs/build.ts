@@ -57,26 +57,45 @@ export async function buildPack(draft: PackDraft, options: BuildPackOptions): Pr
     let contract: ToolContract;
     if (tool.implementation) {
       const impl = specs.get(tool.implementation.flow);
-      if (!impl) throw bad('pack_tool_invalid', `${id}: tool ${toolId} is implemented by flow "${tool.implementation.flow}", which the pack lacks`, { tool: toolId });
-      if (runtime) throw bad('pack_tool_invalid', `${id}: tool ${toolId} would shadow the runtime's own ${toolId}; pick another ref or version`, { tool: toolId });
+      if (!impl)
+        throw bad('pack_tool_invalid', `${id}: tool ${toolId} is implemented by flow "${tool.implementation.flow}", which the pack lacks`, { tool: toolId });
+      if (runtime)
+        throw bad('pack_tool_invalid', `${id}: tool ${toolId} would shadow the runtime's own ${toolId}; pick another ref or version`, { tool: toolId });
       contract = compositeContract(tool, impl.spec);
     } else {
       if (!runtime) {
-        throw bad('pack_tool_invalid', `${id}: tool ${toolId} has no implementation and the runtime provides no such tool (add "implementation": {"flow": <name>})`, { tool: toolId });
+        throw bad(
+          'pack_tool_invalid',
+          `${id}: tool ${toolId} has no implementation and the runtime provides no such tool (add "implementation": {"flow": <name>})`,
+          { tool: toolId },
+        );
       }
       if (!tool.input_schema || !tool.output_schema || !tool.capabilities) {
         throw bad('pack_tool_invalid', `${id}: tool ${toolId} must give the full contract (input_schema, output_schema, capabilities)`, { tool: toolId });
       }
-      contract = { ref: tool.ref, version: tool.version, description: tool.description, input_schema: tool.input_schema, output_schema: tool.output_schema, capabilities: tool.capabilities };
+      contract = {
+        ref: tool.ref,
+        version: tool.version,
+        description: tool.description,
+        input_schema: tool.input_schema,
+        output_schema: tool.output_schema,
+        capabilities: tool.capabilities,
+      };
       const expected = digestOf(runtime.contract);
       if (digestOf(contract) !== expected) {
         throw bad('pack_tool_mismatch', `${id}: contract of ${toolId} differs from the runtime's (expected ${expected}, actual ${digestOf(contract)})`, {
-          tool: toolId, expected, actual: digestOf(contract),
+          tool: toolId,
+          expected,
+          actual: digestOf(contract),
         });
       }
     }
     const contractDigest = put(canonicalJson(contract));
-    tools.push(tool.implementation ? { ref: tool.ref, version: tool.version, contract_digest: contractDigest, implementation: { flow: tool.implementation.flow } } : { ref: tool.ref, version: tool.version, contract_digest: contractDigest });
+    tools.push(
+      tool.implementation
+        ? { ref: tool.ref, version: tool.version, contract_digest: contractDigest, implementation: { flow: tool.implementation.flow } }
+        : { ref: tool.ref, version: tool.version, contract_digest: contractDigest },
+    );
   }
 
   const manifest: PackManifest = {

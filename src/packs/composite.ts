@@ -35,14 +35,25 @@ export function compositeContract(tool: DraftTool, spec: FlowSpec): ToolContract
   const input_schema = flowInputSchema(spec);
   const capabilities = flowCapabilities(spec);
   if (tool.input_schema && canonicalJson(tool.input_schema) !== canonicalJson(input_schema)) {
-    throw new FlowError('pack_tool_invalid', prefixed('packs', `tool ${id}: input_schema differs from the inputs of flow "${spec.name}"; omit it to derive it`), {
-      data: { tool: id, expected: input_schema, actual: tool.input_schema },
-    });
+    throw new FlowError(
+      'pack_tool_invalid',
+      prefixed('packs', `tool ${id}: input_schema differs from the inputs of flow "${spec.name}"; omit it to derive it`),
+      {
+        data: { tool: id, expected: input_schema, actual: tool.input_schema },
+      },
+    );
   }
   if (tool.capabilities && canonicalJson([...tool.capabilities].sort()) !== canonicalJson([...capabilities].sort())) {
-    throw new FlowError('pack_tool_invalid', prefixed('packs', `tool ${id}: capabilities [${tool.capabilities.join(', ')}] differ from flow "${spec.name}"'s [${capabilities.join(', ')}]; omit them to derive them`), {
-      data: { tool: id, expected: capabilities, actual: tool.capabilities },
-    });
+    throw new FlowError(
+      'pack_tool_invalid',
+      prefixed(
+        'packs',
+        `tool ${id}: capabilities [${tool.capabilities.join(', ')}] differ from flow "${spec.name}"'s [${capabilities.join(', ')}]; omit them to derive them`,
+      ),
+      {
+        data: { tool: id, expected: capabilities, actual: tool.capabilities },
+      },
+    );
   }
   return { ref: tool.ref, version: tool.version, description: tool.description, input_schema, output_schema: tool.output_schema ?? {}, capabilities };
 }

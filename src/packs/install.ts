@@ -86,7 +86,10 @@ function lockToolProblems(pinned: PacksLock['packs'][number], pack: LoadedPack):
  */
 export async function installPacks(options: InstallOptions): Promise<InstallReport> {
   const source = await openRegistry(options.from);
-  const targetExists = await stat(options.to).then((s) => s.isDirectory(), () => false);
+  const targetExists = await stat(options.to).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   const existing = targetExists ? await openRegistry(options.to).catch(() => undefined) : undefined;
   const cache: BlobCache = new Map();
   const ready: LoadedPack[] = [];
@@ -119,7 +122,8 @@ export async function installPacks(options: InstallOptions): Promise<InstallRepo
 
   if (failures.length) {
     const lines = failures.map(
-      (f) => `${f.pack}: ${f.problems.map((p) => `${p.message}${p.expected ? ` (expected ${p.expected}${p.actual ? `, actual ${p.actual}` : ''})` : ''}`).join('; ')}`,
+      (f) =>
+        `${f.pack}: ${f.problems.map((p) => `${p.message}${p.expected ? ` (expected ${p.expected}${p.actual ? `, actual ${p.actual}` : ''})` : ''}`).join('; ')}`,
     );
     throw new FlowError('install_failed', prefixed('packs', `nothing installed; ${failures.length} pack(s) failed verification:\n  ${lines.join('\n  ')}`), {
       data: { packs: failures },

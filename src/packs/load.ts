@@ -44,7 +44,14 @@ export function comparePackVersions(a: string, b: string): number {
  * Sorted by name, then newest version first.
  */
 export async function loadRegistryPacks(dir: string, options: LoadRegistryOptions = {}): Promise<LoadedPack[]> {
-  if (options.optional && !(await stat(dir).then((s) => s.isDirectory(), () => false))) return [];
+  if (
+    options.optional &&
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return [];
   const registry = await openRegistry(dir);
   const cache: BlobCache = new Map();
   const packs: LoadedPack[] = [];
@@ -59,9 +66,13 @@ export async function loadRegistryPacks(dir: string, options: LoadRegistryOption
     else failures.push(`${item.id}: ${read.problems.map((p) => p.message).join('; ')}`);
   }
   if (failures.length) {
-    throw new FlowError('registry_corrupt', prefixed('packs', `registry ${dir} has packs that fail verification (run "flowctl registry verify"):\n  ${failures.join('\n  ')}`), {
-      data: { dir, failures },
-    });
+    throw new FlowError(
+      'registry_corrupt',
+      prefixed('packs', `registry ${dir} has packs that fail verification (run "flowctl registry verify"):\n  ${failures.join('\n  ')}`),
+      {
+        data: { dir, failures },
+      },
+    );
   }
   return packs.sort((a, b) =>
     a.manifest.name === b.manifest.name ? comparePackVersions(b.manifest.version, a.manifest.version) : a.manifest.name < b.manifest.name ? -1 : 1,
@@ -109,9 +120,13 @@ export async function loadRegistryTools(dir: string, options: LoadRegistryToolsO
       if (!entry.implementation) {
         const runtime = options.runtimeTools?.get(entry.ref, entry.version);
         if (options.runtimeTools && (!runtime || digestOf(runtime.contract) !== entry.contract_digest)) {
-          throw new FlowError('pack_tool_mismatch', prefixed('packs', `${where} pins ${id} ${entry.contract_digest}, the runtime has ${runtime ? digestOf(runtime.contract) : 'no such tool'}`), {
-            data: { pack: where, tool: id, expected: entry.contract_digest, actual: runtime ? digestOf(runtime.contract) : null },
-          });
+          throw new FlowError(
+            'pack_tool_mismatch',
+            prefixed('packs', `${where} pins ${id} ${entry.contract_digest}, the runtime has ${runtime ? digestOf(runtime.contract) : 'no such tool'}`),
+            {
+              data: { pack: where, tool: id, expected: entry.contract_digest, actual: runtime ? digestOf(runtime.contract) : null },
+            },
+          );
         }
         continue;
       }

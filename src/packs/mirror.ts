@@ -41,7 +41,12 @@ export interface MirrorReport {
 /** `*` matches any run of characters; everything else is literal. */
 export function packPatternMatches(pattern: string, name: string, version: string): boolean {
   const subject = pattern.includes('@') ? `${name}@${version}` : name;
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(subject);
 }
 

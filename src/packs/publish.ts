@@ -25,9 +25,13 @@ export function assertBlobsIntact(pack: BuiltPack): void {
   for (const [digest, text] of pack.blobs) {
     const actual = digestBytes(text);
     if (actual !== digest) {
-      throw new FlowError('blob_digest_mismatch', prefixed('packs', `blob ${digest} of ${packId(pack.manifest.name, pack.manifest.version)} hashes to ${actual}`), {
-        data: { pack: packId(pack.manifest.name, pack.manifest.version), expected: digest, actual },
-      });
+      throw new FlowError(
+        'blob_digest_mismatch',
+        prefixed('packs', `blob ${digest} of ${packId(pack.manifest.name, pack.manifest.version)} hashes to ${actual}`),
+        {
+          data: { pack: packId(pack.manifest.name, pack.manifest.version), expected: digest, actual },
+        },
+      );
     }
   }
   if (!pack.blobs.has(pack.digest)) {

@@ -23,12 +23,7 @@ export type BlobCache = Map<Digest, { text: string } | { problem: PackProblem }>
 /** All readPack needs from a registry: a registry directory, or the blobs of a pack built in memory. */
 export type BlobSource = Pick<RegistryDir, 'readBlob'>;
 
-async function checkedBlob(
-  registry: BlobSource,
-  digest: Digest,
-  what: string,
-  cache: BlobCache,
-): Promise<{ text: string } | { problem: PackProblem }> {
+async function checkedBlob(registry: BlobSource, digest: Digest, what: string, cache: BlobCache): Promise<{ text: string } | { problem: PackProblem }> {
   const cached = cache.get(digest);
   if (cached) return cached;
   const text = await registry.readBlob(digest);
@@ -99,7 +94,10 @@ export async function readPack(registry: BlobSource, entry: IndexEntry, cache: B
       contracts.set(tool.contract_digest, contract.data);
     }
     if (tool.implementation && !flowNames.has(tool.implementation.flow)) {
-      problems.push({ code: 'manifest_invalid', message: `tool ${tool.ref}@${tool.version} is implemented by flow "${tool.implementation.flow}", which the pack lacks` });
+      problems.push({
+        code: 'manifest_invalid',
+        message: `tool ${tool.ref}@${tool.version} is implemented by flow "${tool.implementation.flow}", which the pack lacks`,
+      });
     }
   }
   for (const flow of manifest.flows) {

@@ -34,7 +34,10 @@ function hexOf(digest: Digest): string {
 }
 
 async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 async function readOptional(path: string): Promise<string | undefined> {

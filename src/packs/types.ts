@@ -72,9 +72,7 @@ export const manifestSchema = z.strictObject({
       implementation: z.strictObject({ flow: z.string().min(1) }).optional(),
     }),
   ),
-  flows: z.array(
-    z.strictObject({ name: z.string().min(1), flow_digest: digest, source: digest, source_kind: sourceKind }),
-  ),
+  flows: z.array(z.strictObject({ name: z.string().min(1), flow_digest: digest, source: digest, source_kind: sourceKind })),
 }) satisfies z.ZodType<PackManifest>;
 
 /** `index/<name>@<version>.json`: one small file per published pack (written once, never changed). */
@@ -147,9 +145,7 @@ export const draftSchema = z.strictObject({
   name: packName,
   version: packVersion,
   description: z.string().optional(),
-  flows: z.array(
-    z.strictObject({ name: z.string().min(1), file: z.string(), source_kind: sourceKind, source: z.string() }),
-  ),
+  flows: z.array(z.strictObject({ name: z.string().min(1), file: z.string(), source_kind: sourceKind, source: z.string() })),
   tools: z.array(draftToolSchema),
 }) satisfies z.ZodType<PackDraft>;
 

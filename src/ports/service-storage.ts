@@ -268,14 +268,22 @@ export interface AutomationStore {
    */
   mcpToolsFingerprint(orgId: string): Promise<string>;
   /** Change the given fields; returns the updated record, or undefined when not in the org. */
-  update(orgId: string, id: string, patch: Partial<Pick<AutomationRecord, 'task' | 'site' | 'mcp_enabled' | 'status' | 'live_digest' | 'needs_attention' | 'failing_step'>>): Promise<AutomationRecord | undefined>;
+  update(
+    orgId: string,
+    id: string,
+    patch: Partial<Pick<AutomationRecord, 'task' | 'site' | 'mcp_enabled' | 'status' | 'live_digest' | 'needs_attention' | 'failing_step'>>,
+  ): Promise<AutomationRecord | undefined>;
 }
 
 export interface AuthoringStore {
   create(session: AuthoringRecord): Promise<void>;
   get(orgId: string, automationId: string): Promise<AuthoringRecord | undefined>;
   /** Replace the given fields; returns the updated record. */
-  update(orgId: string, automationId: string, patch: Partial<Omit<AuthoringRecord, 'automation_id' | 'org_id' | 'error'>> & { error?: string | null }): Promise<AuthoringRecord | undefined>;
+  update(
+    orgId: string,
+    automationId: string,
+    patch: Partial<Omit<AuthoringRecord, 'automation_id' | 'org_id' | 'error'>> & { error?: string | null },
+  ): Promise<AuthoringRecord | undefined>;
   /**
    * Attach an upload file to a capture under `name` (replacing that name's earlier file). The bytes go
    * to the org's content-addressed files, by `digest` (the sha256 of the bytes, `sha256:<hex>`), where
@@ -401,7 +409,11 @@ export interface ScheduleStore {
   /** The automation's schedules, oldest first. */
   list(orgId: string, automationId: string): Promise<ScheduleRecord[]>;
   /** Change the given fields; returns the updated record, or undefined when not in the org. */
-  update(orgId: string, id: string, patch: Partial<Pick<ScheduleRecord, 'cron' | 'timezone' | 'inputs' | 'enabled' | 'flow_digest' | 'updated_at' | 'since'>>): Promise<ScheduleRecord | undefined>;
+  update(
+    orgId: string,
+    id: string,
+    patch: Partial<Pick<ScheduleRecord, 'cron' | 'timezone' | 'inputs' | 'enabled' | 'flow_digest' | 'updated_at' | 'since'>>,
+  ): Promise<ScheduleRecord | undefined>;
   /** True when it existed; its fire rows go with it. */
   delete(orgId: string, id: string): Promise<boolean>;
   /**
@@ -461,12 +473,20 @@ export interface WebhookStore {
   get(orgId: string, id: string): Promise<WebhookRecord | undefined>;
   /** The org's endpoints, oldest first. */
   list(orgId: string): Promise<WebhookRecord[]>;
-  update(orgId: string, id: string, patch: Partial<Pick<WebhookRecord, 'url' | 'events' | 'description' | 'enabled' | 'disabled_reason' | 'updated_at'>>): Promise<WebhookRecord | undefined>;
+  update(
+    orgId: string,
+    id: string,
+    patch: Partial<Pick<WebhookRecord, 'url' | 'events' | 'description' | 'enabled' | 'disabled_reason' | 'updated_at'>>,
+  ): Promise<WebhookRecord | undefined>;
   /** True when it existed; its deliveries go with it. */
   delete(orgId: string, id: string): Promise<boolean>;
   createDelivery(delivery: WebhookDeliveryRecord): Promise<void>;
   getDelivery(orgId: string, id: string): Promise<WebhookDeliveryRecord | undefined>;
-  updateDelivery(orgId: string, id: string, patch: Partial<Pick<WebhookDeliveryRecord, 'status' | 'attempts' | 'next_attempt_at' | 'updated_at'>>): Promise<void>;
+  updateDelivery(
+    orgId: string,
+    id: string,
+    patch: Partial<Pick<WebhookDeliveryRecord, 'status' | 'attempts' | 'next_attempt_at' | 'updated_at'>>,
+  ): Promise<void>;
   /** The endpoint's deliveries, newest first, at most `limit`. */
   deliveries(orgId: string, webhookId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
 }

@@ -25,7 +25,17 @@ export type StudioMouseButton = 'left' | 'middle' | 'right' | 'none';
  * held, `up`; the browser relays an HTML5 drag and drop the page starts as CDP drag events.
  */
 export type StudioInput =
-  | { type: 'mouse'; action: 'down' | 'up' | 'move' | 'wheel'; x: number; y: number; button?: StudioMouseButton; clickCount?: number; deltaX?: number; deltaY?: number; modifiers?: number }
+  | {
+      type: 'mouse';
+      action: 'down' | 'up' | 'move' | 'wheel';
+      x: number;
+      y: number;
+      button?: StudioMouseButton;
+      clickCount?: number;
+      deltaX?: number;
+      deltaY?: number;
+      modifiers?: number;
+    }
   | { type: 'key'; action: 'down' | 'up'; key: string }
   | { type: 'text'; text: string };
 

@@ -20,7 +20,24 @@ export interface RecordingSource {
   diagnostics?: Diagnostic[];
 }
 
-const OP_FIELDS = new Set(['url', 'target', 'source', 'frame', 'value', 'files', 'attribute', 'all', 'key', 'count', 'button', 'state', 'text', 'timeout_ms', 'opens_page', 'page']);
+const OP_FIELDS = new Set([
+  'url',
+  'target',
+  'source',
+  'frame',
+  'value',
+  'files',
+  'attribute',
+  'all',
+  'key',
+  'count',
+  'button',
+  'state',
+  'text',
+  'timeout_ms',
+  'opens_page',
+  'page',
+]);
 
 function toRecordingPath(path: readonly PathSegment[], recording: Recording | undefined): PathSegment[] {
   const [head, a, b, c, ...rest] = path;
@@ -64,7 +81,14 @@ function diagnosticsOf(err: FlowError, file: string, locate: SourceLocator): Dia
   const list = issues && issues.length > 0 ? issues : [{ path: '', message: err.message }];
   return list.map((issue) => {
     const { line, column } = locate(segments(issue.path));
-    const d: Diagnostic = { severity: 'error', code: err.code, message: issues ? `${issue.path || 'recording'} ${issue.message}` : issue.message, file, line, column };
+    const d: Diagnostic = {
+      severity: 'error',
+      code: err.code,
+      message: issues ? `${issue.path || 'recording'} ${issue.message}` : issue.message,
+      file,
+      line,
+      column,
+    };
     if (issue.path) d.field = issue.path;
     return d;
   });

@@ -68,7 +68,10 @@ function checkStrategy(s: LocatorStrategy): BrittleFinding[] {
       const positional = [...part.matchAll(POSITIONAL)].length;
       const depth = compoundCount(part);
       if (positional >= 2 || (positional >= 1 && depth >= 3) || depth >= 5) {
-        add('positional-css', `${locator} depends on the page's structure (${positional} positional pseudo-classes, ${depth} levels); prefer a testid, role or label`);
+        add(
+          'positional-css',
+          `${locator} depends on the page's structure (${positional} positional pseudo-classes, ${depth} levels); prefer a testid, role or label`,
+        );
         break;
       }
     }
@@ -78,7 +81,8 @@ function checkStrategy(s: LocatorStrategy): BrittleFinding[] {
   }
   if (s.xpath !== undefined) {
     const xp = s.xpath.trim().replace(/^\(+/, '');
-    if (xp.startsWith('/') && !xp.startsWith('//')) add('absolute-xpath', `${locator} is an absolute XPath from the document root; any layout change breaks it`);
+    if (xp.startsWith('/') && !xp.startsWith('//'))
+      add('absolute-xpath', `${locator} is an absolute XPath from the document root; any layout change breaks it`);
     for (const m of xp.matchAll(/@id\s*=\s*["']([^"']*)["']/g)) {
       if (isGeneratedId(m[1]!)) add('generated-id', `${locator} uses the generated id "${m[1]}", which changes between builds or page loads`);
     }
@@ -138,13 +142,17 @@ export const browserSemanticsRule: LintRule = {
     const fromRecording = ctx.source?.kind === 'recording';
     ctx.flow.steps.forEach((step, i) => {
       const kind = step.tool.startsWith('browser/') ? step.tool.slice('browser/'.length).split('@')[0]! : undefined;
-      const where = (path: (string | number)[], field: string) => ({ ...ctx.locate(['steps', i, ...path]), field: fromRecording ? `ops[${i}].${field}` : `steps[${i}].${path.join('.')}` });
+      const where = (path: (string | number)[], field: string) => ({
+        ...ctx.locate(['steps', i, ...path]),
+        field: fromRecording ? `ops[${i}].${field}` : `steps[${i}].${path.join('.')}`,
+      });
       if (kind === 'extract' && step.args?.all === true && step.args.container === undefined) {
         const { line, column, field } = where(['args', 'all'], 'all');
         out.push({
           severity: 'warning',
           code: 'list-without-container',
-          message: 'extract with all: true has no container: a run that finds no item fails locator_drift; name the element holding the list (container) so an empty list is []',
+          message:
+            'extract with all: true has no container: a run that finds no item fails locator_drift; name the element holding the list (container) so an empty list is []',
           file: ctx.file,
           line,
           column,

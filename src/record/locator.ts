@@ -55,9 +55,7 @@ function checkStrategies(value: LocatorStrategy, ctx: z.RefinementCtx): void {
 
 export const strategySchema = z.strictObject(strategyShape).superRefine(checkStrategies);
 
-export const locatorSchema = z
-  .strictObject({ ...strategyShape, fallbacks: z.array(strategySchema).optional() })
-  .superRefine(checkStrategies);
+export const locatorSchema = z.strictObject({ ...strategyShape, fallbacks: z.array(strategySchema).optional() }).superRefine(checkStrategies);
 
 export const targetSchema = z.union([nonEmpty, locatorSchema], {
   error: (iss) => (iss.input === undefined ? 'is required' : 'must be a CSS selector string or a locator object'),

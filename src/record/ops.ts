@@ -58,7 +58,12 @@ export const opSchemas = {
     frame,
     opens_page,
     optional,
-    count: z.number({ error: 'must be 1, 2 (a double-click) or 3' }).int('must be 1, 2 (a double-click) or 3').min(1, 'must be 1, 2 (a double-click) or 3').max(3, 'must be 1, 2 (a double-click) or 3').optional(),
+    count: z
+      .number({ error: 'must be 1, 2 (a double-click) or 3' })
+      .int('must be 1, 2 (a double-click) or 3')
+      .min(1, 'must be 1, 2 (a double-click) or 3')
+      .max(3, 'must be 1, 2 (a double-click) or 3')
+      .optional(),
     button: z.enum(CLICK_BUTTONS, { error: `must be one of ${CLICK_BUTTONS.join(', ')}` }).optional(),
   }),
   fill: z.strictObject({
@@ -93,16 +98,17 @@ export const opSchemas = {
     files: z.union([str, z.array(str).min(1, 'must list at least one file')], required('a path or a list of paths')),
     slot: identifier.optional(),
   }),
-  extract: z.strictObject({
-    kind: z.literal('extract'),
-    target,
-    frame,
-    name: identifier,
-    attribute: str.optional(),
-    all: z.boolean({ error: 'must be true or false' }).optional(),
-    text: z.enum(EXTRACT_TEXTS, { error: `must be one of ${EXTRACT_TEXTS.join(', ')}` }).optional(),
-    container: target.optional(),
-  })
+  extract: z
+    .strictObject({
+      kind: z.literal('extract'),
+      target,
+      frame,
+      name: identifier,
+      attribute: str.optional(),
+      all: z.boolean({ error: 'must be true or false' }).optional(),
+      text: z.enum(EXTRACT_TEXTS, { error: `must be one of ${EXTRACT_TEXTS.join(', ')}` }).optional(),
+      container: target.optional(),
+    })
     .refine((op) => op.attribute === undefined || op.text === undefined, { path: ['text'], message: 'goes without attribute (it says how to read the text)' })
     .refine((op) => op.container === undefined || op.all === true, { path: ['container'], message: 'goes with all: true (the element that holds the list)' }),
   press: z.strictObject({ kind: z.literal('press'), key, target: target.optional(), frame, opens_page, optional }).superRefine((op, ctx) => {
@@ -149,7 +155,15 @@ export type OpInput =
   | ({ kind: 'select'; target: TargetInput; value?: string | string[]; slot?: string } & InFrame & Opens)
   | ({ kind: 'drag'; source: TargetInput; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'upload'; target: TargetInput; files: string | string[]; slot?: string } & InFrame & Opens)
-  | ({ kind: 'extract'; target: TargetInput; name: string; attribute?: string; all?: boolean; text?: (typeof EXTRACT_TEXTS)[number]; container?: TargetInput } & InFrame)
+  | ({
+      kind: 'extract';
+      target: TargetInput;
+      name: string;
+      attribute?: string;
+      all?: boolean;
+      text?: (typeof EXTRACT_TEXTS)[number];
+      container?: TargetInput;
+    } & InFrame)
   | ({ kind: 'press'; key: string; target?: TargetInput } & InFrame & Opens)
   | ({ kind: 'hover'; target: TargetInput } & InFrame & Opens)
   | ({ kind: 'check'; target: TargetInput } & InFrame & Opens)
@@ -200,9 +214,7 @@ export function checkOps(value: unknown): { ops: OpInput[]; issues: OpIssue[] } 
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const message =
-          issue.code === 'unrecognized_keys'
-            ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} for a ${kind} op`
-            : issue.message;
+          issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} for a ${kind} op` : issue.message;
         issues.push({ path: pathOf(at, issue.path), message });
       }
       return;

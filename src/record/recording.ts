@@ -161,9 +161,13 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
     // Pages are known statically: the first, then one per op that opens one, so a switch to a page
     // that no earlier op opened is refused here, not at run time.
     if (recorded.kind === 'switch' && recorded.page >= pagesOpen) {
-      fail('invalid_ops', `${at}.page ${recorded.page} is not open there: ${pagesOpen === 1 ? 'only page 0 is' : `pages 0 to ${pagesOpen - 1} are`} (each earlier op with opens_page: true opens the next)`, {
-        path: `${at}.page`,
-      });
+      fail(
+        'invalid_ops',
+        `${at}.page ${recorded.page} is not open there: ${pagesOpen === 1 ? 'only page 0 is' : `pages 0 to ${pagesOpen - 1} are`} (each earlier op with opens_page: true opens the next)`,
+        {
+          path: `${at}.page`,
+        },
+      );
     }
     if ('opens_page' in op && op.opens_page === true) {
       (recorded as Opens).opens_page = true;
@@ -172,7 +176,8 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
     // Stored only when true: an op without it keeps its digest (and its step's).
     if ('optional' in op && op.optional === true) (recorded as Opens).optional = true;
     if (recorded.kind === 'extract') {
-      if (extractNames.has(recorded.name)) fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
+      if (extractNames.has(recorded.name))
+        fail('duplicate_output', `${at}.name "${recorded.name}" is already extracted by an earlier op`, { path: `${at}.name` });
       extractNames.add(recorded.name);
     }
     if (slot !== undefined && (isInput || isSecret) && !(slot in inputs)) {
@@ -183,7 +188,10 @@ export async function buildRecording(options: RecordOptions): Promise<BuiltRecor
     out.push(recorded);
   }
 
-  for (const [flag, slots] of [['--secret', secretSlots], ['--input', inputSlots]] as const) {
+  for (const [flag, slots] of [
+    ['--secret', secretSlots],
+    ['--input', inputSlots],
+  ] as const) {
     const unused = [...slots].filter((s) => !used.has(s));
     if (unused.length > 0) {
       fail('unknown_slot', `${flag} ${unused.join(', ')}: no op uses ${unused.length > 1 ? 'these slots' : 'this slot'}`, { slots: unused });
@@ -272,7 +280,13 @@ async function recordOp(
 }
 
 const digest = z.string().regex(DIGEST_PATTERN, 'must be a sha256:<hex> digest');
-const fileSchema = z.strictObject({ name: z.string().min(1).refine((n) => !n.includes('/') && n !== '..' && n !== '.', 'must be a base name'), digest });
+const fileSchema = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .refine((n) => !n.includes('/') && n !== '..' && n !== '.', 'must be a base name'),
+  digest,
+});
 const slot = z.string().regex(IDENTIFIER).optional();
 /** The ops of format 1, exactly as they were: a format-1 Recording may hold nothing else. */
 const v1Ops = {
@@ -315,14 +329,18 @@ const v2Ops = {
   select: v1Ops.select.extend({ frame, opens_page, optional }),
   drag: v1Ops.drag.extend({ frame, opens_page, optional }),
   upload: v1Ops.upload.extend({ frame, opens_page, optional }),
-  extract: v1Ops.extract.extend({ frame, text: z.literal('rendered').optional(), container: locatorSchema.optional() }).refine((op) => op.attribute === undefined || op.text === undefined, {
-    message: 'text goes without attribute',
-    path: ['text'],
-  }),
-  press: z.strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page, optional }).refine((op) => op.frame === undefined || op.target !== undefined, {
-    message: 'frame needs a target',
-    path: ['frame'],
-  }),
+  extract: v1Ops.extract
+    .extend({ frame, text: z.literal('rendered').optional(), container: locatorSchema.optional() })
+    .refine((op) => op.attribute === undefined || op.text === undefined, {
+      message: 'text goes without attribute',
+      path: ['text'],
+    }),
+  press: z
+    .strictObject({ kind: z.literal('press'), key: keySchema, target: locatorSchema.optional(), frame, opens_page, optional })
+    .refine((op) => op.frame === undefined || op.target !== undefined, {
+      message: 'frame needs a target',
+      path: ['frame'],
+    }),
   hover: z.strictObject({ kind: z.literal('hover'), target: locatorSchema, frame, opens_page, optional }),
   check: z.strictObject({ kind: z.literal('check'), target: locatorSchema, frame, opens_page, optional }),
   uncheck: z.strictObject({ kind: z.literal('uncheck'), target: locatorSchema, frame, opens_page, optional }),
@@ -358,8 +376,19 @@ const recordingSchemas: Record<RecordingFormat, z.ZodType> = {
   'flowctl-recording/2': recordingSchemaOf(
     'flowctl-recording/2',
     z.discriminatedUnion('kind', [
-      v2Ops.navigate, v2Ops.click, v2Ops.fill, v2Ops.select, v2Ops.drag, v2Ops.upload, v2Ops.extract,
-      v2Ops.press, v2Ops.hover, v2Ops.check, v2Ops.uncheck, v2Ops.wait, v2Ops.switch,
+      v2Ops.navigate,
+      v2Ops.click,
+      v2Ops.fill,
+      v2Ops.select,
+      v2Ops.drag,
+      v2Ops.upload,
+      v2Ops.extract,
+      v2Ops.press,
+      v2Ops.hover,
+      v2Ops.check,
+      v2Ops.uncheck,
+      v2Ops.wait,
+      v2Ops.switch,
     ]),
   ),
 };
@@ -378,16 +407,30 @@ export function parseRecording(value: unknown, file = 'recording'): Recording {
   const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
   if (!(RECORDING_FORMATS as readonly unknown[]).includes(format)) {
     const shown = typeof format === 'string' ? `"${format.slice(0, 40)}"` : format === undefined ? 'no format' : typeof format;
-    throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: format is ${shown} (known: ${RECORDING_FORMATS.join(', ')}; a newer flowctl may have written it)`, {
-      data: { file, issues: [{ path: 'format', message: `must be one of ${RECORDING_FORMATS.join(', ')}` }] },
-    });
+    throw new FlowError(
+      'invalid_recording',
+      `[flowctl] [record] ${file} is not a valid Recording: format is ${shown} (known: ${RECORDING_FORMATS.join(', ')}; a newer flowctl may have written it)`,
+      {
+        data: { file, issues: [{ path: 'format', message: `must be one of ${RECORDING_FORMATS.join(', ')}` }] },
+      },
+    );
   }
   const parsed = recordingSchemas[format as RecordingFormat].safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`)).join('').replace(/^\./, ''), message: i.message }));
-    throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not a valid Recording: ${issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ')}`, {
-      data: { file, issues },
-    });
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path
+        .map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`))
+        .join('')
+        .replace(/^\./, ''),
+      message: i.message,
+    }));
+    throw new FlowError(
+      'invalid_recording',
+      `[flowctl] [record] ${file} is not a valid Recording: ${issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ')}`,
+      {
+        data: { file, issues },
+      },
+    );
   }
   const recording = parsed.data as Recording;
   const { source_digest, ...body } = recording;

@@ -115,6 +115,8 @@ export async function loadRecordingFile(file: string): Promise<Recording> {
  */
 export async function loadRecordingAsFlow(file: string, projectDir: string): Promise<{ recording: Recording; flow: Flow }> {
   const recording = await loadRecordingFile(file);
-  const filesDir = relative(projectDir, join(dirname(resolve(projectDir, file)), `${recording.name}.files`)).split(sep).join('/');
+  const filesDir = relative(projectDir, join(dirname(resolve(projectDir, file)), `${recording.name}.files`))
+    .split(sep)
+    .join('/');
   return { recording, flow: recordingToFlow(recording, { filesDir }) };
 }

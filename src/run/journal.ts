@@ -32,9 +32,31 @@ export function sealEntry(entry: UnsealedEntry): JournalEntry {
 
 // Every member an entry of the journal format can have but `at` and `digest`, in canonical order.
 const MEMBER_ORDER = [
-  'artifacts', 'attempt', 'contracts', 'duration_ms', 'effect', 'error', 'event', 'flow_digest', 'flow_name', 'input',
-  'input_digest', 'inputs', 'inputs_digest', 'output', 'output_digest', 'prev', 'provider', 'reason', 'replay_of', 'seq',
-  'status', 'step', 'tool', 'warnings', 'will_retry',
+  'artifacts',
+  'attempt',
+  'contracts',
+  'duration_ms',
+  'effect',
+  'error',
+  'event',
+  'flow_digest',
+  'flow_name',
+  'input',
+  'input_digest',
+  'inputs',
+  'inputs_digest',
+  'output',
+  'output_digest',
+  'prev',
+  'provider',
+  'reason',
+  'replay_of',
+  'seq',
+  'status',
+  'step',
+  'tool',
+  'warnings',
+  'will_retry',
 ].sort();
 const KNOWN_MEMBERS = new Set(MEMBER_ORDER);
 
@@ -52,7 +74,11 @@ export function sealEntryText(entry: UnsealedEntry): { entry: JournalEntry; text
       break;
     }
   }
-  const order = known ? MEMBER_ORDER : Object.keys(source).filter((k) => k !== 'at' && k !== 'digest').sort();
+  const order = known
+    ? MEMBER_ORDER
+    : Object.keys(source)
+        .filter((k) => k !== 'at' && k !== 'digest')
+        .sort();
   const body: Record<string, unknown> = {};
   // inCanonicalForm returns a value itself exactly when it is already in canonical order at every
   // depth; when every member is, the body (members in sorted order) is too, and JSON.stringify gives
@@ -101,11 +127,9 @@ export function checkJournalChain(entries: readonly JournalEntry[], component = 
     }
     const actual = entryDigest(entry);
     if (entry.digest !== actual) {
-      throw new FlowError(
-        'journal_chain_broken',
-        `[flowctl] [${component}] entry ${i} (${entry.event}) does not match its digest: its content was changed`,
-        { data: { seq: i, step, field: 'digest', expected: actual, actual: entry.digest } },
-      );
+      throw new FlowError('journal_chain_broken', `[flowctl] [${component}] entry ${i} (${entry.event}) does not match its digest: its content was changed`, {
+        data: { seq: i, step, field: 'digest', expected: actual, actual: entry.digest },
+      });
     }
     prev = entry.digest;
   }

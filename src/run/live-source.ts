@@ -48,7 +48,10 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
       const id = `${step.tool.ref}@${step.tool.version}`;
       const tool = o.tools.get(step.tool.ref, step.tool.version);
       if (!tool) {
-        return { provider: 'in-process', failure: { code: 'unknown_tool', message: `[flowctl] [run] step "${step.id}": tool ${id} is not installed`, retryable: false } };
+        return {
+          provider: 'in-process',
+          failure: { code: 'unknown_tool', message: `[flowctl] [run] step "${step.id}": tool ${id} is not installed`, retryable: false },
+        };
       }
       const actual = contractDigest(tool.contract);
       if (actual !== step.tool.contract_digest) {
@@ -90,13 +93,18 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
   };
 }
 
-async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequest, hooks: AttemptHooks, egress: EgressGuard | undefined): Promise<AttemptResult> {
+async function runAttempt(
+  o: LiveSourceOptions,
+  tool: Tool,
+  request: AttemptRequest,
+  hooks: AttemptHooks,
+  egress: EgressGuard | undefined,
+): Promise<AttemptResult> {
   const { step, attempt } = request;
   const warnings: StepWarning[] = [];
   const artifacts: Digest[] = [];
   const controller = new AbortController();
-  const cancel = () =>
-    controller.abort(toolError('canceled', `[flowctl] [run] step "${step.id}" was canceled`, { retryable: false }));
+  const cancel = () => controller.abort(toolError('canceled', `[flowctl] [run] step "${step.id}" was canceled`, { retryable: false }));
   if (request.signal?.aborted) cancel();
   request.signal?.addEventListener('abort', cancel, { once: true });
   // Timeouts are real time on purpose: an injected test clock must not make every step time out.
@@ -149,14 +157,20 @@ async function runAttempt(o: LiveSourceOptions, tool: Tool, request: AttemptRequ
     const input = resolvedInput === request.input ? jsonCopy(resolvedInput) : resolvedInput;
     const inCheck = validateAgainstSchema(tool.contract.input_schema, input);
     if (!inCheck.ok) {
-      throw new FlowError('input_contract_violation', `[flowctl] [run] step "${step.id}": input breaks the ${step.tool.ref} contract: ${formatIssues(inCheck.issues)}`);
+      throw new FlowError(
+        'input_contract_violation',
+        `[flowctl] [run] step "${step.id}": input breaks the ${step.tool.ref} contract: ${formatIssues(inCheck.issues)}`,
+      );
     }
     const running = o.executor?.accepts(tool) ? o.executor.execute(tool, input, ctx) : tool.run(input, ctx);
     running.catch(() => undefined); // it may settle after a timeout already decided the attempt
     const output = toJson(await Promise.race([running, aborted(controller.signal)]), step.id);
     const outCheck = validateAgainstSchema(tool.contract.output_schema, output);
     if (!outCheck.ok) {
-      throw new FlowError('output_contract_violation', `[flowctl] [run] step "${step.id}": output breaks the ${step.tool.ref} contract: ${formatIssues(outCheck.issues)}`);
+      throw new FlowError(
+        'output_contract_violation',
+        `[flowctl] [run] step "${step.id}": output breaks the ${step.tool.ref} contract: ${formatIssues(outCheck.issues)}`,
+      );
     }
     return { ok: true, output, warnings, artifacts };
   } catch (err) {
@@ -201,7 +215,10 @@ function toJson(value: unknown, stepId: string): unknown {
   // Deeper than this, some serialiser that reads the run back (JSON.stringify, structuredClone) could
   // run out of stack: refuse it here, so a stored run always stays readable.
   if (jsonDepthExceeds(value, MAX_STORED_DEPTH)) {
-    throw new FlowError('output_contract_violation', `[flowctl] [run] step "${stepId}": output is nested deeper than ${MAX_STORED_DEPTH} levels of arrays and objects`);
+    throw new FlowError(
+      'output_contract_violation',
+      `[flowctl] [run] step "${stepId}": output is nested deeper than ${MAX_STORED_DEPTH} levels of arrays and objects`,
+    );
   }
   try {
     return JSON.parse(JSON.stringify(value)) as unknown;

@@ -59,7 +59,11 @@ export function createRecordedSource(recorded: readonly JournalEntry[], writer: 
     recordedStop() {
       const entry = at(writer.entries.length);
       if (entry?.event === 'run_finished' && entry.status !== 'succeeded') {
-        const fallback: StepError & { step?: string } = { code: entry.status === 'canceled' ? 'canceled' : 'failed', message: `the run ${entry.status}`, retryable: false };
+        const fallback: StepError & { step?: string } = {
+          code: entry.status === 'canceled' ? 'canceled' : 'failed',
+          message: `the run ${entry.status}`,
+          retryable: false,
+        };
         const { step: _step, ...error } = entry.error ?? fallback;
         return { status: entry.status, error };
       }
@@ -93,9 +97,28 @@ function show(v: unknown): string {
 // run_started names the original run), and measured durations.
 const IGNORED = new Set(['at', 'prev', 'digest', 'replay_of', 'duration_ms']);
 const ORDER = [
-  'event', 'step', 'attempt', 'tool', 'provider', 'input_digest', 'input', 'output_digest', 'output', 'error',
-  'will_retry', 'effect', 'reason', 'warnings', 'artifacts', 'status', 'flow_name', 'inputs', 'contracts',
-  'flow_digest', 'inputs_digest', 'seq',
+  'event',
+  'step',
+  'attempt',
+  'tool',
+  'provider',
+  'input_digest',
+  'input',
+  'output_digest',
+  'output',
+  'error',
+  'will_retry',
+  'effect',
+  'reason',
+  'warnings',
+  'artifacts',
+  'status',
+  'flow_name',
+  'inputs',
+  'contracts',
+  'flow_digest',
+  'inputs_digest',
+  'seq',
 ];
 
 /**

@@ -142,9 +142,16 @@ export function parseJournal(value: unknown, component = 'journal'): JournalEntr
   const r = z.array(JournalEntrySchema).safeParse(value);
   if (!r.success) {
     const issues = issuesOf(r.error);
-    throw new FlowError('invalid_journal', `[flowctl] [${component}] not a valid journal: ${issues.slice(0, 5).map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
-      data: { issues },
-    });
+    throw new FlowError(
+      'invalid_journal',
+      `[flowctl] [${component}] not a valid journal: ${issues
+        .slice(0, 5)
+        .map((i) => `${i.path || '(root)'}: ${i.message}`)
+        .join('; ')}`,
+      {
+        data: { issues },
+      },
+    );
   }
   return value as JournalEntry[];
 }

@@ -141,7 +141,8 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
 
   function stopped(step: StepSpec): { status: 'canceled' | 'failed'; error: StepError } | undefined {
     if (source.recordedStop) return source.recordedStop();
-    if (o.signal?.aborted) return { status: 'canceled', error: { code: 'canceled', message: `[flowctl] [run] the run was canceled before step "${step.id}"`, retryable: false } };
+    if (o.signal?.aborted)
+      return { status: 'canceled', error: { code: 'canceled', message: `[flowctl] [run] the run was canceled before step "${step.id}"`, retryable: false } };
     return undefined;
   }
 
@@ -199,7 +200,11 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
         if (!o.signal?.aborted) throw err;
       }
       if (o.signal?.aborted) {
-        return { ok: false, error: { code: 'canceled', message: `[flowctl] [run] step "${step.id}" was canceled between attempts`, retryable: false }, warnings: [] };
+        return {
+          ok: false,
+          error: { code: 'canceled', message: `[flowctl] [run] step "${step.id}" was canceled between attempts`, retryable: false },
+          warnings: [],
+        };
       }
     }
   }

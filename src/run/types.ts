@@ -40,14 +40,7 @@ export interface JournalBase {
   digest: Digest;
 }
 
-export type JournalEvent =
-  | 'run_started'
-  | 'step_started'
-  | 'step_succeeded'
-  | 'step_failed'
-  | 'step_skipped'
-  | 'effect_recorded'
-  | 'run_finished';
+export type JournalEvent = 'run_started' | 'step_started' | 'step_succeeded' | 'step_failed' | 'step_skipped' | 'effect_recorded' | 'run_finished';
 
 export interface RunStartedEntry extends JournalBase {
   event: 'run_started';

@@ -64,7 +64,7 @@ export interface Issue {
 }
 
 export function invalidRequest(issues: Issue[]): FlowError {
-  return new FlowError('invalid_request', 'the request does not match the route\'s schema', { data: { issues } });
+  return new FlowError('invalid_request', "the request does not match the route's schema", { data: { issues } });
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
@@ -82,14 +82,19 @@ export function serviceErrorBody(err: unknown): { status: number; body: Record<s
     }
   }
   if (isUnavailable(err)) {
-    return { status: 503, body: { error: 'unavailable', message: `the database is unreachable for the moment; try again in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds` } };
+    return {
+      status: 503,
+      body: { error: 'unavailable', message: `the database is unreachable for the moment; try again in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds` },
+    };
   }
   return { status: 500, body: { error: 'internal_error', message: 'internal error' } };
 }
 
 /** Headers that go with an error answer: `Retry-After` on the 503s a client should retry. */
 export function serviceErrorHeaders(status: number, body: Record<string, unknown>): Record<string, string> {
-  return status === 503 && (body.error === 'unavailable' || body.error === 'queue_unavailable') ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
+  return status === 503 && (body.error === 'unavailable' || body.error === 'queue_unavailable')
+    ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
+    : {};
 }
 
 /** The response for any thrown value. */

@@ -140,7 +140,9 @@ function outageLog(logger: Logger): (c: Context<ServiceEnv>, err: unknown) => vo
     last = now;
     quiet = 0;
     const reason = (err as Error)?.message ?? String(err);
-    logger.warn(`[flowctl] [service] database unreachable: ${c.req.method} ${new URL(c.req.url).pathname} answered 503 unavailable${more}: ${reason.slice(0, 300)}`);
+    logger.warn(
+      `[flowctl] [service] database unreachable: ${c.req.method} ${new URL(c.req.url).pathname} answered 503 unavailable${more}: ${reason.slice(0, 300)}`,
+    );
   };
 }
 
@@ -203,9 +205,10 @@ function bodyGuard(maxBytes: number): MiddlewareHandler<ServiceEnv> {
     }
     if (!JSON_TYPE.test(type)) throw serviceError('unsupported_media_type', 'send the body as application/json');
     const encoding = c.req.header('content-encoding');
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw serviceError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported`);
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+      throw serviceError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported`);
     const text = await read();
-    let parsed: unknown ;
+    let parsed: unknown;
     if (text.trim() !== '') {
       if (jsonDeeperThan(text, MAX_BODY_DEPTH)) throw serviceError('invalid_json', `the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`);
       try {
@@ -325,7 +328,9 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   app.get('/api/authoring/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
   const live = createLiveCapture(deps, options.studio);
   // The run live view's WebSocket, likewise.
-  app.get('/api/automations/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
+  app.get('/api/automations/:id/live', (c) =>
+    respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger),
+  );
   const runLive = createRunLive(deps, deps.liveRuns!, options.runLive);
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     let path = '';
@@ -342,7 +347,9 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
   app.get('/readyz', async (c) =>
-    (await options.storage.ready()) ? c.json({ status: 'ready' }, 200) : c.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, 503),
+    (await options.storage.ready())
+      ? c.json({ status: 'ready' }, 200)
+      : c.json({ error: 'not_ready', message: 'the database is unreachable or not migrated' }, 503),
   );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'svc_session' });
@@ -359,12 +366,19 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   if (webRoot) app.get('*', webAppHandler(webRoot, reservedPrefixes(routes.map((r) => r.path))) as never);
 
   // Every other method on a known path is 405; anything else is 404, both structured.
-  const known = [...routes.map((r) => ({ re: pathRegex(r.path), method: r.method.toUpperCase() })), ...['/healthz', '/readyz', '/openapi.json', '/docs'].map((p) => ({ re: pathRegex(p), method: 'GET' }))];
+  const known = [
+    ...routes.map((r) => ({ re: pathRegex(r.path), method: r.method.toUpperCase() })),
+    ...['/healthz', '/readyz', '/openapi.json', '/docs'].map((p) => ({ re: pathRegex(p), method: 'GET' })),
+  ];
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     const allowed = known.filter((k) => k.re.test(path)).map((k) => k.method);
     if (allowed.length > 0) {
-      return respondError(c as never, new FlowError('method_not_allowed', `${c.req.method} is not allowed here; use ${allowed.join(', ')}`, { data: { allow: allowed.join(', ') } }), logger);
+      return respondError(
+        c as never,
+        new FlowError('method_not_allowed', `${c.req.method} is not allowed here; use ${allowed.join(', ')}`, { data: { allow: allowed.join(', ') } }),
+        logger,
+      );
     }
     return respondError(c as never, serviceError('not_found', 'no such route'), logger);
   });

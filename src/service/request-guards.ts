@@ -42,7 +42,8 @@ export function urlNulIssues(url: URL): Issue[] {
   const issues: Issue[] = [];
   if (/%00/.test(url.pathname)) issues.push({ path: ['path'], message: MESSAGE, code: 'nul_character' });
   for (const [k, v] of url.searchParams) {
-    if (k.includes('\u0000') || v.includes('\u0000')) issues.push({ path: ['query', k.replaceAll('\u0000', '\\u0000')], message: MESSAGE, code: 'nul_character' });
+    if (k.includes('\u0000') || v.includes('\u0000'))
+      issues.push({ path: ['query', k.replaceAll('\u0000', '\\u0000')], message: MESSAGE, code: 'nul_character' });
   }
   return issues.slice(0, MAX_ISSUES);
 }

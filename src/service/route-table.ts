@@ -24,9 +24,7 @@ export interface ServiceRoute {
   middleware?: MiddlewareHandler<ServiceEnv>[];
 }
 
-export const ErrorBody = z
-  .object({ error: z.string().openapi({ example: 'not_found' }), message: z.string() })
-  .openapi('Error');
+export const ErrorBody = z.object({ error: z.string().openapi({ example: 'not_found' }), message: z.string() }).openapi('Error');
 
 export const ValidationErrorBody = z
   .object({
@@ -44,7 +42,10 @@ export function standardErrors(auth: AuthKind, hasBody: boolean): RouteConfig['r
     out[400] = errorResponse('`invalid_json`: the body is not a JSON object');
     out[413] = errorResponse('`body_too_large`: over 1 MiB');
     out[415] = errorResponse('`unsupported_media_type`: Content-Type is not application/json');
-    out[422] = { description: '`invalid_request`: the body, query or path breaks the schema', content: { 'application/json': { schema: ValidationErrorBody } } };
+    out[422] = {
+      description: '`invalid_request`: the body, query or path breaks the schema',
+      content: { 'application/json': { schema: ValidationErrorBody } },
+    };
   }
   if (auth === 'session' || auth === 'owner') {
     out[401] = errorResponse('`unauthenticated`: no valid session cookie');

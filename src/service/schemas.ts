@@ -5,20 +5,12 @@ import type { ApiKeyRecord, AuditRecord, OrgRecord } from '../ports/service-stor
 
 export const AUTOMATION_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
-export const Email = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .max(254)
-  .pipe(z.email())
-  .openapi({ example: 'ada@example.com' });
+export const Email = z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ example: 'ada@example.com' });
 
 export const User = z.object({ id: z.string(), email: z.string() }).openapi('User');
 export const Org = z.object({ id: z.string(), name: z.string() }).openapi('Org');
 export const RoleEnum = z.enum(['owner', 'member']);
-export const Member = z
-  .object({ user_id: z.string(), email: z.string(), role: RoleEnum, created_at: z.string() })
-  .openapi('Member');
+export const Member = z.object({ user_id: z.string(), email: z.string(), role: RoleEnum, created_at: z.string() }).openapi('Member');
 export const AuditEntry = z
   .object({ id: z.string(), org_id: z.string(), actor: z.string(), target: z.string(), at: z.string(), metadata: z.record(z.string(), z.unknown()) })
   .openapi('AuditEntry');

@@ -61,7 +61,9 @@ export function createSecretBox(keys: readonly Buffer[]): SecretBox {
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
         return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
       } catch (cause) {
-        throw new FlowError('secret_unreadable', prefixed('service', `secret "${name}" does not authenticate (tampered, or sealed for another org or name)`), { cause });
+        throw new FlowError('secret_unreadable', prefixed('service', `secret "${name}" does not authenticate (tampered, or sealed for another org or name)`), {
+          cause,
+        });
       }
     },
     isCurrent: (text) => text.split('.')[1] === newestId,

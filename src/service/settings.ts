@@ -110,8 +110,14 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
     production: env.NODE_ENV === 'production',
     publicUrl: env.SVC_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
   };
-  if (env.SVC_ORIGINS) out.origins = env.SVC_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean);
-  if (env.SVC_SESSION_SECRETS) out.sessionSecrets = env.SVC_SESSION_SECRETS.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.SVC_ORIGINS)
+    out.origins = env.SVC_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  if (env.SVC_SESSION_SECRETS)
+    out.sessionSecrets = env.SVC_SESSION_SECRETS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const limits: [keyof HostedSettings, string][] = [
     ['ipLimitPerMinute', 'SVC_IP_LIMIT'],
     ['orgLimitPerMinute', 'SVC_ORG_LIMIT'],
@@ -134,18 +140,28 @@ export function settingsFromEnv(env: Record<string, string | undefined>): Partia
   }
   if (env.SVC_SECRETS_KEY) out.secretsKeys = parseSecretsKeys(env.SVC_SECRETS_KEY);
   if (env.SVC_TRUST_PROXY) out.trustProxy = env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true';
-  if (env.SVC_EGRESS_ALLOW) out.egressAllow = env.SVC_EGRESS_ALLOW.split(',').map((x) => x.trim()).filter(Boolean);
+  if (env.SVC_EGRESS_ALLOW)
+    out.egressAllow = env.SVC_EGRESS_ALLOW.split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   const retrySchedule = env.SVC_WEBHOOK_RETRY_SCHEDULE;
   if (retrySchedule !== undefined && retrySchedule !== '') {
     out.webhookRetrySeconds = retrySchedule.split(',').map((x) => {
       const v = x.trim();
-      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400) throw new FlowError('invalid_settings', prefixed('service', `SVC_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds from 1 to 86400, got ${JSON.stringify(retrySchedule.slice(0, 80))}`));
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400)
+        throw new FlowError(
+          'invalid_settings',
+          prefixed('service', `SVC_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds from 1 to 86400, got ${JSON.stringify(retrySchedule.slice(0, 80))}`),
+        );
       return Number(v);
     });
   }
   if (env.SVC_RUN_DISPATCH) {
     if (env.SVC_RUN_DISPATCH !== 'sync' && env.SVC_RUN_DISPATCH !== 'queue') {
-      throw new FlowError('invalid_settings', prefixed('service', `SVC_RUN_DISPATCH must be sync or queue, got ${JSON.stringify(env.SVC_RUN_DISPATCH.slice(0, 40))}`));
+      throw new FlowError(
+        'invalid_settings',
+        prefixed('service', `SVC_RUN_DISPATCH must be sync or queue, got ${JSON.stringify(env.SVC_RUN_DISPATCH.slice(0, 40))}`),
+      );
     }
     out.runDispatch = env.SVC_RUN_DISPATCH;
   }
@@ -166,28 +182,42 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   let sessionSecrets = given.sessionSecrets ?? [];
   if (sessionSecrets.length === 0) {
     if (production) {
-      throw new FlowError('invalid_settings', prefixed('service', 'SVC_SESSION_SECRETS must be set in production (comma-separated, newest first, each at least 32 characters)'));
+      throw new FlowError(
+        'invalid_settings',
+        prefixed('service', 'SVC_SESSION_SECRETS must be set in production (comma-separated, newest first, each at least 32 characters)'),
+      );
     }
     sessionSecrets = [randomBytes(32).toString('base64url')];
   }
   const short = sessionSecrets.findIndex((s) => s.length < MIN_SESSION_SECRET_LENGTH);
   if (short >= 0) {
-    throw new FlowError('invalid_settings', prefixed('service', `SVC_SESSION_SECRETS: secret ${short + 1} is shorter than ${MIN_SESSION_SECRET_LENGTH} characters`));
+    throw new FlowError(
+      'invalid_settings',
+      prefixed('service', `SVC_SESSION_SECRETS: secret ${short + 1} is shorter than ${MIN_SESSION_SECRET_LENGTH} characters`),
+    );
   }
   let secretsKeys = given.secretsKeys ?? [];
   if (secretsKeys.length === 0) {
-    if (production) throw new FlowError('invalid_settings', prefixed('service', 'SVC_SECRETS_KEY must be set in production (32 bytes in base64; a comma-separated list rotates, newest first)'));
+    if (production)
+      throw new FlowError(
+        'invalid_settings',
+        prefixed('service', 'SVC_SECRETS_KEY must be set in production (32 bytes in base64; a comma-separated list rotates, newest first)'),
+      );
     secretsKeys = [randomBytes(32)];
   }
   const runDispatch = given.runDispatch ?? 'sync';
-  if (runDispatch !== 'sync' && runDispatch !== 'queue') throw new FlowError('invalid_settings', prefixed('service', `runDispatch must be sync or queue, got ${JSON.stringify(String(runDispatch).slice(0, 40))}`));
+  if (runDispatch !== 'sync' && runDispatch !== 'queue')
+    throw new FlowError('invalid_settings', prefixed('service', `runDispatch must be sync or queue, got ${JSON.stringify(String(runDispatch).slice(0, 40))}`));
   const workerConcurrency = given.workerConcurrency ?? DEFAULT_WORKER_CONCURRENCY;
   if (!Number.isInteger(workerConcurrency) || workerConcurrency < 1 || workerConcurrency > 256) {
     throw new FlowError('invalid_settings', prefixed('service', `SVC_WORKER_CONCURRENCY must be an integer from 1 to 256, got ${String(workerConcurrency)}`));
   }
   const queueTimeoutSeconds = given.queueTimeoutSeconds ?? DEFAULT_QUEUE_TIMEOUT;
   if (!Number.isFinite(queueTimeoutSeconds) || queueTimeoutSeconds < 1 || queueTimeoutSeconds > 30 * 86_400) {
-    throw new FlowError('invalid_settings', prefixed('service', `SVC_QUEUE_TIMEOUT must be seconds from 1 to 2592000 (30 days), got ${String(queueTimeoutSeconds)}`));
+    throw new FlowError(
+      'invalid_settings',
+      prefixed('service', `SVC_QUEUE_TIMEOUT must be seconds from 1 to 2592000 (30 days), got ${String(queueTimeoutSeconds)}`),
+    );
   }
   const queueOrphanSeconds = given.queueOrphanSeconds ?? DEFAULT_QUEUE_ORPHAN;
   if (!Number.isFinite(queueOrphanSeconds) || queueOrphanSeconds < 1 || queueOrphanSeconds > 86_400) {
@@ -195,11 +225,17 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
   }
   const reconcileIntervalSeconds = given.reconcileIntervalSeconds ?? DEFAULT_RECONCILE_INTERVAL;
   if (!Number.isFinite(reconcileIntervalSeconds) || reconcileIntervalSeconds < 1 || reconcileIntervalSeconds > 86_400) {
-    throw new FlowError('invalid_settings', prefixed('service', `SVC_RECONCILE_INTERVAL must be seconds from 1 to 86400, got ${String(reconcileIntervalSeconds)}`));
+    throw new FlowError(
+      'invalid_settings',
+      prefixed('service', `SVC_RECONCILE_INTERVAL must be seconds from 1 to 86400, got ${String(reconcileIntervalSeconds)}`),
+    );
   }
   const streamHeartbeatSeconds = given.streamHeartbeatSeconds ?? 15;
   if (typeof streamHeartbeatSeconds !== 'number' || !(streamHeartbeatSeconds > 0) || streamHeartbeatSeconds > 3600) {
-    throw new FlowError('invalid_settings', prefixed('service', `SVC_STREAM_HEARTBEAT must be a number of seconds from 1 to 3600, got ${String(streamHeartbeatSeconds)}`));
+    throw new FlowError(
+      'invalid_settings',
+      prefixed('service', `SVC_STREAM_HEARTBEAT must be a number of seconds from 1 to 3600, got ${String(streamHeartbeatSeconds)}`),
+    );
   }
   const egressAllow = given.egressAllow ?? [];
   try {
@@ -208,7 +244,11 @@ export function resolveSettings(given: Partial<HostedSettings> = {}): HostedSett
     throw new FlowError('invalid_settings', prefixed('service', `SVC_EGRESS_ALLOW: ${(err as Error).message.replace(/^(\[[^\]]+\]\s*)+/, '')}`));
   }
   const webhookRetrySeconds = given.webhookRetrySeconds ?? [...DEFAULT_WEBHOOK_RETRY_SECONDS];
-  if (!Array.isArray(webhookRetrySeconds) || webhookRetrySeconds.length > 20 || !webhookRetrySeconds.every((v) => Number.isFinite(v) && v >= 0.5 && v <= 86_400)) {
+  if (
+    !Array.isArray(webhookRetrySeconds) ||
+    webhookRetrySeconds.length > 20 ||
+    !webhookRetrySeconds.every((v) => Number.isFinite(v) && v >= 0.5 && v <= 86_400)
+  ) {
     throw new FlowError('invalid_settings', prefixed('service', 'webhookRetrySeconds must be at most 20 delays of 0.5 to 86400 seconds'));
   }
   return {

@@ -44,7 +44,8 @@ export function defaultWebRoot(): string | undefined {
 }
 
 /** The app's pages may load only what its own origin serves. */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
 /** A last path segment with a dot names a file (`app.js`, `favicon.ico`): no index.html fallback for it. */
 const FILE_LIKE = /\/[^/]*\.[^/]*$/;

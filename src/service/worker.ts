@@ -76,7 +76,8 @@ export async function startRunWorker(deps: ServiceDeps, options: { concurrency?:
     if (run && !TERMINAL.has(run.status)) {
       // A redelivery usually means the first holder died: the recovery sweep ends its runs now when
       // their process is gone (same host) or their lease lapsed, instead of at the next sweep.
-      if (message.attempt > 1) await engine.recover().catch((err: unknown) => logger.warn(`[flowctl] [service] recovery sweep: ${(err as Error)?.message ?? String(err)}`));
+      if (message.attempt > 1)
+        await engine.recover().catch((err: unknown) => logger.warn(`[flowctl] [service] recovery sweep: ${(err as Error)?.message ?? String(err)}`));
       await finishRun(deps, execution, signal);
       return;
     }

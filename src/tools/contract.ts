@@ -148,11 +148,7 @@ export function checkContract(contract: ToolContract): void {
  * Errors thrown by tools carry `data.retryable` (boolean): the runner retries only retryable errors,
  * within the step's retry policy. Build them with toolError so the convention holds.
  */
-export function toolError(
-  code: string,
-  message: string,
-  options: { retryable: boolean; data?: Record<string, unknown>; cause?: unknown },
-): FlowError {
+export function toolError(code: string, message: string, options: { retryable: boolean; data?: Record<string, unknown>; cause?: unknown }): FlowError {
   return new FlowError(code, message, { data: { ...options.data, retryable: options.retryable }, cause: options.cause });
 }
 
@@ -181,10 +177,7 @@ export function abortError(signal: AbortSignal, component: string): FlowError {
  * validated against `input_schema` (else FlowError `invalid_tool_input`, not retryable) and its result
  * is validated against `output_schema` (else `invalid_tool_output`, not retryable).
  */
-export function defineTool<I = any, O = unknown>(
-  contract: ToolContract,
-  run: (input: I, ctx: ToolContext) => Promise<O>,
-): Tool {
+export function defineTool<I = any, O = unknown>(contract: ToolContract, run: (input: I, ctx: ToolContext) => Promise<O>): Tool {
   checkContract(contract);
   const frozen = deepFreeze(structuredClone(contract));
   const id = `${contract.ref}@${contract.version}`;
@@ -210,4 +203,3 @@ export function defineTool<I = any, O = unknown>(
     },
   };
 }
-

@@ -181,9 +181,13 @@ type AllowEntry =
 const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
 function badEntry(entry: unknown, why: string): FlowError {
-  return new FlowError('invalid_tool_policy', `[flowctl] [egress] allowlist entry ${JSON.stringify(entry)} ${why}; use an IP, IP:port, [IPv6]:port, a CIDR, a host name, host:port or *.domain`, {
-    data: { entry },
-  });
+  return new FlowError(
+    'invalid_tool_policy',
+    `[flowctl] [egress] allowlist entry ${JSON.stringify(entry)} ${why}; use an IP, IP:port, [IPv6]:port, a CIDR, a host name, host:port or *.domain`,
+    {
+      data: { entry },
+    },
+  );
 }
 
 function parsePort(text: string, entry: string): number {
@@ -260,9 +264,13 @@ export function egressDenied(denial: EgressDenial, what = 'connection'): FlowErr
   const where = `${denial.host.includes(':') ? `[${denial.host}]` : denial.host}:${denial.port}`;
   if (denial.reason === 'denylisted') {
     // The denylist wins over the allowlist: no hint to allowlist it.
-    return new FlowError('egress_denied', `[flowctl] [egress] ${what} to ${where} refused: ${where} is on the egress denylist (a hosted service denies runs its own API)`, {
-      data: { retryable: false, ...denial },
-    });
+    return new FlowError(
+      'egress_denied',
+      `[flowctl] [egress] ${what} to ${where} refused: ${where} is on the egress denylist (a hosted service denies runs its own API)`,
+      {
+        data: { retryable: false, ...denial },
+      },
+    );
   }
   const why =
     denial.reason === 'metadata_name'
@@ -272,9 +280,13 @@ export function egressDenied(denial: EgressDenial, what = 'connection'): FlowErr
         : denial.address !== undefined && denial.address !== denial.host
           ? `resolves to ${denial.address}, a ${denial.reason.replace('_', '-')} address`
           : `is a ${denial.reason.replace('_', '-')} address`;
-  return new FlowError('egress_denied', `[flowctl] [egress] ${what} to ${where} refused: ${where} ${why}, which the tool policy does not allow (add it to the egress allowlist to permit it)`, {
-    data: { retryable: false, ...denial },
-  });
+  return new FlowError(
+    'egress_denied',
+    `[flowctl] [egress] ${what} to ${where} refused: ${where} ${why}, which the tool policy does not allow (add it to the egress allowlist to permit it)`,
+    {
+      data: { retryable: false, ...denial },
+    },
+  );
 }
 
 /** Check a policy's allowlist; throws FlowError `invalid_tool_policy` naming the first bad entry. */

@@ -129,9 +129,7 @@ export function resolvePin(registry: ToolRegistry, lock: LockFile | undefined, r
     return {
       ok: false,
       code: 'unknown_tool',
-      message: versions.length
-        ? `no version of ${ref} matches @${range} (available: ${versions.join(', ')})`
-        : `unknown tool ${ref}${suggest(registry, ref)}`,
+      message: versions.length ? `no version of ${ref} matches @${range} (available: ${versions.join(', ')})` : `unknown tool ${ref}${suggest(registry, ref)}`,
     };
   }
   return { ok: true, tool, pin: { ref, version: tool.contract.version, contract_digest: digestOfContract(tool) }, fromLock: false };

@@ -30,7 +30,11 @@ export interface ToolPolicy {
 export function hostedToolPolicy(options: { allow?: readonly string[]; deny?: readonly string[]; lookup?: EgressLookup } = {}): ToolPolicy {
   const policy: ToolPolicy = {
     capabilities: ['net', 'browser', 'secrets'],
-    egress: { allow: [...(options.allow ?? [])], ...(options.deny?.length ? { deny: [...options.deny] } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) },
+    egress: {
+      allow: [...(options.allow ?? [])],
+      ...(options.deny?.length ? { deny: [...options.deny] } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    },
   };
   checkToolPolicy(policy);
   return policy;
@@ -40,15 +44,21 @@ export function hostedToolPolicy(options: { allow?: readonly string[]; deny?: re
 export function checkToolPolicy(policy: ToolPolicy): void {
   if (policy === null || typeof policy !== 'object') throw new FlowError('invalid_tool_policy', '[flowctl] [tools] a tool policy is an object');
   if (policy.capabilities !== undefined) {
-    if (!Array.isArray(policy.capabilities)) throw new FlowError('invalid_tool_policy', '[flowctl] [tools] toolPolicy.capabilities must be a list of capabilities');
+    if (!Array.isArray(policy.capabilities))
+      throw new FlowError('invalid_tool_policy', '[flowctl] [tools] toolPolicy.capabilities must be a list of capabilities');
     for (const c of policy.capabilities) {
       if (!CAPABILITIES.includes(c)) {
-        throw new FlowError('invalid_tool_policy', `[flowctl] [tools] toolPolicy.capabilities: unknown capability ${JSON.stringify(c)}; known: ${CAPABILITIES.join(', ')}`, { data: { capability: c } });
+        throw new FlowError(
+          'invalid_tool_policy',
+          `[flowctl] [tools] toolPolicy.capabilities: unknown capability ${JSON.stringify(c)}; known: ${CAPABILITIES.join(', ')}`,
+          { data: { capability: c } },
+        );
       }
     }
   }
   if (policy.egress !== undefined) {
-    if (policy.egress === null || typeof policy.egress !== 'object') throw new FlowError('invalid_tool_policy', '[flowctl] [tools] toolPolicy.egress must be an object');
+    if (policy.egress === null || typeof policy.egress !== 'object')
+      throw new FlowError('invalid_tool_policy', '[flowctl] [tools] toolPolicy.egress must be an object');
     checkEgressPolicy(policy.egress);
   }
 }
@@ -67,7 +77,12 @@ export function usedCapabilities(tool: Pick<Tool, 'contract' | 'flags'>, stepCap
 }
 
 /** The capabilities a step would use (usedCapabilities) that the policy does not allow. */
-export function deniedCapabilities(policy: ToolPolicy | undefined, tool: Pick<Tool, 'contract' | 'flags'>, stepCapabilities: readonly Capability[], run: { files: boolean }): Capability[] {
+export function deniedCapabilities(
+  policy: ToolPolicy | undefined,
+  tool: Pick<Tool, 'contract' | 'flags'>,
+  stepCapabilities: readonly Capability[],
+  run: { files: boolean },
+): Capability[] {
   if (!policy?.capabilities) return [];
   const allowed = policy.capabilities;
   return usedCapabilities(tool, stepCapabilities, run).filter((c) => !allowed.includes(c));

@@ -7,7 +7,8 @@
 
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
 
-const CONNECTION_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error|Client was closed and is not queryable/i;
+const CONNECTION_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error|Client was closed and is not queryable/i;
 
 /** Node's error code (ECONNREFUSED...) or the SQLSTATE of a pg or PGlite error. */
 function codeOf(err: unknown): string | undefined {

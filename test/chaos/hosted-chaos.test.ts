@@ -244,7 +244,11 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
 
     // The first process migrates the database; the others then start together.
     await spawnProc('api-q', 'api', { SVC_RUN_DISPATCH: 'queue' });
-    await Promise.all([spawnProc('api-s', 'api', { SVC_RUN_DISPATCH: 'sync' }), spawnProc('worker-a', 'worker', { SVC_RUN_DISPATCH: 'queue' }), spawnProc('worker-b', 'worker', { SVC_RUN_DISPATCH: 'queue' })]);
+    await Promise.all([
+      spawnProc('api-s', 'api', { SVC_RUN_DISPATCH: 'sync' }),
+      spawnProc('worker-a', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
+      spawnProc('worker-b', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
+    ]);
 
     // An org with a live key; the pure `hello` and the `hold` flow published as publish leaves them;
     // the browser flow `page` published through the studio's authoring routes; a schedule of hello.
@@ -264,7 +268,20 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const digest = await engine.putSpec(compiled.spec);
       const now = new Date().toISOString();
       const holdId = randomUUID();
-      await storage.automations.create({ id: holdId, org_id: org.id, name: 'hold', task: 'Hold then greet', site: siteUrl, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+      await storage.automations.create({
+        id: holdId,
+        org_id: org.id,
+        name: 'hold',
+        task: 'Hold then greet',
+        site: siteUrl,
+        mcp_enabled: true,
+        created_at: now,
+        status: 'published',
+        live_digest: digest,
+        needs_attention: false,
+        example: false,
+        params: [],
+      });
       await storage.versions.add({ automation_id: holdId, org_id: org.id, flow_digest: digest, created_at: now, created_by: user.id });
       const schedule = await owner.call('POST', `/api/automations/${hello.id}/schedules`, { cron: '* * * * * *', inputs: { who: 'cron' } });
       expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
@@ -275,7 +292,12 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
     const created = await owner.call('POST', '/api/automations', { name: 'page', site: `${siteUrl}/page`, task: 'Read the title of the chaos page' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.automation.id as string;
-    const patched = await owner.call('PATCH', `/api/authoring/${id}`, { captured_ops: [{ kind: 'navigate', url: `${siteUrl}/page` }, { kind: 'extract', target: '#t', name: 'title' }] });
+    const patched = await owner.call('PATCH', `/api/authoring/${id}`, {
+      captured_ops: [
+        { kind: 'navigate', url: `${siteUrl}/page` },
+        { kind: 'extract', target: '#t', name: 'title' },
+      ],
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     const published = await owner.call('POST', `/api/authoring/${id}/publish`);
     expect(published.status, JSON.stringify(published.body)).toBe(200);
@@ -327,7 +349,11 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const target = api === 'q' ? apiQ : apiS;
       const a: Attempt = { api, flow, status: 0, at: Date.now() };
       try {
-        const res = await fetch(`${target.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+        const res = await fetch(`${target.url}/v1/run/${flow}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs }),
+        });
         a.status = res.status;
         a.retryAfter = res.headers.get('retry-after');
         const body = (await res.json()) as { run_id?: string; status?: string; error?: string };
@@ -391,23 +417,34 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const outageStart = Date.now();
       await cluster.stop();
       const alive = [apiQ, apiS, workerB];
-      await waitUntil(async () => (await Promise.all(alive.map(readyz))).every((s) => s === 503), { what: '/readyz 503 on every live process during the outage' });
+      await waitUntil(async () => (await Promise.all(alive.map(readyz))).every((s) => s === 503), {
+        what: '/readyz 503 on every live process during the outage',
+      });
       await waitUntil(
         () => (['q', 's'] as Api[]).every((api) => attempts.some((a) => a.api === api && a.at >= outageStart && a.status === 503 && a.error === 'unavailable')),
         { what: 'a 503 unavailable answer from each API during the outage' },
       );
       // The scheduler met the outage (its fire times pass unclaimed), and so did worker B's queue polls.
       await waitUntil(() => count(apiQ, /\[service\] scheduler: /g) > schedulerMisses, { what: 'the scheduler of api-q to meet the outage' });
-      await waitUntil(() => count(workerB, /\[queue-pgboss\] database unreachable/g) > queueMisses, { what: 'the queue workers of worker B to meet the outage' });
+      await waitUntil(() => count(workerB, /\[queue-pgboss\] database unreachable/g) > queueMisses, {
+        what: 'the queue workers of worker B to meet the outage',
+      });
       // The held runs go on while the database is away: their next journal append fails and the
       // engine leaves them to recovery (one log line each).
       releaseHeld();
-      await waitUntil(() => leftBefore(apiS) + leftBefore(workerB) - leftAtStart >= releasedInOutage, { what: 'the runs released during the outage to meet the missing database' });
+      await waitUntil(() => leftBefore(apiS) + leftBefore(workerB) - leftAtStart >= releasedInOutage, {
+        what: 'the runs released during the outage to meet the missing database',
+      });
       await cluster.start();
       const outageEnd = Date.now();
-      await waitUntil(async () => (await Promise.all(alive.map(readyz))).every((s) => s === 200), { what: '/readyz 200 on every live process after the restart' });
+      await waitUntil(async () => (await Promise.all(alive.map(readyz))).every((s) => s === 200), {
+        what: '/readyz 200 on every live process after the restart',
+      });
       const readyAgainMs = Date.now() - outageEnd;
-      await waitUntil(() => acked('q', outageEnd) >= 10 && acked('s', outageEnd) >= 10, { what: 'both APIs to acknowledge runs again after the restart', capMs: 180_000 });
+      await waitUntil(() => acked('q', outageEnd) >= 10 && acked('s', outageEnd) >= 10, {
+        what: 'both APIs to acknowledge runs again after the restart',
+        capMs: 180_000,
+      });
       const firstAckAfterMs = Math.min(...attempts.filter((a) => a.status === 200 && a.at >= outageEnd).map((a) => a.at)) - outageEnd;
 
       // Fault 3: SIGKILL the sync API while it executes a held run.
@@ -442,17 +479,34 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
         const k = a.status === 200 ? `200 ${a.answered}` : a.status === 0 ? 'no answer' : `${a.status} ${a.error}`;
         byAnswer[k] = (byAnswer[k] ?? 0) + 1;
       }
-      expect(attempts.filter((a) => a.status >= 500 && a.status !== 503), JSON.stringify(byAnswer)).toEqual([]);
+      expect(
+        attempts.filter((a) => a.status >= 500 && a.status !== 503),
+        JSON.stringify(byAnswer),
+      ).toEqual([]);
       for (const a of refusals.filter((r) => r.status === 503)) {
         expect([a.error, a.retryAfter]).toEqual([expect.stringMatching(/^(unavailable|queue_unavailable)$/), '2']);
       }
-      expect(refusals.filter((a) => a.status !== 503 && a.status !== 0), JSON.stringify(byAnswer)).toEqual([]);
+      expect(
+        refusals.filter((a) => a.status !== 503 && a.status !== 0),
+        JSON.stringify(byAnswer),
+      ).toEqual([]);
       // No answer only from a process that was killed (its held request, then refused connections).
       for (const a of refusals.filter((r) => r.status === 0)) expect(a.api, JSON.stringify(a)).toBe('s');
 
       // --- Acknowledged runs: each has its row and its terminal run, and they agree.
-      const rows = (await q(`select id, run_id, status, error_code, dispatch from svc_executions where org_id = $1`, [orgId])) as { id: string; run_id: string; status: string; error_code: string | null; dispatch: string }[];
-      const runs = (await q(`select id, status, flow_name, error->>'code' as code from runs`)) as { id: string; status: string; flow_name: string; code: string | null }[];
+      const rows = (await q(`select id, run_id, status, error_code, dispatch from svc_executions where org_id = $1`, [orgId])) as {
+        id: string;
+        run_id: string;
+        status: string;
+        error_code: string | null;
+        dispatch: string;
+      }[];
+      const runs = (await q(`select id, status, flow_name, error->>'code' as code from runs`)) as {
+        id: string;
+        status: string;
+        flow_name: string;
+        code: string | null;
+      }[];
       const rowByRun = new Map(rows.map((r) => [r.run_id, r]));
       const runById = new Map(runs.map((r) => [r.id, r]));
       const ackedAll = attempts.filter((a) => a.status === 200);
@@ -468,7 +522,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       }
       // Every row agrees with its run, including the runs nobody was told about (503s, killed callers).
       const disagree = rows.filter((r) => runById.get(r.run_id)?.status !== r.status);
-      expect(disagree, 'executions whose status is not their run\'s').toEqual([]);
+      expect(disagree, "executions whose status is not their run's").toEqual([]);
       const codeDisagree = rows.filter((r) => r.status === 'failed' && r.error_code !== runById.get(r.run_id)?.code);
 
       // --- Journals: the chain verifies, each ends with its run_finished, one run_started each.
@@ -498,7 +552,11 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       expect(duplicates, 'runs executed twice').toBe(0);
 
       // --- The schedule fired again after the outage (and the times it was away were skipped).
-      const fires = (await q(`select fire_at, execution_id, error from svc_schedule_fires where schedule_id = $1 order by fire_at`, [schedulerId])) as { fire_at: Date; execution_id: string | null; error: string | null }[];
+      const fires = (await q(`select fire_at, execution_id, error from svc_schedule_fires where schedule_id = $1 order by fire_at`, [schedulerId])) as {
+        fire_at: Date;
+        execution_id: string | null;
+        error: string | null;
+      }[];
       const firesAfter = fires.filter((f) => f.fire_at.getTime() > outageEnd && f.execution_id !== null);
       expect(firesAfter.length, 'schedule fires after the restart').toBeGreaterThan(0);
       // Fire times of the outage window (stop issued .. start returned): some were claimed before
@@ -510,7 +568,8 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const redelivered = (await q(`select count(*)::int as n from pgboss.job where name = 'flowctl-runs' and retry_count > 0`))[0]!.n as number;
 
       const failedByCode: Record<string, number> = {};
-      for (const r of runs.filter((x) => x.status !== 'succeeded')) failedByCode[`${r.status} ${r.code ?? ''}`.trim()] = (failedByCode[`${r.status} ${r.code ?? ''}`.trim()] ?? 0) + 1;
+      for (const r of runs.filter((x) => x.status !== 'succeeded'))
+        failedByCode[`${r.status} ${r.code ?? ''}`.trim()] = (failedByCode[`${r.status} ${r.code ?? ''}`.trim()] ?? 0) + 1;
       const ackedFailed: Record<string, number> = {};
       for (const a of ackedAll) {
         const r = runById.get(a.runId!)!;
@@ -518,14 +577,21 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       }
       // An acknowledged run fails only by a fault: its worker killed or the database gone under it.
       const explained = new Set(['failed worker_lost', 'failed db_unreachable', 'failed start_timeout', 'failed queue_message_lost']);
-      expect(Object.keys(ackedFailed).filter((k) => !explained.has(k)), JSON.stringify(ackedFailed)).toEqual([]);
+      expect(
+        Object.keys(ackedFailed).filter((k) => !explained.has(k)),
+        JSON.stringify(ackedFailed),
+      ).toEqual([]);
       const summary = {
         machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), postgres: pgBins.version, node: process.version },
         seed: SEED,
         processes: '2 api (queue, sync) + 2 workers (concurrency 3), private cluster',
         faults: { worker_killed_holding_runs: heldByA, outage_ms: outageEnd - outageStart, released_into_outage: releasedInOutage, api_killed: 'api-s (sync)' },
         attempted: attempts.length,
-        acked: { total: ackedAll.length, sync: ackedAll.filter((a) => a.answered !== 'queued').length, queued: ackedAll.filter((a) => a.answered === 'queued').length },
+        acked: {
+          total: ackedAll.length,
+          sync: ackedAll.filter((a) => a.answered !== 'queued').length,
+          queued: ackedAll.filter((a) => a.answered === 'queued').length,
+        },
         answers: byAnswer,
         runs: { total: runs.length, succeeded: runs.filter((r) => r.status === 'succeeded').length, failed_by_code: failedByCode },
         acked_not_succeeded: ackedFailed,
@@ -536,14 +602,25 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
         executed_twice: duplicates,
         queue_redeliveries: redelivered,
         executions_error_code_differs: codeDisagree.length,
-        schedule: { fires: fires.length, fires_after_restart: firesAfter.length, outage_window_fire_times: windowSeconds, claimed_in_window: firesDuring, skipped: windowSeconds - firesDuring },
+        schedule: {
+          fires: fires.length,
+          fires_after_restart: firesAfter.length,
+          outage_window_fire_times: windowSeconds,
+          claimed_in_window: firesDuring,
+          skipped: windowSeconds - firesDuring,
+        },
         ms: { ready_after_restart: readyAgainMs, first_ack_after_restart: firstAckAfterMs, all_terminal_after_load: settledMs, total: Date.now() - started },
       };
       console.log(`[chaos] ${JSON.stringify(summary)}`);
-      expect(codeDisagree, 'failed executions whose error_code is not their run\'s').toEqual([]);
+      expect(codeDisagree, "failed executions whose error_code is not their run's").toEqual([]);
     } catch (err) {
       // What each process was doing: its exit and its last log lines.
-      const states = await Promise.all(procs.map(async (p) => `--- ${p.name} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode ?? 'alive'}, readyz ${p.dead ? '-' : await readyz(p)}):\n${p.log().slice(-3000)}`));
+      const states = await Promise.all(
+        procs.map(
+          async (p) =>
+            `--- ${p.name} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode ?? 'alive'}, readyz ${p.dead ? '-' : await readyz(p)}):\n${p.log().slice(-3000)}`,
+        ),
+      );
       process.stderr.write(`[chaos] failed; processes:\n${states.join('\n')}\n`);
       throw err;
     } finally {

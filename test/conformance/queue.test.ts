@@ -52,7 +52,9 @@ describe('createPgBossQueue options', () => {
   it('takes retryLimit 0 (never redeliver) and refuses a negative or fractional one', () => {
     expect(() => createPgBossQueue({ databaseUrl: 'postgres://127.0.0.1:1/none', retryLimit: 0 })).not.toThrow();
     for (const bad of [-1, 1.5, Number.NaN]) {
-      expect(() => createPgBossQueue({ databaseUrl: 'postgres://127.0.0.1:1/none', retryLimit: bad })).toThrow(/retryLimit must be a whole number of at least 0/);
+      expect(() => createPgBossQueue({ databaseUrl: 'postgres://127.0.0.1:1/none', retryLimit: bad })).toThrow(
+        /retryLimit must be a whole number of at least 0/,
+      );
     }
   });
 });

@@ -188,5 +188,4 @@ export function watchConnection(port: number, payload: string | undefined, bound
   });
 }
 
-
 export { rawExchange, holdConnection, type RawAnswer } from '../e2e/rest-helpers.js';

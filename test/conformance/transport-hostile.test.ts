@@ -59,7 +59,12 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
 
   it('closes a connection whose request body stops arriving, after the idle timeout, with a structured 408 (defect 3)', async () => {
     const before = await runCount();
-    const stalled = raw('POST', `${pathOf(idle)}/flows/fails/runs`, { host: `127.0.0.1:${idle.port}`, 'content-type': 'application/json', 'content-length': '10', connection: 'keep-alive' }, '{"');
+    const stalled = raw(
+      'POST',
+      `${pathOf(idle)}/flows/fails/runs`,
+      { host: `127.0.0.1:${idle.port}`, 'content-type': 'application/json', 'content-length': '10', connection: 'keep-alive' },
+      '{"',
+    );
     // 20 stalled requests at once; each waits for the server to close it (the bound only ends a
     // hang: Node's own requestTimeout would close them after about 300 s).
     let answers = await Promise.all(Array.from({ length: 20 }, () => rawExchange(idle.port, stalled, { boundMs: 60_000, holdOpen: true })));
@@ -130,10 +135,19 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
     );
     expect(foreignOrigin.status).toBe(403);
     expect(structured(foreignOrigin).error).toBe('origin_not_allowed');
-    const nullOrigin = await rawExchange(open.port, raw('POST', `${base}/flows/fails/runs`, { host, origin: 'null', 'content-type': 'application/json' }, '{}'));
+    const nullOrigin = await rawExchange(
+      open.port,
+      raw('POST', `${base}/flows/fails/runs`, { host, origin: 'null', 'content-type': 'application/json' }, '{}'),
+    );
     expect(nullOrigin.status).toBe(403);
     expect(structured(nullOrigin).error).toBe('origin_not_allowed');
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json; charset=latin1']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+      'application/json; charset=latin1',
+    ]) {
       const a = await rawExchange(open.port, raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': type }, '{}'));
       expect({ type, status: a.status }).toEqual({ type, status: 415 });
       expect(structured(a).error).toBe('unsupported_media_type');
@@ -149,7 +163,12 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
 
     // What stays allowed: loopback Hosts with any port, a loopback Origin, JSON with a UTF-8 charset,
     // an empty body without a type.
-    for (const [h, origin] of [['localhost', undefined], [`LOCALHOST:${open.port}`, `http://localhost:5173`], [`[::1]:${open.port}`, undefined], [`127.0.0.2`, `http://127.0.0.1:${open.port}`]] as const) {
+    for (const [h, origin] of [
+      ['localhost', undefined],
+      [`LOCALHOST:${open.port}`, `http://localhost:5173`],
+      [`[::1]:${open.port}`, undefined],
+      [`127.0.0.2`, `http://127.0.0.1:${open.port}`],
+    ] as const) {
       const a = await rawExchange(
         open.port,
         raw('POST', `${base}/flows/fails/runs`, { host: h, ...(origin ? { origin } : {}), 'content-type': 'application/json; charset=UTF-8' }, '{}'),
@@ -182,7 +201,10 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
     const anonymous = await rawExchange(guarded.port, raw('GET', `${g}/runs/${run.id}`, { host: 'flows.example.com' }));
     expect(anonymous.status).toBe(401);
     // ... but a body still has to be JSON.
-    const typed = await rawExchange(guarded.port, raw('POST', `${g}/flows/fails/runs`, { host: 'flows.example.com', authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }, '{}'));
+    const typed = await rawExchange(
+      guarded.port,
+      raw('POST', `${g}/flows/fails/runs`, { host: 'flows.example.com', authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }, '{}'),
+    );
     expect(typed.status).toBe(415);
   });
 
@@ -229,15 +251,24 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
       const a = await rawExchange(open.port, raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', ...headers }, body));
       expect({ label, status: a.status }).toEqual({ label, status: 415 });
       expect(structured(a).error).toBe('unsupported_encoding');
-      const replay = await rawExchange(open.port, raw('POST', `${base}/runs/00000000-0000-4000-8000-000000000000/replay`, { host, 'content-type': 'application/json', ...headers }, body));
+      const replay = await rawExchange(
+        open.port,
+        raw('POST', `${base}/runs/00000000-0000-4000-8000-000000000000/replay`, { host, 'content-type': 'application/json', ...headers }, body),
+      );
       expect({ label, status: replay.status }).toEqual({ label, status: 415 });
       expect(JSON.parse(replay.body).code).toBe('unsupported_encoding');
     }
     expect(await runCount()).toBe(before);
     // What is decoded stays accepted: plain chunked, and the identity content coding.
-    const plain = await rawExchange(open.port, raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunked));
+    const plain = await rawExchange(
+      open.port,
+      raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunked),
+    );
     expect(plain.status).toBe(200);
-    const identity = await rawExchange(open.port, raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'content-encoding': 'identity' }, json));
+    const identity = await rawExchange(
+      open.port,
+      raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'content-encoding': 'identity' }, json),
+    );
     expect(identity.status).toBe(200);
   });
 
@@ -252,7 +283,10 @@ describe.each(TRANSPORTS)('REST launcher over $name, facing an attacker', (trans
       ['no Host', `GET ${base}/flows HTTP/1.1\r\nConnection: close\r\n\r\n`],
       ['bad Host', raw('GET', `${base}/flows`, { host: '127.0.0.1:80@attacker.example' })],
       ['huge header', raw('GET', `${base}/flows`, { host, 'x-big': 'a'.repeat(80 * 1024) })],
-      ['bad chunk', raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 'zz\r\n{}\r\n0\r\n\r\n')],
+      [
+        'bad chunk',
+        raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 'zz\r\n{}\r\n0\r\n\r\n'),
+      ],
       ['gzip transfer coding only', raw('POST', `${base}/flows/fails/runs`, { host, 'content-type': 'application/json', 'transfer-encoding': 'gzip' }, '{}')],
     ];
     for (const [label, payload] of cases) {
@@ -286,4 +320,3 @@ describe('node-http adapter defaults', () => {
     }
   });
 });
-

@@ -266,7 +266,15 @@ describe.each(TRANSPORTS)('REST launcher over $name', (transport: Transport) => 
     }
     // The document's schema accepts and rejects exactly what the launcher does.
     const validate = new Ajv2020({ strict: false }).compile(schema);
-    const bodies = [{ who: 'a' }, { who: 'a', times: 3 }, {}, { who: 1 }, { who: 'a', nope: 1 }, { who: 'a', api_key: 'plain' }, { who: 'a', api_key: 'secret:k' }];
+    const bodies = [
+      { who: 'a' },
+      { who: 'a', times: 3 },
+      {},
+      { who: 1 },
+      { who: 'a', nope: 1 },
+      { who: 'a', api_key: 'plain' },
+      { who: 'a', api_key: 'secret:k' },
+    ];
     for (const body of bodies) {
       const r = await post(`${open.base}/flows/greet/runs`, JSON.stringify(body));
       await r.body?.cancel();

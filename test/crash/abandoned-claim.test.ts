@@ -47,7 +47,7 @@ describe('storage-fs: a claim abandoned by a dead writer', () => {
     await expect(createFsStorage({ dir }).journal.append(id, journal[2]!)).rejects.toMatchObject({ code: 'journal_conflict' });
   });
 
-  it('is not taken over while its writer lives, when it is another host\'s, or when it names no writer', async () => {
+  it("is not taken over while its writer lives, when it is another host's, or when it names no writer", async () => {
     for (const claim of [{ pid: process.pid, host: hostname() }, { pid: deadPid, host: `${hostname()}-other` }, '']) {
       const { id, journal } = await storeWith(2, claim, false);
       await expect(createFsStorage({ dir }).journal.append(id, journal[2]!)).rejects.toMatchObject({ code: 'journal_conflict' });

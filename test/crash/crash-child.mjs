@@ -12,7 +12,12 @@ const steps = Number(stepsArg ?? 200);
 let calls = 0;
 
 const contract = (ref, capabilities = []) => ({
-  ref, version: '1.0.0', description: ref, input_schema: { type: 'object' }, output_schema: { type: 'object' }, capabilities,
+  ref,
+  version: '1.0.0',
+  description: ref,
+  input_schema: { type: 'object' },
+  output_schema: { type: 'object' },
+  capabilities,
 });
 const tools = createToolRegistry([
   defineTool(contract('crash/add'), async (input) => {
@@ -52,11 +57,15 @@ const spec = {
 const engine = createEngine({ storage: createFsStorage({ dir }), tools });
 let appended = 0;
 for (let i = 0; ; i++) {
-  await engine.run({ spec }, { start: i }, {
-    onEntry: () => {
-      process.stdout.write(`e ${++appended}\n`);
+  await engine.run(
+    { spec },
+    { start: i },
+    {
+      onEntry: () => {
+        process.stdout.write(`e ${++appended}\n`);
+      },
     },
-  });
+  );
   if (process.argv.includes('--once')) break;
 }
 await engine.dispose();

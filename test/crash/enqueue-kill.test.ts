@@ -20,7 +20,12 @@ const MAIN = join(ROOT, 'examples/hosted-service/main.mjs');
 const SESSION_SECRET = 'e'.repeat(40);
 const SECRETS_KEY = Buffer.alloc(32, 9).toString('base64');
 
-function startApi(dbUrl: string, schema: string, dataDir: string, extra: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+function startApi(
+  dbUrl: string,
+  schema: string,
+  dataDir: string,
+  extra: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -53,7 +58,9 @@ function startApi(dbUrl: string, schema: string, dataDir: string, extra: Record<
 }
 
 const closed = (child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve({ code: child.exitCode, signal: child.signalCode }) : new Promise((r) => child.once('close', (code, signal) => r({ code, signal })));
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve({ code: child.exitCode, signal: child.signalCode })
+    : new Promise((r) => child.once('close', (code, signal) => r({ code, signal })));
 
 describePostgres('atomic enqueue: the API process killed inside the enqueue transaction (Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_enqkill');
@@ -86,7 +93,11 @@ describePostgres('atomic enqueue: the API process killed inside the enqueue tran
     expect((await owner.call('POST', '/api/automations/example')).status).toBe(201);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
     const gateway = (url: string) =>
-      fetch(`${url}/v1/run/example-forecast`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { city: 'Oslo' } }) });
+      fetch(`${url}/v1/run/example-forecast`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { city: 'Oslo' } }),
+      });
 
     // The request dies with the process: no answer at all.
     const answer = await gateway(crashing.url).then(

@@ -83,12 +83,21 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     api = await assembleHostedService({
       role: 'api',
       database: { databaseUrl: dbUrl, schema, poolSize: 4 },
-      settings: { sessionSecrets: [SESSION_SECRET], secretsKeys: [Buffer.from(SECRETS_KEY, 'base64')], runDispatch: 'queue', authIpLimitPerMinute: 10_000, scheduler: false, egressAllow: FIXTURE_SITES },
+      settings: {
+        sessionSecrets: [SESSION_SECRET],
+        secretsKeys: [Buffer.from(SECRETS_KEY, 'base64')],
+        runDispatch: 'queue',
+        authIpLimitPerMinute: 10_000,
+        scheduler: false,
+        egressAllow: FIXTURE_SITES,
+      },
       web: false,
     });
     const script = await bundleChildScript('hosted-worker', CHILD_SOURCE);
     for (let i = 0; i < 2; i++) {
-      const child = spawn(process.execPath, [script, dbUrl, schema, SESSION_SECRET, SECRETS_KEY, api.url, api.exampleSiteUrl!], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script, dbUrl, schema, SESSION_SECRET, SECRETS_KEY, api.url, api.exampleSiteUrl!], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let err = '';
       child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
       await readyLine(child, () => err);
@@ -126,12 +135,29 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     const digest = await api.engine.putSpec(compiled.spec);
     const now = new Date().toISOString();
     const holdId = randomUUID();
-    await api.storage.automations.create({ id: holdId, org_id: org.id, name: 'hold', task: 'Hold then greet', site: 'https://example.test', mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+    await api.storage.automations.create({
+      id: holdId,
+      org_id: org.id,
+      name: 'hold',
+      task: 'Hold then greet',
+      site: 'https://example.test',
+      mcp_enabled: true,
+      created_at: now,
+      status: 'published',
+      live_digest: digest,
+      needs_attention: false,
+      example: false,
+      params: [],
+    });
     await api.storage.versions.add({ automation_id: holdId, org_id: org.id, flow_digest: digest, created_at: now, created_by: user.id });
     expect((await owner.call('POST', '/api/automations/example')).status).toBe(201);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
     const gateway = async (flow: string, inputs: Record<string, unknown>) => {
-      const res = await fetch(`${api.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+      const res = await fetch(`${api.url}/v1/run/${flow}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs }),
+      });
       const body = (await res.json()) as { run_id: string; status: string };
       expect([res.status, body.status]).toEqual([200, 'queued']);
       return body.run_id;
@@ -178,15 +204,20 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     const { org, gateway } = await setupOrg('kill@example.test');
     // The load: 12 held pure runs and 4 browser runs, interleaved.
     const runIds: string[] = [];
-    for (let i = 0; i < 16; i++) runIds.push(i % 4 === 3 ? await gateway('example-forecast', { city: `City${i}` }) : await gateway('hold', { url: holdUrl, n: i }));
+    for (let i = 0; i < 16; i++)
+      runIds.push(i % 4 === 3 ? await gateway('example-forecast', { city: `City${i}` }) : await gateway('hold', { url: holdUrl, n: i }));
 
     // Wait until worker A executes runs (their leases carry its pid), then SIGKILL it mid-run.
     const [a, b] = workers as [(typeof workers)[0], (typeof workers)[0]];
-    const leasedBy = async (pid: number) => (await q(`select id from %s.runs where status = 'running' and lease->>'pid' = $1`, [String(pid)])) as { id: string }[];
-    const inFlightOfA = await waitUntil(async () => {
-      const rows = await leasedBy(a.child.pid!);
-      return rows.length > 0 ? rows : undefined;
-    }, { what: 'worker A to execute a run' });
+    const leasedBy = async (pid: number) =>
+      (await q(`select id from %s.runs where status = 'running' and lease->>'pid' = $1`, [String(pid)])) as { id: string }[];
+    const inFlightOfA = await waitUntil(
+      async () => {
+        const rows = await leasedBy(a.child.pid!);
+        return rows.length > 0 ? rows : undefined;
+      },
+      { what: 'worker A to execute a run' },
+    );
     const killedAt = Date.now();
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('close', r));
@@ -197,7 +228,11 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     const terminal = new Set(['succeeded', 'failed', 'canceled']);
     const executions = await waitUntil(
       async () => {
-        const rows = (await q(`select run_id, status, error_code from %s.svc_executions where org_id = $1`, [org.id])) as { run_id: string; status: string; error_code: string | null }[];
+        const rows = (await q(`select run_id, status, error_code from %s.svc_executions where org_id = $1`, [org.id])) as {
+          run_id: string;
+          status: string;
+          error_code: string | null;
+        }[];
         return rows.length === runIds.length && rows.every((r) => terminal.has(r.status)) ? rows : undefined;
       },
       { what: 'every execution terminal after the kill', capMs: 240_000 },
@@ -210,7 +245,9 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
     const byRun = new Map(runs.map((r) => [r.id, r.status]));
     for (const e of executions) expect([e.run_id, e.status]).toEqual([e.run_id, byRun.get(e.run_id)]);
     expect(runs.filter((r) => !terminal.has(r.status))).toEqual([]);
-    const starts = (await q(`select run_id, count(*)::int as n from %s.journal where run_id = any($1) and entry->>'event' = 'run_started' group by run_id`, [runIds])) as { run_id: string; n: number }[];
+    const starts = (await q(`select run_id, count(*)::int as n from %s.journal where run_id = any($1) and entry->>'event' = 'run_started' group by run_id`, [
+      runIds,
+    ])) as { run_id: string; n: number }[];
     const duplicates = starts.filter((s) => s.n > 1).length;
     expect(duplicates).toBe(0);
     // The runs A held end as worker_lost; the others succeed.

@@ -53,7 +53,10 @@ describe.each([
         `name: held\nsteps:\n  - id: ask\n    tool: http/request@1\n    args:\n      url: ${hold.url}\n      timeout_ms: 600000\n`,
       );
       const before = hold.arrived();
-      const proc = spawnProcess([FLOWCTL_BIN, 'serve', 'held', '--port', '0', ...args], { cwd: project, env: { FLOWCTL_SERVE_TOKEN: undefined, DATABASE_URL: undefined } });
+      const proc = spawnProcess([FLOWCTL_BIN, 'serve', 'held', '--port', '0', ...args], {
+        cwd: project,
+        env: { FLOWCTL_SERVE_TOKEN: undefined, DATABASE_URL: undefined },
+      });
       let ids: string[] = [];
       try {
         const base = (await proc.waitFor(LISTENING))[1]!;
@@ -72,7 +75,10 @@ describe.each([
       }
 
       // The next open: serve again over the same store. Its start sweep ends the dead serve's runs.
-      const again = spawnProcess([FLOWCTL_BIN, 'serve', 'held', '--port', '0', ...args], { cwd: project, env: { FLOWCTL_SERVE_TOKEN: undefined, DATABASE_URL: undefined } });
+      const again = spawnProcess([FLOWCTL_BIN, 'serve', 'held', '--port', '0', ...args], {
+        cwd: project,
+        env: { FLOWCTL_SERVE_TOKEN: undefined, DATABASE_URL: undefined },
+      });
       const ours: { id: string; status: string; journal: { event: string; error?: { code: string } }[] }[] = [];
       try {
         const base = (await again.waitFor(LISTENING))[1]!;
@@ -101,7 +107,9 @@ describe.each([
         expect(replay.stdout + replay.stderr).toContain('worker_lost');
         expect(replay.stdout + replay.stderr).not.toContain('replay_divergence');
       }
-      console.log(`[serve-kill-probe] ${args.join(' ') || 'fs'}: ${RUNS} runs in flight at SIGKILL; after the next open: ${nonTerminal} non-terminal, ${JSON.stringify(statuses)}`);
+      console.log(
+        `[serve-kill-probe] ${args.join(' ') || 'fs'}: ${RUNS} runs in flight at SIGKILL; after the next open: ${nonTerminal} non-terminal, ${JSON.stringify(statuses)}`,
+      );
     } finally {
       await rm(project, { recursive: true, force: true });
     }

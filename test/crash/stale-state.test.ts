@@ -126,7 +126,16 @@ describe('storage-fs: the journal decides a run header that missed its last upda
     const { sealEntry } = await import('../../src/run/journal.js');
     const big = { blob: 'x'.repeat(200_000), n: 'é'.repeat(5000) };
     journal.push(
-      sealEntry({ at: '2026-01-01T00:00:08.000Z', flow_digest: last.flow_digest, inputs_digest: last.inputs_digest, seq: 3, prev: last.digest, event: 'run_finished', status: 'succeeded', output: big }),
+      sealEntry({
+        at: '2026-01-01T00:00:08.000Z',
+        flow_digest: last.flow_digest,
+        inputs_digest: last.inputs_digest,
+        seq: 3,
+        prev: last.digest,
+        event: 'run_finished',
+        status: 'succeeded',
+        output: big,
+      }),
     );
     const { id } = await storeWithRun(journal, 'running');
     await writeFile(join(dir, 'runs', id, 'journal.jsonl'), '{"torn":', { flag: 'a' });
@@ -145,7 +154,7 @@ describe('stale temp files of dead writers', () => {
     expect(pidAlive(live.pid!)).toBe(true);
   });
 
-  it('the fs store removes them in every store folder on the next open, never a live writer\'s', async () => {
+  it("the fs store removes them in every store folder on the next open, never a live writer's", async () => {
     const dead = await deadPid();
     expect(pidAlive(dead)).toBe(false);
     const { id } = await storeWithRun(sampleJournal(4, true), 'running');
@@ -167,7 +176,7 @@ describe('stale temp files of dead writers', () => {
     expect((await fresh.runs.list()).map((r) => r.id)).toEqual([id]);
   });
 
-  it('fs/write removes the stale temps in the folder it writes to, never a live writer\'s', async () => {
+  it("fs/write removes the stale temps in the folder it writes to, never a live writer's", async () => {
     const dead = await deadPid();
     dir = await mkdtemp(join(tmpdir(), 'flowctl-stale-'));
     await mkdir(join(dir, 'out'));

@@ -41,8 +41,18 @@ describe('flowctl record refuses bad ops and writes nothing', () => {
   const cases: [string, string, string[], string][] = [
     ['an unknown kind', '[{"kind": "scroll", "target": "#a"}]', [], 'unknown kind "scroll"'],
     ['a missing target', '- kind: click\n', [], 'ops[0].target is required'],
-    ['a slot named by both --input and --secret', `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`, ['--input', 'pw', '--secret', 'pw'], 'both --input and --secret'],
-    ['a --secret slot no op uses', `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`, ['--secret', 'pw', '--secret', 'pin'], '--secret pin: no op uses'],
+    [
+      'a slot named by both --input and --secret',
+      `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`,
+      ['--input', 'pw', '--secret', 'pw'],
+      'both --input and --secret',
+    ],
+    [
+      'a --secret slot no op uses',
+      `- {kind: fill, target: "#p", value: "${CANARY}", slot: pw}\n`,
+      ['--secret', 'pw', '--secret', 'pin'],
+      '--secret pin: no op uses',
+    ],
     ['a file outside the ops folder', '- {kind: upload, target: "#f", files: ../outside.txt}\n', [], "outside the ops file's folder"],
     ['a YAML syntax error', `- {kind: fill, value: "${CANARY}" target: x}\n`, [], 'syntax error at line 1'],
   ];
@@ -69,7 +79,22 @@ describe('a Recording through the CLI', () => {
   let runId: string;
 
   it('records, printing name, source_digest and path with --json', async () => {
-    const r = await cli(['record', '--name', 'shop', '--task', 'Find books', '--ops', 'ops/full.yaml', '--input', 'user', '--input', 'query', '--secret', 'password', '--json']);
+    const r = await cli([
+      'record',
+      '--name',
+      'shop',
+      '--task',
+      'Find books',
+      '--ops',
+      'ops/full.yaml',
+      '--input',
+      'user',
+      '--input',
+      'query',
+      '--secret',
+      'password',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { name: string; source_digest: string; path: string };
     expect(Object.keys(out).sort()).toEqual(['name', 'path', 'source_digest']);
@@ -79,7 +104,22 @@ describe('a Recording through the CLI', () => {
     expect(stored.source_digest).toBe(digest);
     expect(stored.inputs.password).toEqual({ type: 'string', secret: true });
     // Recording again from the same ops gives the same bytes.
-    const again = await cli(['record', '--name', 'shop', '--task', 'Find books', '--ops', 'ops/full.yaml', '--input', 'user', '--input', 'query', '--secret', 'password', '--json']);
+    const again = await cli([
+      'record',
+      '--name',
+      'shop',
+      '--task',
+      'Find books',
+      '--ops',
+      'ops/full.yaml',
+      '--input',
+      'user',
+      '--input',
+      'query',
+      '--secret',
+      'password',
+      '--json',
+    ]);
     expect(JSON.parse(again.stdout).source_digest).toBe(digest);
   });
 
@@ -121,7 +161,9 @@ describe('a Recording through the CLI', () => {
     expect(r.code).toBe(0);
     const findings = r.stderr.split('\n').filter((l) => l.includes('brittle-locator'));
     expect(findings).toHaveLength(3);
-    expect(findings[0]).toMatch(/^recordings\/brittle\.json:\d+:\d+ warning brittle-locator: css=#ember123 uses the generated id "ember123".*\(ops\[1\]\.target\)$/);
+    expect(findings[0]).toMatch(
+      /^recordings\/brittle\.json:\d+:\d+ warning brittle-locator: css=#ember123 uses the generated id "ember123".*\(ops\[1\]\.target\)$/,
+    );
     expect(findings.join('\n')).toContain('absolute XPath');
     expect(findings.join('\n')).toContain('positional pseudo-classes');
     // Each finding points at its own line of the recording.
@@ -143,7 +185,21 @@ describe('a Recording through the CLI', () => {
     try {
       const template = await readFile(join(SITE_DIR, 'ops/full.yaml'), 'utf8');
       await writeFile(join(project, 'ops/renamed.yaml'), template.replaceAll('{{SITE}}', renamed.url).replaceAll('{{PASSWORD}}', CANARY));
-      const rec = await cli(['record', '--name', 'shop-renamed', '--task', 'Find books', '--ops', 'ops/renamed.yaml', '--input', 'user', '--input', 'query', '--secret', 'password']);
+      const rec = await cli([
+        'record',
+        '--name',
+        'shop-renamed',
+        '--task',
+        'Find books',
+        '--ops',
+        'ops/renamed.yaml',
+        '--input',
+        'user',
+        '--input',
+        'query',
+        '--secret',
+        'password',
+      ]);
       expect(rec.code, rec.stderr).toBe(0);
       const r = await cli(['run', 'shop-renamed', '--yes', '--json', '--input', 'user=dave']);
       expect(r.code, r.stderr).toBe(0);

@@ -39,7 +39,6 @@ let patient: PlaywrightExecutor;
 const byRef = (e: PlaywrightExecutor, name: string): Tool => e.tools.find((t) => t.contract.ref === `browser/${name}`)!;
 const tool = (name: string) => byRef(exec, name);
 
-
 beforeAll(async () => {
   server = createServer((req, res) => {
     res.setHeader('content-type', 'text/html');

@@ -168,7 +168,11 @@ describe('browser steps under the hosted tool policy', () => {
 
   it('a click on a link to a refused address fails the click with egress_denied', async () => {
     const before = connectionsB;
-    const r = await run(guarded, [nav(`http://127.0.0.1:${portA}/link?to=${encodeURIComponent(`http://localhost:${portB}/`)}`), { id: 'click', tool: 'browser/click', args: { target: '#go' }, timeout_ms: 60_000 }, where]);
+    const r = await run(guarded, [
+      nav(`http://127.0.0.1:${portA}/link?to=${encodeURIComponent(`http://localhost:${portB}/`)}`),
+      { id: 'click', tool: 'browser/click', args: { target: '#go' }, timeout_ms: 60_000 },
+      where,
+    ]);
     expectDenied(r, 'click', /localhost:\d+ resolves to/);
     expect(connectionsB).toBe(before);
   });

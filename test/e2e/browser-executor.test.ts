@@ -128,11 +128,15 @@ describe('a remote browser that goes away (SVC_BROWSER_CDP_URL)', () => {
   };
   const startRemote = async (port: number): Promise<ChildProcess> => {
     const profile = await mkdtemp(join(tmpdir(), 'flowctl-cdp-'));
-    const child = spawn('/usr/bin/chromium', [...LAUNCH_FLAGS, '--headless', `--remote-debugging-port=${port}`, '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      // Its own process group: /usr/bin/chromium is a wrapper script, and the browser must die with it.
-      detached: true,
-    });
+    const child = spawn(
+      '/usr/bin/chromium',
+      [...LAUNCH_FLAGS, '--headless', `--remote-debugging-port=${port}`, '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        // Its own process group: /usr/bin/chromium is a wrapper script, and the browser must die with it.
+        detached: true,
+      },
+    );
     await new Promise<void>((resolve, reject) => {
       let err = '';
       child.stderr!.setEncoding('utf8').on('data', (d: string) => {
@@ -159,13 +163,22 @@ describe('a remote browser that goes away (SVC_BROWSER_CDP_URL)', () => {
       process.kill(-remote.pid!, 'SIGKILL');
       await gone;
       // The browser is gone once its DevTools port refuses connections.
-      await waitUntil(async () => fetch(`http://127.0.0.1:${port}/json/version`).then(() => false, () => true), { what: 'the DevTools port to close' });
+      await waitUntil(
+        async () =>
+          fetch(`http://127.0.0.1:${port}/json/version`).then(
+            () => false,
+            () => true,
+          ),
+        { what: 'the DevTools port to close' },
+      );
       const during = createTestToolContext({ runId: 'remote-2' });
       try {
-        const err = await byRef(exec.tools, 'navigate').run({ url: `${site.url}/index.html` }, during).then(
-          () => undefined,
-          (e: unknown) => e as { code?: string; data?: { retryable?: boolean }; message: string },
-        );
+        const err = await byRef(exec.tools, 'navigate')
+          .run({ url: `${site.url}/index.html` }, during)
+          .then(
+            () => undefined,
+            (e: unknown) => e as { code?: string; data?: { retryable?: boolean }; message: string },
+          );
         expect(err?.code).toBe('browser_connect_failed');
         expect(err?.data?.retryable).toBe(true);
         expect(err?.message).toContain(`127.0.0.1:${port}`);

@@ -48,7 +48,21 @@ async function record(variant: SiteVariant): Promise<void> {
   const template = await readFile(join(SITE_DIR, 'ops/full.yaml'), 'utf8');
   await writeFile(join(project, 'ops', `${variant}.yaml`), template.replaceAll('{{SITE}}', sites[variant].url).replaceAll('{{PASSWORD}}', CANARY));
   const r = await runCli(
-    ['record', '--name', NAMES[variant], '--task', 'Find books and file a report', '--ops', `ops/${variant}.yaml`, '--input', 'user', '--input=query', '--secret', 'password', '--json'],
+    [
+      'record',
+      '--name',
+      NAMES[variant],
+      '--task',
+      'Find books and file a report',
+      '--ops',
+      `ops/${variant}.yaml`,
+      '--input',
+      'user',
+      '--input=query',
+      '--secret',
+      'password',
+      '--json',
+    ],
     { cwd: project },
   );
   cliOutput.push(r.stdout, r.stderr);
@@ -103,8 +117,21 @@ describe('a recorded flow in real Chromium', () => {
   it('records every op kind and compiles to browser steps', () => {
     const { spec } = specs.base;
     expect(spec.steps.map((s) => s.tool.ref)).toEqual([
-      'browser/navigate', 'browser/fill', 'browser/fill', 'browser/click', 'browser/fill', 'browser/select', 'browser/drag',
-      'browser/upload', 'browser/extract', 'browser/extract', 'browser/extract', 'browser/extract', 'browser/extract', 'browser/extract', 'browser/extract',
+      'browser/navigate',
+      'browser/fill',
+      'browser/fill',
+      'browser/click',
+      'browser/fill',
+      'browser/select',
+      'browser/drag',
+      'browser/upload',
+      'browser/extract',
+      'browser/extract',
+      'browser/extract',
+      'browser/extract',
+      'browser/extract',
+      'browser/extract',
+      'browser/extract',
     ]);
     expect(spec.inputs.password).toMatchObject({ secret: true });
     // Only the step fed the secret may receive secrets.
@@ -168,11 +195,28 @@ describe('a recorded flow in real Chromium', () => {
     expect(drifted.output).toEqual(EXPECTED);
     const warned = stepEntries(drifted, 'step_succeeded').filter((e) => e.warnings?.length);
     expect(warned.map((e) => e.step)).toEqual([
-      'fill_2', 'fill_3', 'click_4', 'fill_5', 'select_6', 'drag_7', 'upload_8', 'extract_9', 'extract_10', 'extract_11', 'extract_12', 'extract_13',
+      'fill_2',
+      'fill_3',
+      'click_4',
+      'fill_5',
+      'select_6',
+      'drag_7',
+      'upload_8',
+      'extract_9',
+      'extract_10',
+      'extract_11',
+      'extract_12',
+      'extract_13',
     ]);
     expect(warned.find((e) => e.step === 'click_4')!.warnings![0]).toMatchObject({
       code: 'drift',
-      data: { matched: 'role=button[name="Sign in"]', tried: [{ locator: 'css=#login', count: 0 }, { locator: 'role=button[name="Sign in"]', count: 1 }] },
+      data: {
+        matched: 'role=button[name="Sign in"]',
+        tried: [
+          { locator: 'css=#login', count: 0 },
+          { locator: 'role=button[name="Sign in"]', count: 1 },
+        ],
+      },
     });
     expect(JSON.stringify(drifted)).not.toContain(CANARY);
   });

@@ -52,7 +52,21 @@ describe('ops in iframes through the CLI', () => {
   const runIds: string[] = [];
 
   it('records frames as lists of locators, outermost first', async () => {
-    const r = await cli(['record', '--name', 'frames', '--task', 'Fill forms in frames', '--ops', 'ops/frames.yaml', '--input', 'name', '--input', 'nick', '--input', 'card']);
+    const r = await cli([
+      'record',
+      '--name',
+      'frames',
+      '--task',
+      'Fill forms in frames',
+      '--ops',
+      'ops/frames.yaml',
+      '--input',
+      'name',
+      '--input',
+      'nick',
+      '--input',
+      'card',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const stored = JSON.parse(await readFile(join(project, 'recordings/frames.json'), 'utf8'));
     expect(stored.ops[2].frame).toEqual([{ css: '#profile', fallbacks: [{ css: 'iframe[title="Profile"]' }] }]);
@@ -64,7 +78,10 @@ describe('ops in iframes through the CLI', () => {
     const compiled = await cli(['compile', 'frames', '--json']);
     expect(compiled.code, compiled.stderr).toBe(0);
     const spec = JSON.parse(compiled.stdout);
-    expect(spec.steps[5]).toMatchObject({ tool: { ref: 'browser/select', version: '1.1.0' }, args: { frame: [{ css: '#profile' }, { css: '#prefs' }], target: { label: 'Theme' }, value: 'Dark' } });
+    expect(spec.steps[5]).toMatchObject({
+      tool: { ref: 'browser/select', version: '1.1.0' },
+      args: { frame: [{ css: '#profile' }, { css: '#prefs' }], target: { label: 'Theme' }, value: 'Dark' },
+    });
     const emitted = await cli(['emit', 'frames', '--to', 'yaml']);
     expect(emitted.code, emitted.stderr).toBe(0);
     await mkdir(join(project, 'flows'), { recursive: true });
@@ -78,7 +95,9 @@ describe('ops in iframes through the CLI', () => {
     await writeFile(join(project, 'ops/brittle.yaml'), '- {kind: click, frame: ["#profile", "#ember42"], target: "#save"}\n');
     expect((await cli(['record', '--name', 'brittle', '--task', 'fragile', '--ops', 'ops/brittle.yaml'])).code).toBe(0);
     const linted = await cli(['lint', 'brittle']);
-    expect(linted.stderr).toMatch(/recordings\/brittle\.json:\d+:\d+ warning brittle-locator: css=#ember42 uses the generated id "ember42".*\(ops\[0\]\.frame\[1\]\)/);
+    expect(linted.stderr).toMatch(
+      /recordings\/brittle\.json:\d+:\d+ warning brittle-locator: css=#ember42 uses the generated id "ember42".*\(ops\[0\]\.frame\[1\]\)/,
+    );
   });
 
   it.each([
@@ -127,11 +146,22 @@ describe('a cross-origin frame out of process', () => {
     const exec = createPlaywrightExecutor({ launchArgs: isolate });
     const logs: string[] = [];
     const log = (m: string) => logs.push(`${Date.now()} ${m}`);
-    const engine = createEngine({ storage: createMemoryStorage(), tools: createToolRegistry(builtinTools(), exec.tools), cwd: project, logger: { debug: log, info: log, warn: log, error: log } });
+    const engine = createEngine({
+      storage: createMemoryStorage(),
+      tools: createToolRegistry(builtinTools(), exec.tools),
+      cwd: project,
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
     try {
       // Recorded in-process from the same ops file.
       const opsFile = join(project, 'ops/frames.yaml');
-      const { recording } = await buildRecording({ name: 'frames', task: 'Fill forms in frames', ops: await readOpsFile(opsFile), inputs: ['name', 'nick', 'card'], readFile: opsFolderReader(opsFile) });
+      const { recording } = await buildRecording({
+        name: 'frames',
+        task: 'Fill forms in frames',
+        ops: await readOpsFile(opsFile),
+        inputs: ['name', 'nick', 'card'],
+        readFile: opsFolderReader(opsFile),
+      });
       const compiled = compileFlow(recordingToFlow(recording), { file: 'recordings/frames.json', tools: createToolRegistry(builtinTools(), exec.tools) });
       if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
       const run = await engine.run({ spec: compiled.spec }, { name: 'carol', nick: 'cc', card: '4111111111119999' });
@@ -166,7 +196,10 @@ describe('frames one by one', () => {
       await tool('fill').run({ frame: '#profile', target: '#name', value: 'dora' }, ctx);
       await tool('click').run({ frame: '#profile', target: '#save' }, ctx);
       // The frame shows the result 200 ms later (a timer of the frame's own document).
-      expect(await tool('extract').run({ frame: '#profile', target: '#result' }, ctx)).toEqual({ matched: 'css=#result', value: 'Saved dora without newsletter' });
+      expect(await tool('extract').run({ frame: '#profile', target: '#result' }, ctx)).toEqual({
+        matched: 'css=#result',
+        value: 'Saved dora without newsletter',
+      });
       expect(ctx.warnings).toEqual([]);
       // The page's own field with the same id was left alone.
       expect(await tool('extract').run({ target: '#name', attribute: 'value' }, ctx)).toMatchObject({ value: '' });
@@ -186,7 +219,10 @@ describe('frames one by one', () => {
       const notFrame = await stepFailure(tool('fill').run({ frame: '#name', target: '#name', value: 'x' }, ctx));
       expect(notFrame.code).toBe('not_a_frame');
       expect(notFrame.message).toContain('frame names a <input>, not an <iframe>');
-      expect(await tool('extract').run({ frame: { css: '#old', fallbacks: [{ css: 'iframe[title="Payment"]' }] }, target: '#origin' }, ctx)).toEqual({ matched: 'css=#origin', value: 'cross' });
+      expect(await tool('extract').run({ frame: { css: '#old', fallbacks: [{ css: 'iframe[title="Payment"]' }] }, target: '#origin' }, ctx)).toEqual({
+        matched: 'css=#origin',
+        value: 'cross',
+      });
       expect(ctx.warnings.at(-1)).toMatchObject({ code: 'drift', data: { matched: 'css=iframe[title="Payment"]' } });
       // A target missing inside a frame that is there: drift in the frame, not on the page.
       const inner = await stepFailure(tool('wait', '1.0.0').run({ frame: '#payment', target: '#receipt', timeout_ms: 200 }, ctx));

@@ -48,7 +48,20 @@ describe('format-2 ops through the CLI', () => {
   const runIds: string[] = [];
 
   it('records format 2, normalizing defaults away', async () => {
-    const r = await cli(['record', '--name', 'interact', '--task', 'Exercise keys, hover, checkboxes and waits', '--ops', 'ops/interactions.yaml', '--input', 'first', '--input', 'second', '--json']);
+    const r = await cli([
+      'record',
+      '--name',
+      'interact',
+      '--task',
+      'Exercise keys, hover, checkboxes and waits',
+      '--ops',
+      'ops/interactions.yaml',
+      '--input',
+      'first',
+      '--input',
+      'second',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const stored = JSON.parse(await readFile(join(project, 'recordings/interact.json'), 'utf8'));
     expect(stored.format).toBe('flowctl-recording/2');
@@ -88,7 +101,11 @@ describe('format-2 ops through the CLI', () => {
     expect(spec.steps[12].args).toEqual({ target: { testid: 'pad' }, count: 2 });
     expect(spec.steps[15].tool.ref).toBe('browser/check');
     expect(spec.steps[17].tool.ref).toBe('browser/uncheck');
-    expect(spec.steps[21]).toMatchObject({ tool: { ref: 'browser/wait' }, args: { target: { css: '#report' }, text: 'Report ready', timeout_ms: 10000 }, timeout_ms: 30000 });
+    expect(spec.steps[21]).toMatchObject({
+      tool: { ref: 'browser/wait' },
+      args: { target: { css: '#report' }, text: 'Report ready', timeout_ms: 10000 },
+      timeout_ms: 30000,
+    });
     const emitted = await cli(['emit', 'interact', '--to', 'yaml']);
     expect(emitted.code, emitted.stderr).toBe(0);
     expect(emitted.stdout).toContain('tool: browser/press@1.0');
@@ -205,7 +222,10 @@ describe('the new browser tools one by one', () => {
       expect(await tool('wait').run({ target: '#spinner', state: 'hidden' }, ctx)).toEqual({ state: 'hidden' });
       await tool('click', '1.1.0').run({ target: '#load' }, ctx);
       // A fallback shows it: a drift warning, as for any target.
-      expect(await tool('wait').run({ target: { css: '#nope', fallbacks: [{ testid: 'report' }] }, text: '42 rows' }, ctx)).toEqual({ state: 'visible', matched: 'testid=report' });
+      expect(await tool('wait').run({ target: { css: '#nope', fallbacks: [{ testid: 'report' }] }, text: '42 rows' }, ctx)).toEqual({
+        state: 'visible',
+        matched: 'testid=report',
+      });
       expect(ctx.warnings.at(-1)).toMatchObject({ code: 'drift', data: { matched: 'testid=report' } });
       expect(await tool('wait').run({ target: '#spinner', state: 'hidden' }, ctx)).toEqual({ state: 'hidden' });
     } finally {
@@ -218,7 +238,10 @@ describe('the new browser tools one by one', () => {
     try {
       await open(ctx);
       const extract11 = tool('extract', '1.1.0');
-      expect(await extract11.run({ target: 'pre, #address', all: true, text: 'rendered' }, ctx)).toEqual({ matched: 'css=pre, #address', value: ['name  qty\nbolts  12', '1 Main St\nSpringfield'] });
+      expect(await extract11.run({ target: 'pre, #address', all: true, text: 'rendered' }, ctx)).toEqual({
+        matched: 'css=pre, #address',
+        value: ['name  qty\nbolts  12', '1 Main St\nSpringfield'],
+      });
       expect(await extract11.run({ target: '#address' }, ctx)).toMatchObject({ value: '1 Main StSpringfield (old)' });
       expect((await stepFailure(extract11.run({ target: '#address', attribute: 'id', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');
       expect((await stepFailure(tool('extract').run({ target: '#address', text: 'rendered' }, ctx))).code).toBe('invalid_tool_input');

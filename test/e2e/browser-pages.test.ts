@@ -103,7 +103,10 @@ describe('pages one by one', () => {
     const ctx = newRun();
     try {
       await tool('navigate').run({ url: `${site.url}/pages.html` }, ctx);
-      expect(await tool('click', '1.1.0').run({ target: '#signin', opens_page: true }, ctx)).toEqual({ matched: 'css=#signin', opened: { page: 1, url: `${site.url}/popup.html` } });
+      expect(await tool('click', '1.1.0').run({ target: '#signin', opens_page: true }, ctx)).toEqual({
+        matched: 'css=#signin',
+        opened: { page: 1, url: `${site.url}/popup.html` },
+      });
       await tool('fill', '1.1.0').run({ target: '#who', value: 'erin' }, ctx);
       await tool('click', '1.1.0').run({ target: '#confirm' }, ctx);
       // The popup closed itself: acting on it says so, and switching to it too.

@@ -38,7 +38,20 @@ describe('an optional banner and a list that may be empty, through the CLI', () 
   const runs: Record<string, string> = {};
 
   it('records optional and container, and compiles them onto the step and extract 1.2', async () => {
-    const r = await cli(['record', '--name', 'consent', '--task', 'Accept cookies if asked, then search', '--ops', 'ops/semantics.yaml', '--input', 'visitor', '--input', 'query', '--json']);
+    const r = await cli([
+      'record',
+      '--name',
+      'consent',
+      '--task',
+      'Accept cookies if asked, then search',
+      '--ops',
+      'ops/semantics.yaml',
+      '--input',
+      'visitor',
+      '--input',
+      'query',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const stored = JSON.parse(await readFile(join(project, 'recordings/consent.json'), 'utf8'));
     expect(stored.ops[3]).toEqual({ kind: 'click', target: { role: 'button', name: 'Accept all' }, optional: true });
@@ -102,7 +115,10 @@ describe('an optional banner and a list that may be empty, through the CLI', () 
     const clean = await cli(['lint', 'consent']);
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stderr).not.toMatch(/list-without-container|optional-without-effect/);
-    await writeFile(join(project, 'ops/bare-list.yaml'), `- {kind: navigate, url: "${site.url}/list.html"}\n- {kind: extract, target: ".result", all: true, name: results}\n`);
+    await writeFile(
+      join(project, 'ops/bare-list.yaml'),
+      `- {kind: navigate, url: "${site.url}/list.html"}\n- {kind: extract, target: ".result", all: true, name: results}\n`,
+    );
     expect((await cli(['record', '--name', 'bare-list', '--task', 'list', '--ops', 'ops/bare-list.yaml'])).code).toBe(0);
     const list = await cli(['lint', 'bare-list']);
     expect(list.code).toBe(0);
@@ -116,7 +132,10 @@ describe('an optional banner and a list that may be empty, through the CLI', () 
     expect(opt.code, opt.stderr).toBe(0);
     expect(opt.stderr).toMatch(/warning optional-without-effect: optional has no effect on browser\/navigate.*\(steps\[0\]\.optional\)/);
     // A step with optional: "yes" is a compile error at its path.
-    await writeFile(join(project, 'flows/opt-bad.yaml'), `name: opt-bad\nsteps:\n  - id: go\n    tool: browser/navigate@1\n    args: {url: "${site.url}/"}\n    optional: "yes"\n`);
+    await writeFile(
+      join(project, 'flows/opt-bad.yaml'),
+      `name: opt-bad\nsteps:\n  - id: go\n    tool: browser/navigate@1\n    args: {url: "${site.url}/"}\n    optional: "yes"\n`,
+    );
     const bad = await cli(['compile', 'flows/opt-bad.yaml', '--check']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"optional" must be true or false');
@@ -143,7 +162,8 @@ describe('the tools on pages that cannot do what is asked', () => {
   let executor: PlaywrightExecutor;
   let n = 0;
   const tool = (name: string, version = '1.0.0'): Tool => executor.tools.find((t) => t.contract.ref === `browser/${name}` && t.contract.version === version)!;
-  const newRun = (extra: Partial<TestToolContext> = {}): TestToolContext => createTestToolContext({ runId: `semantics-${++n}`, cwd: project, timeoutMs: 30_000, ...extra });
+  const newRun = (extra: Partial<TestToolContext> = {}): TestToolContext =>
+    createTestToolContext({ runId: `semantics-${++n}`, cwd: project, timeoutMs: 30_000, ...extra });
 
   beforeAll(() => {
     executor = createPlaywrightExecutor({ screenshots: false });
@@ -206,7 +226,10 @@ describe('the tools on pages that cannot do what is asked', () => {
       // A fallback of the container and of the items carries the redesign, with drift warnings.
       await tool('fill').run({ target: '#q', value: 'an' }, ctx);
       await tool('click').run({ target: '#search' }, ctx);
-      const read = await extract12.run({ target: { css: '.result', fallbacks: [{ css: '.hit' }] }, all: true, container: { css: '#results', fallbacks: [{ css: '#hits' }] } }, ctx);
+      const read = await extract12.run(
+        { target: { css: '.result', fallbacks: [{ css: '.hit' }] }, all: true, container: { css: '#results', fallbacks: [{ css: '#hits' }] } },
+        ctx,
+      );
       expect(read).toEqual({ matched: 'css=.hit', value: ['banana'] });
       expect(ctx.warnings.map((w) => w.code)).toEqual(['drift', 'drift']);
     } finally {
@@ -223,7 +246,14 @@ describe('the tools on pages that cannot do what is asked', () => {
       expect(err.message).toContain('"XXL"');
       expect(err.message).toContain('"s" ("Small"), "m" ("Medium"), "l" ("Large")');
       expect(err.message).not.toMatch(/Timeout|locator\.selectOption/);
-      expect(err.data).toMatchObject({ value: ['XXL'], options: [{ value: 's', label: 'Small' }, { value: 'm', label: 'Medium' }, { value: 'l', label: 'Large' }] });
+      expect(err.data).toMatchObject({
+        value: ['XXL'],
+        options: [
+          { value: 's', label: 'Small' },
+          { value: 'm', label: 'Medium' },
+          { value: 'l', label: 'Large' },
+        ],
+      });
       // A secret value is never named.
       const secret = await stepFailure(tool('select').run({ target: '#size', value: 'hidden-size', mask: true }, ctx));
       expect(secret.code).toBe('option_not_found');

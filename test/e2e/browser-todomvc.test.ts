@@ -47,7 +47,23 @@ describe.each(APPS)('TodoMVC %s from npm', (app) => {
   const runIds: string[] = [];
 
   it('records the task and compiles it', async () => {
-    const r = await cli(['record', '--name', name, '--task', `Manage todos in the ${app} TodoMVC`, '--ops', `ops/${app}.yaml`, '--input', 'first', '--input', 'second', '--input', 'third', '--input', 'edited']);
+    const r = await cli([
+      'record',
+      '--name',
+      name,
+      '--task',
+      `Manage todos in the ${app} TodoMVC`,
+      '--ops',
+      `ops/${app}.yaml`,
+      '--input',
+      'first',
+      '--input',
+      'second',
+      '--input',
+      'third',
+      '--input',
+      'edited',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const compiled = await cli(['compile', name, '--check']);
     expect(compiled.code, compiled.stderr).toBe(0);

@@ -45,7 +45,6 @@ async function login(ctx: ToolContext, site: SiteServer, user = 'alice'): Promis
   await tool('click').run({ target: { css: '#login', fallbacks: [{ role: 'button', name: 'Sign in' }] } }, ctx);
 }
 
-
 beforeAll(async () => {
   exec = createPlaywrightExecutor();
   [base, renamed, removed] = await Promise.all([
@@ -84,8 +83,14 @@ describe('browser tools on the fixture site', () => {
       expect(base.logins.at(-1)).toEqual({ user: 'alice', ok: true });
       await tool('fill').run({ target: '#search', value: 'o' }, ctx);
       expect(await tool('select').run({ target: { label: 'Category' }, value: 'Books' }, ctx)).toEqual({ matched: 'label="Category"', selected: ['books'] });
-      expect(await tool('drag').run({ source: '#task-report', target: { testid: 'done' } }, ctx)).toEqual({ source: 'css=#task-report', target: 'testid=done' });
-      const up = (await tool('upload').run({ target: '#attachment', files: [{ path: 'docs/report.csv', digest: digestBytes('name,qty\nbolts,12\nnuts,30\n') }] }, ctx)) as {
+      expect(await tool('drag').run({ source: '#task-report', target: { testid: 'done' } }, ctx)).toEqual({
+        source: 'css=#task-report',
+        target: 'testid=done',
+      });
+      const up = (await tool('upload').run(
+        { target: '#attachment', files: [{ path: 'docs/report.csv', digest: digestBytes('name,qty\nbolts,12\nnuts,30\n') }] },
+        ctx,
+      )) as {
         files: { name: string }[];
       };
       expect(up.files).toEqual([{ name: 'report.csv', digest: digestBytes('name,qty\nbolts,12\nnuts,30\n'), size: 26 }]);
@@ -117,13 +122,22 @@ describe('browser tools on the fixture site', () => {
       expect(drift).toHaveLength(4);
       expect(drift[3]).toMatchObject({
         code: 'drift',
-        data: { matched: 'label="Search"', tried: [{ locator: 'css=#search', count: 0 }, { locator: 'css=#nope', count: 0 }, { locator: 'label="Search"', count: 1 }] },
+        data: {
+          matched: 'label="Search"',
+          tried: [
+            { locator: 'css=#search', count: 0 },
+            { locator: 'css=#nope', count: 0 },
+            { locator: 'label="Search"', count: 1 },
+          ],
+        },
       });
       expect(drift[2]!.data).toMatchObject({ matched: 'role=button[name="Sign in"]' });
-      expect(await tool('extract').run({ target: { css: '#results td.name', fallbacks: [{ css: '[data-testid=results] td.name' }] }, all: true }, ctx)).toEqual({
-        matched: 'css=[data-testid=results] td.name',
-        value: ['Learning Go', 'Go board'],
-      });
+      expect(await tool('extract').run({ target: { css: '#results td.name', fallbacks: [{ css: '[data-testid=results] td.name' }] }, all: true }, ctx)).toEqual(
+        {
+          matched: 'css=[data-testid=results] td.name',
+          value: ['Learning Go', 'Go board'],
+        },
+      );
     } finally {
       await ctx.close();
     }
@@ -133,7 +147,9 @@ describe('browser tools on the fixture site', () => {
     const ctx = newRun();
     try {
       await login(ctx, removed);
-      const err = await stepFailure(tool('fill').run({ target: { css: '#search', fallbacks: [{ label: 'Search' }, { testid: 'search' }] }, value: PASSWORD }, ctx));
+      const err = await stepFailure(
+        tool('fill').run({ target: { css: '#search', fallbacks: [{ label: 'Search' }, { testid: 'search' }] }, value: PASSWORD }, ctx),
+      );
       expect(err.code).toBe('locator_drift');
       expect(err.data).toMatchObject({
         retryable: false,
@@ -160,7 +176,15 @@ describe('browser tools on the fixture site', () => {
       expect(err.code).toBe('locator_drift');
       expect(err.data).toMatchObject({ tried: [{ locator: 'css=li', count: 2 }] });
       expect(await tool('click').run({ target: { css: 'li', fallbacks: [{ text: 'Review code' }] } }, ctx)).toEqual({ matched: 'text="Review code"' });
-      expect(ctx.warnings.at(-1)).toMatchObject({ code: 'drift', data: { tried: [{ locator: 'css=li', count: 2 }, { locator: 'text="Review code"', count: 1 }] } });
+      expect(ctx.warnings.at(-1)).toMatchObject({
+        code: 'drift',
+        data: {
+          tried: [
+            { locator: 'css=li', count: 2 },
+            { locator: 'text="Review code"', count: 1 },
+          ],
+        },
+      });
     } finally {
       await ctx.close();
     }

@@ -151,10 +151,7 @@ describe('flowctl emit and lint', () => {
     expect(clean.code).toBe(0);
     expect(clean.stderr).toContain('no findings');
 
-    await writeFile(
-      join(cwd, 'flows/messy.yaml'),
-      '# a comment\nsteps:\n- {id: a, tool: "core/template@1", args: {template: hi}}\nname: messy\n',
-    );
+    await writeFile(join(cwd, 'flows/messy.yaml'), '# a comment\nsteps:\n- {id: a, tool: "core/template@1", args: {template: hi}}\nname: messy\n');
     const messy = await runCli(['lint', 'messy'], { cwd });
     expect(messy.code).toBe(0);
     expect(messy.stderr).toContain('flows/messy.yaml:1:1 warning no-output');

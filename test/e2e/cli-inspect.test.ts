@@ -88,7 +88,12 @@ describe('flowctl inspect', () => {
     const view = JSON.parse(j.stdout);
     expect(view).toMatchObject({ step: 'save', tool: 'fs/write@1.0.0', status: 'succeeded' });
     expect(view.attempts).toHaveLength(1);
-    expect(view.attempts[0]).toMatchObject({ attempt: 1, input: { path: 'out/greeting.txt', content: 'pre step' }, input_digest: started.input_digest, output_digest: done.output_digest });
+    expect(view.attempts[0]).toMatchObject({
+      attempt: 1,
+      input: { path: 'out/greeting.txt', content: 'pre step' },
+      input_digest: started.input_digest,
+      output_digest: done.output_digest,
+    });
   });
 
   it('--json prints the stored Run exactly as run --json did', async () => {

@@ -46,7 +46,9 @@ async function workingDirDigests(): Promise<Record<string, string>> {
     const path = join(e.parentPath, e.name);
     const rel = relative(dir, path);
     if (rel.startsWith(join('.flowctl', 'runs'))) continue;
-    out[rel] = createHash('sha256').update(await readFile(path)).digest('hex');
+    out[rel] = createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
   }
   return out;
 }

@@ -84,7 +84,11 @@ describe('confirmation prompt in a terminal', () => {
       expect((await t.waitExit()).code).toBe(3);
     });
     expect(existsSync(join(dir, 'out'))).toBe(false);
-    for (const args of [['replay', id, '--verify'], ['replay', 'files.json'], ['replay', 'last']]) {
+    for (const args of [
+      ['replay', id, '--verify'],
+      ['replay', 'files.json'],
+      ['replay', 'last'],
+    ]) {
       await withTmux(cli(...args), { cwd: dir }, async (t) => {
         const { code, screen } = await t.waitExit();
         expect(code, screen).toBe(0);

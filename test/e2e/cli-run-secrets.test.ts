@@ -74,7 +74,13 @@ describe('secrets through the CLI', () => {
     seen.push(plain.stdout, plain.stderr);
     expect(plain.stdout).toBe('{\n  "echoed": "typed:***"\n}\n');
 
-    for (const args of [['inspect', result.id], ['inspect', result.id, '--json'], ['inspect', result.id, '--step', 'type'], ['inspect', result.id, '--step', 'read', '--json'], ['runs']]) {
+    for (const args of [
+      ['inspect', result.id],
+      ['inspect', result.id, '--json'],
+      ['inspect', result.id, '--step', 'type'],
+      ['inspect', result.id, '--step', 'read', '--json'],
+      ['runs'],
+    ]) {
       const r = await flowctl(dir, args, { env });
       expect(r.code, r.stderr).toBe(0);
       seen.push(r.stdout, r.stderr);
@@ -109,8 +115,13 @@ describe('secrets through the CLI', () => {
     const before = (await flowctl(dir, ['runs'])).stdout;
     const r = await flowctl(dir, ['run', 'secretecho', '--yes', '--json', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: '' } });
     expect(r.code, r.stderr).toBe(2);
-    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'secret_not_found', data: { issues: [{ path: 'password', message: expect.stringContaining('FLOWCTL_SECRET_PASSWORD') }] } });
-    expect(r.stderr).toMatch(/input "password" needs secret:password, which does not resolve: .*set but empty \(environment variable FLOWCTL_SECRET_PASSWORD\)/);
+    expect(JSON.parse(r.stdout).error).toMatchObject({
+      code: 'secret_not_found',
+      data: { issues: [{ path: 'password', message: expect.stringContaining('FLOWCTL_SECRET_PASSWORD') }] },
+    });
+    expect(r.stderr).toMatch(
+      /input "password" needs secret:password, which does not resolve: .*set but empty \(environment variable FLOWCTL_SECRET_PASSWORD\)/,
+    );
     expect(r.stderr).toMatch(/no run started/);
     const plain = await flowctl(dir, ['run', 'secretecho', '--yes', '--input', `url=${url}`], { env: { FLOWCTL_SECRET_PASSWORD: '' } });
     expect([plain.code, plain.stdout]).toEqual([2, '']);

@@ -17,13 +17,21 @@ describe('flowctl run: inputs', () => {
   it('--input parses JSON for non-string inputs; a string input takes the raw text', async () => {
     const dir = await project('echo');
     const r = await flowctl(dir, [
-      'run', 'echo', '--yes',
-      '--input', 'name=Ada',
-      '--input', 'n=42',
-      '--input', 'on=true',
-      '--input', 'tags=["a",1]',
-      '--input', 'obj={"k":{"deep":null}}',
-      '--input', 'text="42"',
+      'run',
+      'echo',
+      '--yes',
+      '--input',
+      'name=Ada',
+      '--input',
+      'n=42',
+      '--input',
+      'on=true',
+      '--input',
+      'tags=["a",1]',
+      '--input',
+      'obj={"k":{"deep":null}}',
+      '--input',
+      'text="42"',
     ]);
     expect(r.code, r.stderr).toBe(0);
     // `text` is declared string: its value is the raw text, quotes included (docs/cli.md, "--input").
@@ -141,9 +149,7 @@ describe('flowctl run: results', () => {
     expect(run.status).toBe('failed');
     expect(run.output).toBeUndefined();
     const failures = run.journal.filter((e: { event: string }) => e.event === 'step_failed');
-    expect(failures.map((e: { attempt: number; will_retry: boolean }) => [e.attempt, e.will_retry])).toEqual([
-      [1, false],
-    ]);
+    expect(failures.map((e: { attempt: number; will_retry: boolean }) => [e.attempt, e.will_retry])).toEqual([[1, false]]);
     expect(r.stderr).toMatch(/run [0-9a-f-]{36} failed \(fail\): step check: assertion_failed/);
     const fixture = JSON.parse(await readFile(join(dir, 'fail.json'), 'utf8'));
     expect(fixture.format).toBe('flowctl-journal/1');
@@ -190,7 +196,11 @@ describe('flowctl run: results', () => {
     const plan = JSON.parse(j.stdout);
     expect(plan.flow).toBe('files');
     expect(plan.inputs).toEqual({ text: 'hi' });
-    expect(plan.steps.map((s: { id: string; tool: string }) => `${s.id} ${s.tool}`)).toEqual(['pre core/template@1.0.0', 'save fs/write@1.0.0', 'back fs/read@1.0.0']);
+    expect(plan.steps.map((s: { id: string; tool: string }) => `${s.id} ${s.tool}`)).toEqual([
+      'pre core/template@1.0.0',
+      'save fs/write@1.0.0',
+      'back fs/read@1.0.0',
+    ]);
     expect(plan.effects).toMatchObject({ outward: true, fs_writes: ['out/greeting.txt'], net_hosts: [], browser: false });
     // inputs are still checked
     expect((await flowctl(dir, ['run', 'files', '--dry', '--input', 'bogus=1'])).code).toBe(2);
@@ -295,12 +305,20 @@ describe('flowctl run: cancel', () => {
 describe('flowctl run with installed pack tools', () => {
   it('a flow calls a composite tool from .flowctl/registry; its outward steps are confirmed like any; runs last names the outer run', async () => {
     const dir = await project('files');
-    await writeFile(join(dir, 'tool.json'), JSON.stringify({ ref: 'demo/save', version: '1.0.0', description: 'writes a greeting', implementation: { flow: 'files' } }));
+    await writeFile(
+      join(dir, 'tool.json'),
+      JSON.stringify({ ref: 'demo/save', version: '1.0.0', description: 'writes a greeting', implementation: { flow: 'files' } }),
+    );
     await writeFile(
       join(dir, 'flows', 'uses.yaml'),
       'name: uses\nsteps:\n  - id: call\n    tool: demo/save@1\n    args:\n      text: packed\noutput: ${steps.call.output}\n',
     );
-    for (const args of [['pack', 'init', '--version', '1.0.0'], ['pack', 'add', '--body', 'flows/files.yaml'], ['pack', 'add', '--body', 'tool.json'], ['pack', 'publish']]) {
+    for (const args of [
+      ['pack', 'init', '--version', '1.0.0'],
+      ['pack', 'add', '--body', 'flows/files.yaml'],
+      ['pack', 'add', '--body', 'tool.json'],
+      ['pack', 'publish'],
+    ]) {
       const r = await flowctl(dir, args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }

@@ -30,7 +30,15 @@ describe('flowctl runs --json and --version', () => {
     ]);
     // Pretty, keys sorted at every depth: re-printing with sorted keys gives the same bytes.
     const sortKeys = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sortKeys(x)])) : v;
+      Array.isArray(v)
+        ? v.map(sortKeys)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .sort(([a], [b]) => (a < b ? -1 : 1))
+                .map(([k, x]) => [k, sortKeys(x)]),
+            )
+          : v;
     expect(r.stdout).toBe(`${JSON.stringify(sortKeys(list), null, 2)}\n`);
     expect(list[0]).toMatchObject({ output: 'Hello, world!', finished_at: expect.any(String), flow_digest: expect.stringMatching(/^sha256:/) });
     for (const rec of list) {

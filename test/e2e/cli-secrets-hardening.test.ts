@@ -118,7 +118,10 @@ describe('a missing secret is found before anything runs', () => {
   it('serve answers 422 secret_not_found and mcp a structured error, and neither stores a run', async () => {
     const before = await storedRuns();
     const hits = pageHits;
-    const proc = spawnProcess([FLOWCTL_BIN, 'serve', 'login', '--port', '0'], { cwd: dir, env: { FLOWCTL_SERVE_TOKEN: undefined, FLOWCTL_SECRET_PASSWORD: undefined } });
+    const proc = spawnProcess([FLOWCTL_BIN, 'serve', 'login', '--port', '0'], {
+      cwd: dir,
+      env: { FLOWCTL_SERVE_TOKEN: undefined, FLOWCTL_SECRET_PASSWORD: undefined },
+    });
     try {
       const base = (await proc.waitFor(LISTENING))[1]!;
       for (const mode of ['sync', 'async']) {
@@ -187,7 +190,13 @@ describe('a caller may not choose which secret is sent', () => {
 
 describe('no encoding of a secret on any stream or in any file of the CLI', () => {
   // A handful of spawned runs: the issue's canary and seeded random secrets of every character class.
-  const secrets = [ISSUE_SECRET, ...fc.sample(secretArb.filter((s) => !s.includes('\0')), { numRuns: 3, seed: 0x5ec12e7 })];
+  const secrets = [
+    ISSUE_SECRET,
+    ...fc.sample(
+      secretArb.filter((s) => !s.includes('\0')),
+      { numRuns: 3, seed: 0x5ec12e7 },
+    ),
+  ];
 
   it.each(secrets.map((s) => [JSON.stringify(s), s]))('secret %s: run --json --record-journal, plain run, inspect, files', async (_label, secret) => {
     const env = { FLOWCTL_SECRET_TOKEN: secret };
@@ -215,7 +224,7 @@ describe('no encoding of a secret on any stream or in any file of the CLI', () =
     }
   });
 
-  it('MCP structuredContent of the issue\'s canary', async () => {
+  it("MCP structuredContent of the issue's canary", async () => {
     const mcp = await connectMcp(dir, ['leak'], { FLOWCTL_SECRET_TOKEN: ISSUE_SECRET });
     try {
       const result = await mcp.client.callTool({ name: 'leak', arguments: {} });

@@ -71,7 +71,17 @@ describe.each(APPS)('corpus: $app ($package)', (app) => {
 
   it('is recorded through the studio canvas, published, and run through the gateway with two input sets', async () => {
     const version = JSON.parse(await readFile(join(ROOT, 'node_modules', app.package, 'package.json'), 'utf8')).version as string;
-    const result: Result = { id: app.id, app: app.app, package: app.package, version, task: app.task, ops: [], runs: 0, passed: 0, ...(app.needs ? { needs: app.needs } : {}) };
+    const result: Result = {
+      id: app.id,
+      app: app.app,
+      package: app.package,
+      version,
+      task: app.task,
+      ops: [],
+      runs: 0,
+      passed: 0,
+      ...(app.needs ? { needs: app.needs } : {}),
+    };
     if (app.optional) Object.assign(result, { optional: app.optional, skipped: [] });
     results.push(result);
     const site = `${server.url}${app.path}`;
@@ -91,7 +101,9 @@ describe.each(APPS)('corpus: $app ($package)', (app) => {
         await s.markOptional(step);
       }
       session = await s.session();
-      expect(session.captured_ops.map((_: unknown, i: number) => session.captured_ops[i].optional === true)).toEqual(app.kinds.map((_, i) => app.optional?.includes(i + 1) ?? false));
+      expect(session.captured_ops.map((_: unknown, i: number) => session.captured_ops[i].optional === true)).toEqual(
+        app.kinds.map((_, i) => app.optional?.includes(i + 1) ?? false),
+      );
       const { key, automation } = await s.publish();
       expect(automation.status).toBe('published');
 

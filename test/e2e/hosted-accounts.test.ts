@@ -113,10 +113,13 @@ describe('login limits a third party cannot turn against an owner (two source ad
       expect(owner.status).toBe(200);
       // Once the delay is over, the next failure doubles it.
       let after = await login('127.0.0.2', s.url, 'owner@example.test', 'wrong password 3');
-      await waitUntil(async () => {
-        if (after.status === 429) after = await login('127.0.0.2', s.url, 'owner@example.test', 'wrong password 3');
-        return after.status !== 429;
-      }, { what: 'the delay of the pair to end' });
+      await waitUntil(
+        async () => {
+          if (after.status === 429) after = await login('127.0.0.2', s.url, 'owner@example.test', 'wrong password 3');
+          return after.status !== 429;
+        },
+        { what: 'the delay of the pair to end' },
+      );
       expect(after.status).toBe(401);
       const doubled = await login('127.0.0.2', s.url, 'owner@example.test', 'correct horse battery');
       expect(doubled.status).toBe(429);
@@ -150,7 +153,10 @@ describe('org rules through the API', () => {
     const { user: ub } = await b.signup('pair-b@example.test');
     await a.addMember(b, 'pair-b@example.test', org.id, 'owner');
     const ua = (await a.call('GET', '/api/session')).body.user;
-    const results = await Promise.all([a.call('PATCH', `/api/members/${ub.id}`, { role: 'member' }), b.call('PATCH', `/api/members/${ua.id}`, { role: 'member' })]);
+    const results = await Promise.all([
+      a.call('PATCH', `/api/members/${ub.id}`, { role: 'member' }),
+      b.call('PATCH', `/api/members/${ua.id}`, { role: 'member' }),
+    ]);
     // The loser is refused either by the rule (409 last_owner) or, when the winner committed before
     // its role was read, as the member it has become (403 forbidden).
     const statuses = results.map((r) => r.status).sort();

@@ -66,7 +66,15 @@ async function createAutomation(c: Client, name: string, task = 'Sign in, search
 describe('automations', () => {
   it('create a draft; every constraint of the spec is a 422 with issues; names are unique per org', async () => {
     const a = await createAutomation(owner, 'first-draft');
-    expect(a).toMatchObject({ status: 'draft', live_digest: null, calls_7d: 0, last_run_at: null, needs_attention: false, rerecord_href: null, mcp_enabled: true });
+    expect(a).toMatchObject({
+      status: 'draft',
+      live_digest: null,
+      calls_7d: 0,
+      last_run_at: null,
+      needs_attention: false,
+      rerecord_href: null,
+      mcp_enabled: true,
+    });
     const bad = await owner.call('POST', '/api/automations', { name: 'Bad Name', site: '', params: Array.from({ length: 201 }, () => ({ name: 'x' })) });
     expect(bad.status).toBe(422);
     expect(bad.body.issues.map((i: any) => i.path[0]).sort()).toEqual(['name', 'params', 'site']);
@@ -97,9 +105,11 @@ describe('automations', () => {
 });
 
 describe('authoring and publish', () => {
-  it('captured ops are validated with the engine\'s ops schema', async () => {
+  it("captured ops are validated with the engine's ops schema", async () => {
     const a = await createAutomation(owner, 'validated');
-    const res = await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'teleport' }, { kind: 'click' }, { kind: 'navigate', url: 'ftp://x' }] });
+    const res = await owner.call('PATCH', `/api/authoring/${a.id}`, {
+      captured_ops: [{ kind: 'teleport' }, { kind: 'click' }, { kind: 'navigate', url: 'ftp://x' }],
+    });
     expect(res.status).toBe(422);
     expect(res.body.issues.map((i: any) => i.path.join('.'))).toEqual(['captured_ops.0.kind', 'captured_ops.1.target', 'captured_ops.2.url']);
     const empty = await owner.call('POST', `/api/authoring/${a.id}/publish`);
@@ -112,7 +122,15 @@ describe('authoring and publish', () => {
     expect((await owner.call('PUT', `/api/authoring/${a.id}/files/report.csv`, { content_base64: UPLOAD.toString('base64') })).status).toBe(200);
     const patch = await member.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops, input_slots: ['user', 'query'], secret_slots: ['password'] });
     expect(patch.status).toBe(200);
-    expect(patch.body.session).toMatchObject({ id: a.id, automation_id: a.id, input_slots: ['user', 'query'], secret_slots: ['password'], error: null, state: 'editing', secret_names: { password: 'password' } });
+    expect(patch.body.session).toMatchObject({
+      id: a.id,
+      automation_id: a.id,
+      input_slots: ['user', 'query'],
+      secret_slots: ['password'],
+      error: null,
+      state: 'editing',
+      secret_names: { password: 'password' },
+    });
     expect((await member.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(403);
     const pub = await owner.call('POST', `/api/authoring/${a.id}/publish`);
     expect(pub.status).toBe(200);
@@ -125,7 +143,26 @@ describe('authoring and publish', () => {
       await run(process.execPath, [CLI, 'init'], { cwd: dir });
       await writeFile(join(dir, 'ops.json'), JSON.stringify(ops));
       await writeFile(join(dir, 'report.csv'), UPLOAD);
-      await run(process.execPath, [CLI, 'record', '--name', 'shop-search', '--task', 'Sign in, search and read the results', '--ops', 'ops.json', '--input', 'user', '--input', 'query', '--secret', 'password'], { cwd: dir });
+      await run(
+        process.execPath,
+        [
+          CLI,
+          'record',
+          '--name',
+          'shop-search',
+          '--task',
+          'Sign in, search and read the results',
+          '--ops',
+          'ops.json',
+          '--input',
+          'user',
+          '--input',
+          'query',
+          '--secret',
+          'password',
+        ],
+        { cwd: dir },
+      );
       const out = await run(process.execPath, [CLI, 'compile', 'shop-search', '--check'], { cwd: dir });
       const cliDigest = /sha256:[0-9a-f]{64}/.exec(out.stdout + out.stderr)![0];
       expect(digest1).toBe(cliDigest);
@@ -170,7 +207,7 @@ describe('authoring and publish', () => {
     expect(actions).toEqual(['automation.publish', 'automation.rollback', 'automation.publish', 'automation.edit', 'automation.publish', 'automation.create']);
   });
 
-  it('the live FlowSpec route gives one 404 body for unknown, other orgs\' and draft names', async () => {
+  it("the live FlowSpec route gives one 404 body for unknown, other orgs' and draft names", async () => {
     await createAutomation(owner, 'still-draft');
     const bodies = await Promise.all([
       owner.call('GET', '/api/flowspecs/no-such-name'),
@@ -218,7 +255,10 @@ describe('secret_leak', () => {
     expect((await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops).toEqual([]);
     // The right way: the field is a secret slot, no value.
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
-      captured_ops: [{ kind: 'navigate', url: `${siteUrl}/api` }, { kind: 'fill', target: { label: 'Token' }, slot: 'api_token' }],
+      captured_ops: [
+        { kind: 'navigate', url: `${siteUrl}/api` },
+        { kind: 'fill', target: { label: 'Token' }, slot: 'api_token' },
+      ],
       secret_slots: ['api_token'],
     });
     const pub = await owner.call('POST', `/api/authoring/${a.id}/publish`);
@@ -233,7 +273,12 @@ describe('secret_leak', () => {
 
   it('a literal typed into a password field, or a value shaped like a credential, is refused at publish', async () => {
     const a = await createAutomation(owner, 'password-literal');
-    await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: siteUrl }, { kind: 'fill', target: { css: 'input[type=password]' }, value: 'hunter2!' }] });
+    await owner.call('PATCH', `/api/authoring/${a.id}`, {
+      captured_ops: [
+        { kind: 'navigate', url: siteUrl },
+        { kind: 'fill', target: { css: 'input[type=password]' }, value: 'hunter2!' },
+      ],
+    });
     const res = await owner.call('POST', `/api/authoring/${a.id}/publish`);
     expect([res.status, res.body.error]).toEqual([422, 'secret_leak']);
     expect(res.body.message).not.toContain('hunter2');
@@ -244,7 +289,12 @@ describe('secret_leak', () => {
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
     for (const value of [key, jwt, 'AKIAIOSFODNN7EXAMPLE', `ghp_${'a'.repeat(36)}`]) {
       const b = await createAutomation(owner, `cred-${Math.abs(hash(value))}`);
-      await owner.call('PATCH', `/api/authoring/${b.id}`, { captured_ops: [{ kind: 'navigate', url: siteUrl }, { kind: 'fill', target: { label: 'Notes' }, value }] });
+      await owner.call('PATCH', `/api/authoring/${b.id}`, {
+        captured_ops: [
+          { kind: 'navigate', url: siteUrl },
+          { kind: 'fill', target: { label: 'Notes' }, value },
+        ],
+      });
       const r = await owner.call('POST', `/api/authoring/${b.id}/publish`);
       expect([value.slice(0, 8), r.status, r.body.error]).toEqual([value.slice(0, 8), 422, 'secret_leak']);
       expect(JSON.stringify(r.body)).not.toContain(value);

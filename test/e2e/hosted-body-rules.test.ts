@@ -13,7 +13,11 @@ let owner: Client;
 let live: string;
 
 const gateway = async (flow: string, body: unknown) => {
-  const res = await fetch(`${h.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.url}/v1/run/${flow}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 const executions = async () => (await owner.call('GET', '/api/executions?limit=100')).body.executions.length as number;
@@ -62,7 +66,12 @@ describe('strict gateway bodies', () => {
     });
     const before = await engineRuns();
     const r = await owner.call('POST', `/api/authoring/${a.id}/test`, { city: 'Rome' });
-    expect([r.status, r.body.error, r.body.issues[0].path, r.body.issues[0].message]).toEqual([422, 'invalid_request', ['city'], expect.stringContaining('"inputs"')]);
+    expect([r.status, r.body.error, r.body.issues[0].path, r.body.issues[0].message]).toEqual([
+      422,
+      'invalid_request',
+      ['city'],
+      expect.stringContaining('"inputs"'),
+    ]);
     expect(await engineRuns()).toBe(before);
     const ok = await owner.call('POST', `/api/authoring/${a.id}/test`, { inputs: { city: 'Rome' } });
     expect(ok.body.output.forecast).toMatch(/^Forecast for Rome: /);
@@ -82,7 +91,9 @@ describe('capture validation: every op slot is an input or a secret slot', () =>
     const bad = await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(h.exampleSiteUrl) });
     expect(bad.status).toBe(422);
     expect(bad.body.error).toBe('invalid_request');
-    expect(bad.body.issues).toEqual([{ path: ['captured_ops', 1, 'slot'], code: 'unknown_slot', message: expect.stringContaining('neither input_slots nor secret_slots') }]);
+    expect(bad.body.issues).toEqual([
+      { path: ['captured_ops', 1, 'slot'], code: 'unknown_slot', message: expect.stringContaining('neither input_slots nor secret_slots') },
+    ]);
     // Nothing was stored.
     expect((await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops).toEqual([]);
     // Removing the slot from the lists while an op still names it is refused the same way.
@@ -101,7 +112,11 @@ describe('capture validation: every op slot is an input or a secret slot', () =>
     // A session stored before the rule (or by another path) still cannot publish.
     await h.storage.authoring.update(a.org_id, a.id, { captured_ops: ops(h.exampleSiteUrl), input_slots: [], secret_slots: [] });
     const refused = await owner.call('POST', `/api/authoring/${a.id}/publish`);
-    expect([refused.status, refused.body.error, refused.body.issues]).toEqual([422, 'invalid_request', [expect.objectContaining({ path: ['captured_ops', 1, 'slot'], code: 'unknown_slot' })]]);
+    expect([refused.status, refused.body.error, refused.body.issues]).toEqual([
+      422,
+      'invalid_request',
+      [expect.objectContaining({ path: ['captured_ops', 1, 'slot'], code: 'unknown_slot' })],
+    ]);
     const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
     expect(session.error).toContain('slot "city" is in neither input_slots nor secret_slots');
     expect((await owner.call('GET', `/api/automations/${a.id}`)).body.automation.status).toBe('draft');

@@ -173,7 +173,9 @@ async function startSite(): Promise<Site> {
         received.push({ path: `${url.pathname} query`, value: k }, { path: `${url.pathname} body`, value: token });
         // A careless API: it echoes what it got, plain, percent-encoded and in base64.
         const echo = { echo: token, echo_uri: encodeURIComponent(token), echo_b64: Buffer.from(token).toString('base64'), note: 'echoed' };
-        res.writeHead(url.pathname === '/api/ok' ? 200 : 500, { 'content-type': 'application/json', 'x-echo-b64': Buffer.from(k).toString('base64') }).end(JSON.stringify(echo));
+        res
+          .writeHead(url.pathname === '/api/ok' ? 200 : 500, { 'content-type': 'application/json', 'x-echo-b64': Buffer.from(k).toString('base64') })
+          .end(JSON.stringify(echo));
         return;
       }
       res.writeHead(404).end();
@@ -295,7 +297,9 @@ async function mcp(mode: 'json' | 'sse'): Promise<McpClient> {
           if (init?.method === 'POST') headers.set('accept', 'text/event-stream, application/json');
           return recFetch(input, { ...init, headers });
         };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${apiUrl()}/mcp`), { requestInit: { headers: { authorization: `Bearer ${liveKey}` } }, fetch: doFetch }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${apiUrl()}/mcp`), { requestInit: { headers: { authorization: `Bearer ${liveKey}` } }, fetch: doFetch }),
+  );
   return client;
 }
 
@@ -309,7 +313,11 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
   const names = Object.keys(automations);
   // Gateway.
   for (const name of names) {
-    const res = await recFetch(`${apiUrl()}/v1/run/${name}`, { method: 'POST', headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await recFetch(`${apiUrl()}/v1/run/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const body = await res.json();
     expect([name, res.status, body.status], JSON.stringify(body)).toEqual([name, 200, mode === 'queue' ? 'queued' : automations[name]!.expect]);
   }
@@ -351,7 +359,8 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
   }
   // A schedule per automation, firing every second: deleted once it has fired.
   const schedules: string[] = [];
-  for (const name of names) schedules.push((await owner.ok('POST', `/api/automations/${automations[name]!.id}/schedules`, { cron: '* * * * * *' })).schedule.id);
+  for (const name of names)
+    schedules.push((await owner.ok('POST', `/api/automations/${automations[name]!.id}/schedules`, { cron: '* * * * * *' })).schedule.id);
   await waitUntil(
     async () => {
       const fired = new Set((await executions()).filter((e) => !before.has(e.id) && e.dispatch === 'schedule').map((e) => e.flow));
@@ -370,14 +379,23 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
   );
   for (const e of mine) {
     const want = automations[e.flow]!;
-    expect([e.flow, e.dispatch, e.status, e.status === 'failed' ? e.error_code : undefined]).toEqual([e.flow, e.dispatch, want.expect, want.expect === 'failed' ? want.code : undefined]);
+    expect([e.flow, e.dispatch, e.status, e.status === 'failed' ? e.error_code : undefined]).toEqual([
+      e.flow,
+      e.dispatch,
+      want.expect,
+      want.expect === 'failed' ? want.code : undefined,
+    ]);
   }
   const dispatches = new Set(mine.map((e) => e.dispatch));
   expect([...dispatches].sort()).toEqual(mode === 'sync' ? ['mcp', 'schedule', 'sync'] : ['mcp', 'queue', 'schedule']);
   await waitUntil(
     () => {
       const events = hooks.map((h) => JSON.parse(h.body) as { type: string; data: { run_id?: string } });
-      return mine.every((e) => events.some((ev) => ev.type === 'run.finished' && ev.data.run_id === e.run_id) && (e.status !== 'failed' || events.some((ev) => ev.type === 'run.failed' && ev.data.run_id === e.run_id)));
+      return mine.every(
+        (e) =>
+          events.some((ev) => ev.type === 'run.finished' && ev.data.run_id === e.run_id) &&
+          (e.status !== 'failed' || events.some((ev) => ev.type === 'run.failed' && ev.data.run_id === e.run_id)),
+      );
     },
     { what: `the webhooks of every ${mode} run` },
   );
@@ -408,7 +426,20 @@ output:
   const digest = await api!.engine.putSpec(compiled.spec);
   const now = new Date().toISOString();
   const id = `auto-${name}`;
-  await api!.storage.automations.create({ id, org_id: orgId, name, task: CONTROL, site: site.url, mcp_enabled: true, created_at: now, status: 'published', live_digest: digest, needs_attention: false, example: false, params: [] });
+  await api!.storage.automations.create({
+    id,
+    org_id: orgId,
+    name,
+    task: CONTROL,
+    site: site.url,
+    mcp_enabled: true,
+    created_at: now,
+    status: 'published',
+    live_digest: digest,
+    needs_attention: false,
+    example: false,
+    params: [],
+  });
   await api!.storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
   return id;
 }
@@ -467,7 +498,11 @@ afterAll(async () => {
 /** The searches find what is there: each form, embedded in other text and bytes. */
 function selfCheck(): void {
   for (const f of FORMS) expect([f.name, formsIn(`xx${f.text}yy`, FORMS)]).toEqual([f.name, expect.arrayContaining([f.name])]);
-  for (const f of BYTE_FORMS) expect([f.name, byteFormsIn(Buffer.concat([Buffer.from([0, 1]), f.bytes, Buffer.from([2])]), BYTE_FORMS)]).toEqual([f.name, expect.arrayContaining([f.name])]);
+  for (const f of BYTE_FORMS)
+    expect([f.name, byteFormsIn(Buffer.concat([Buffer.from([0, 1]), f.bytes, Buffer.from([2])]), BYTE_FORMS)]).toEqual([
+      f.name,
+      expect.arrayContaining([f.name]),
+    ]);
   expect(formsIn(CONTROL, FORMS)).toEqual([]);
 }
 
@@ -504,7 +539,12 @@ async function checkScreenshots(shots: { png: Uint8Array; afterNameFill: boolean
     const fields = { pw: await box('#pw'), name: await box('#name') };
     for (const [i, shot] of shots.entries()) {
       // The fields' insides (a pixel clear of each edge).
-      const inner = (r: { x: number; y: number; width: number; height: number }) => ({ x: Math.ceil(r.x) + 1, y: Math.ceil(r.y) + 1, width: Math.floor(r.width) - 2, height: Math.floor(r.height) - 2 });
+      const inner = (r: { x: number; y: number; width: number; height: number }) => ({
+        x: Math.ceil(r.x) + 1,
+        y: Math.ceil(r.y) + 1,
+        width: Math.floor(r.width) - 2,
+        height: Math.floor(r.height) - 2,
+      });
       const decoded = await imageRegions(page, `data:image/png;base64,${Buffer.from(shot.png).toString('base64')}`, [inner(fields.pw), inner(fields.name)]);
       const count = (d: Uint8Array) => {
         let black = 0;
@@ -595,7 +635,9 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     let storeHits: string[] = [];
     let storeWhat: string;
     if (stack.schema) {
-      const { stdout } = await run('pg_dump', ['--schema', stack.schema, '--schema', `${stack.schema}_pgboss`, TEST_DATABASE_URL!], { maxBuffer: 512 * 1024 * 1024 });
+      const { stdout } = await run('pg_dump', ['--schema', stack.schema, '--schema', `${stack.schema}_pgboss`, TEST_DATABASE_URL!], {
+        maxBuffer: 512 * 1024 * 1024,
+      });
       expect(stdout).toContain(CONTROL);
       const copyForms: CanaryForm[] = FORMS.map((f) => ({ name: `${f.name} (COPY-escaped)`, text: copyEscaped(f.text) }));
       storeHits = [...formsIn(stdout, FORMS), ...formsIn(stdout, copyForms)];

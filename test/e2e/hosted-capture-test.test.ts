@@ -18,7 +18,8 @@ beforeAll(async () => {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    if (url.pathname === '/hello') return res.end(`<!doctype html><h1 data-testid="greeting">Hello, ${(url.searchParams.get('name') ?? '').replace(/[<&]/g, '')}!</h1>`);
+    if (url.pathname === '/hello')
+      return res.end(`<!doctype html><h1 data-testid="greeting">Hello, ${(url.searchParams.get('name') ?? '').replace(/[<&]/g, '')}!</h1>`);
     res.end('<!doctype html><form action="/hello"><label for="n">Name</label><input id="n" name="name"><button data-testid="go">Go</button></form>');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -87,7 +87,11 @@ describe('stalled bodies are closed after the body-idle window', () => {
   }
 
   it('a complete body is answered as usual under the same window', async () => {
-    const res = await fetch(`${h.url}/v1/run/anything`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${h.url}/v1/run/anything`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([404, 'not_found']);
   });
 });

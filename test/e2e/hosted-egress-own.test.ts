@@ -63,7 +63,10 @@ async function publish(name: string, ops: unknown[]): Promise<void> {
 
 async function run(name: string) {
   const r = await owner.call('POST', `/v1/run/${name}`, { inputs: {} }, { authorization: `Bearer ${key}` });
-  const journal = (await owner.call('GET', `/api/executions/${r.body.run_id}`)).body.journal as { event: string; warnings?: { code: string; message: string }[] }[];
+  const journal = (await owner.call('GET', `/api/executions/${r.body.run_id}`)).body.journal as {
+    event: string;
+    warnings?: { code: string; message: string }[];
+  }[];
   const warnings = journal.flatMap((e) => e.warnings ?? []);
   return { status: r.status, body: r.body, warnings };
 }
@@ -83,8 +86,8 @@ afterAll(async () => {
   await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
 });
 
-describe('only the page\'s traffic is the page\'s', () => {
-  it('the browser\'s own refused request (a favicon redirected to a private host) is no warning on the step', async () => {
+describe("only the page's traffic is the page's", () => {
+  it("the browser's own refused request (a favicon redirected to a private host) is no warning on the step", async () => {
     await publish('plain-page', [
       { kind: 'navigate', url: `${site.url}/` },
       { kind: 'extract', target: '#out', name: 'out' },
@@ -112,7 +115,7 @@ describe('only the page\'s traffic is the page\'s', () => {
 });
 
 describe('no self-reach', () => {
-  it('a run that opens the service\'s own /api/session fails egress_denied (loopback allowlisted or not)', async () => {
+  it("a run that opens the service's own /api/session fails egress_denied (loopback allowlisted or not)", async () => {
     for (const url of [`${h.url}/api/session`, `${h.url.replace('127.0.0.1', 'localhost')}/api/session`, `${h.url}/example/site`]) {
       const name = `self-${[...url].reduce((n, c) => (n * 31 + c.charCodeAt(0)) >>> 0, 7).toString(36)}`;
       await publish(name, [

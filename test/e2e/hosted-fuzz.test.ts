@@ -99,14 +99,41 @@ const memberA = new User('member@a.test');
 const ownerB = new User('owner@b.test');
 const memberB = new User('member@b.test');
 
-const A = { org: '', owner: '', member: '', greet: '', draft: '', schedule: '', webhook: '', execution: '', run: '', keys: { live: '', test: '', scoped: '' }, keyIds: [] as string[], digest: '' };
+const A = {
+  org: '',
+  owner: '',
+  member: '',
+  greet: '',
+  draft: '',
+  schedule: '',
+  webhook: '',
+  execution: '',
+  run: '',
+  keys: { live: '', test: '', scoped: '' },
+  keyIds: [] as string[],
+  digest: '',
+};
 const B = { org: '', owner: '', member: '', flow: '', draft: '', schedule: '', webhook: '', execution: '', run: '', key: '', keyId: '', cookie: '' };
 
 /** Strings of B that no request of the fuzz ever sends: none may appear in any answer. */
-const B_PRIVATE = ['B private task text', 'B-PRIVATE-SECRET-VALUE-7f3', 'hooks.b-private.test', 'B private hook', 'B private run input', 'B private schedule input', 'Org B victim', 'owner@b.test', 'member@b.test'];
+const B_PRIVATE = [
+  'B private task text',
+  'B-PRIVATE-SECRET-VALUE-7f3',
+  'hooks.b-private.test',
+  'B private hook',
+  'B private run input',
+  'B private schedule input',
+  'Org B victim',
+  'owner@b.test',
+  'member@b.test',
+];
 
 async function setupOrgs(): Promise<void> {
-  const signup = async (u: User, org?: string) => (await u.ok('POST', '/api/auth/signup', { email: u.email, password: PASSWORD, ...(org ? { org_name: org } : {}) })) as { user: { id: string }; org: { id: string } };
+  const signup = async (u: User, org?: string) =>
+    (await u.ok('POST', '/api/auth/signup', { email: u.email, password: PASSWORD, ...(org ? { org_name: org } : {}) })) as {
+      user: { id: string };
+      org: { id: string };
+    };
   const a = await signup(ownerA, 'Org A attacker');
   A.org = a.org.id;
   A.owner = a.user.id;
@@ -126,7 +153,12 @@ async function setupOrgs(): Promise<void> {
   B.flow = (await publishPureAutomation(h.storage, h.engine, B.org, B.owner, 'b-flow')).id;
   A.draft = (await ownerA.ok('POST', '/api/automations', { name: 'a-draft', site: 'https://site.a.test', task: 'A task' })).automation.id;
   B.draft = (await ownerB.ok('POST', '/api/automations', { name: 'b-draft', site: 'https://site.b.test', task: 'B private task text' })).automation.id;
-  await ownerB.ok('PATCH', `/api/authoring/${B.draft}`, { captured_ops: [{ kind: 'navigate', url: 'https://site.b.test/start' }, { kind: 'click', target: { label: 'Go' } }] });
+  await ownerB.ok('PATCH', `/api/authoring/${B.draft}`, {
+    captured_ops: [
+      { kind: 'navigate', url: 'https://site.b.test/start' },
+      { kind: 'click', target: { label: 'Go' } },
+    ],
+  });
   await ownerA.ok('PUT', '/api/secrets/a_secret', { value: 'A-SECRET-VALUE' });
   await ownerB.ok('PUT', '/api/secrets/b_secret', { value: 'B-PRIVATE-SECRET-VALUE-7f3' });
 
@@ -143,14 +175,21 @@ async function setupOrgs(): Promise<void> {
 
   // 29 February 03:00: the schedules never fire during the test (and the scheduler is off anyway).
   A.schedule = (await ownerA.ok('POST', `/api/automations/${A.greet}/schedules`, { cron: '0 3 29 2 *', inputs: { who: 'a' } })).schedule.id;
-  B.schedule = (await ownerB.ok('POST', `/api/automations/${B.flow}/schedules`, { cron: '0 3 29 2 *', inputs: { who: 'B private schedule input' } })).schedule.id;
+  B.schedule = (
+    await ownerB.ok('POST', `/api/automations/${B.flow}/schedules`, { cron: '0 3 29 2 *', inputs: { who: 'B private schedule input' } })
+  ).schedule.id;
   A.webhook = (await ownerA.ok('POST', '/api/webhooks', { url: 'https://hooks.a.test/in' })).webhook.id;
   const hookB = await ownerB.ok('POST', '/api/webhooks', { url: 'https://hooks.b-private.test/in', description: 'B private hook' });
   B.webhook = hookB.webhook.id;
   B_PRIVATE.push(hookB.secret);
 
   const run = async (key: string, flow: string, who: string) => {
-    const res = await exchange('POST', `/v1/run/${flow}`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, JSON.stringify({ inputs: { who } }));
+    const res = await exchange(
+      'POST',
+      `/v1/run/${flow}`,
+      { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      JSON.stringify({ inputs: { who } }),
+    );
     const body = JSON.parse(res.text);
     if (body.status !== 'succeeded') throw new Error(`setup run of ${flow}: ${res.text}`);
     return body.run_id as string;
@@ -226,10 +265,23 @@ async function snapshotB(): Promise<unknown> {
     return { path, status: r.status, body: r.body };
   };
   const out: unknown[] = [];
-  for (const p of ['/api/session', '/api/members', '/api/keys', '/api/secrets', '/api/automations', '/api/webhooks', '/api/executions?limit=200', '/api/audit?limit=200', '/api/audit/verify', '/api/flowspecs/b-flow']) out.push(await get(p));
+  for (const p of [
+    '/api/session',
+    '/api/members',
+    '/api/keys',
+    '/api/secrets',
+    '/api/automations',
+    '/api/webhooks',
+    '/api/executions?limit=200',
+    '/api/audit?limit=200',
+    '/api/audit/verify',
+    '/api/flowspecs/b-flow',
+  ])
+    out.push(await get(p));
   const automations = ((out[4] as { body: { automations: { id: string }[] } }).body.automations ?? []).map((a) => a.id);
   for (const id of automations) {
-    for (const p of [`/api/automations/${id}`, `/api/automations/${id}/versions`, `/api/authoring/${id}`, `/api/automations/${id}/schedules`]) out.push(await get(p));
+    for (const p of [`/api/automations/${id}`, `/api/automations/${id}/versions`, `/api/authoring/${id}`, `/api/automations/${id}/schedules`])
+      out.push(await get(p));
   }
   for (const w of (out[5] as { body: { webhooks: { id: string }[] } }).body.webhooks ?? []) out.push(await get(`/api/webhooks/${w.id}/deliveries`));
   for (const e of (out[6] as { body: { executions: { id: string }[] } }).body.executions ?? []) out.push(await get(`/api/executions/${e.id}`));
@@ -247,7 +299,8 @@ type Cred = 'none' | 'ownerA' | 'memberA' | 'forgedB' | 'garbageCookie' | 'liveA
 const credArb = (auth: ServiceRoute['auth'] | 'mixed'): fc.Arbitrary<Cred> => {
   const rare = fc.constantFrom<Cred>('none', 'forgedB', 'garbageCookie', 'badKeyB', 'junkBearer', 'cookieAndKey');
   if (auth === 'bearer') return fc.oneof({ weight: 8, arbitrary: fc.constantFrom<Cred>('liveA', 'liveA', 'testA', 'scopedA') }, { weight: 2, arbitrary: rare });
-  if (auth === 'session' || auth === 'owner') return fc.oneof({ weight: 8, arbitrary: fc.constantFrom<Cred>('ownerA', 'ownerA', 'ownerA', 'memberA') }, { weight: 2, arbitrary: rare });
+  if (auth === 'session' || auth === 'owner')
+    return fc.oneof({ weight: 8, arbitrary: fc.constantFrom<Cred>('ownerA', 'ownerA', 'ownerA', 'memberA') }, { weight: 2, arbitrary: rare });
   return fc.oneof({ weight: 3, arbitrary: fc.constantFrom<Cred>('none', 'ownerA', 'liveA') }, { weight: 1, arbitrary: rare });
 };
 
@@ -290,15 +343,34 @@ const ids = () => ({
 const paramArb = fc
   .tuple(
     fc.oneof(
-      { weight: 3, arbitrary: fc.constant(0).map(() => ids().a).chain((xs) => fc.constantFrom(...xs)) },
-      { weight: 4, arbitrary: fc.constant(0).map(() => ids().b).chain((xs) => fc.constantFrom(...xs)) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .constant(0)
+          .map(() => ids().a)
+          .chain((xs) => fc.constantFrom(...xs)),
+      },
+      {
+        weight: 4,
+        arbitrary: fc
+          .constant(0)
+          .map(() => ids().b)
+          .chain((xs) => fc.constantFrom(...xs)),
+      },
       { weight: 2, arbitrary: anyString.map((s) => s.slice(0, 3000)) },
     ),
     fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   )
   .map(([v, encode]) => (encode ? encodeURIComponent(v.replace(/[\ud800-\udfff]/g, '\ufffd')) : v.replace(/[#?/]/g, '') || '%20'));
 
-const target = fc.oneof(anyString, fc.record({ css: anyString }), fc.record({ label: anyString }), fc.record({ role: fc.constantFrom('button', 'textbox', 'x'), name: anyString }), fc.record({ testid: anyString }), junkValue);
+const target = fc.oneof(
+  anyString,
+  fc.record({ css: anyString }),
+  fc.record({ label: anyString }),
+  fc.record({ role: fc.constantFrom('button', 'textbox', 'x'), name: anyString }),
+  fc.record({ testid: anyString }),
+  junkValue,
+);
 const opArb = fc.record(
   {
     kind: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...OP_KINDS) }, { weight: 1, arbitrary: anyString }),
@@ -318,7 +390,10 @@ const opArb = fc.record(
 function extraFor(property: string): fc.Arbitrary<unknown> | undefined {
   switch (property) {
     case 'email':
-      return fc.oneof(fc.constantFrom('owner@a.test', 'member@a.test', 'nobody@example.test', 'OWNER@A.TEST ', 'a@b', '@', 'x@y.z'.repeat(60)), fc.emailAddress());
+      return fc.oneof(
+        fc.constantFrom('owner@a.test', 'member@a.test', 'nobody@example.test', 'OWNER@A.TEST ', 'a@b', '@', 'x@y.z'.repeat(60)),
+        fc.emailAddress(),
+      );
     case 'password':
       return fc.constantFrom(PASSWORD, 'short', 'x'.repeat(1025), '');
     case 'org_id':
@@ -327,13 +402,23 @@ function extraFor(property: string): fc.Arbitrary<unknown> | undefined {
       return fc.constant(0).chain(() => fc.constantFrom(A.digest, `sha256:${'f'.repeat(64)}`, 'md5:x'));
     case 'url':
     case 'site':
-      return fc.constantFrom('https://hooks.a.test/x', 'http://127.0.0.1:1/x', 'http://169.254.169.254/latest', 'ftp://x.test/', 'https://user:pw@x.test/', 'not a url', `https://${'x'.repeat(3000)}.test`);
+      return fc.constantFrom(
+        'https://hooks.a.test/x',
+        'http://127.0.0.1:1/x',
+        'http://169.254.169.254/latest',
+        'ftp://x.test/',
+        'https://user:pw@x.test/',
+        'not a url',
+        `https://${'x'.repeat(3000)}.test`,
+      );
     case 'cron':
       return fc.constantFrom('* * * * *', '0 3 29 2 *', '@daily', '*/1 * * * * *', '0 0 31 2 *', '60 * * * *', '* * * * * * *', '0,1 * * * * *', '');
     case 'timezone':
       return fc.constantFrom('Europe/Berlin', 'UTC', 'Mars/Olympus', '', '../../etc/localtime');
     case 'inputs':
-      return fc.constantFrom({ who: 'x' }, { who: 5 }, { a_secret: 'x' }, { b_secret: 'x' }, JSON.parse('{"__proto__":{"who":1}}'), { who: 'y'.repeat(100_000) });
+      return fc.constantFrom({ who: 'x' }, { who: 5 }, { a_secret: 'x' }, { b_secret: 'x' }, JSON.parse('{"__proto__":{"who":1}}'), {
+        who: 'y'.repeat(100_000),
+      });
     case 'name':
       return fc.constantFrom('greet', 'b-flow', 'a-draft', 'b-draft', 'new-flow', 'UPPER', '-x', 'get-run-status', 'a.txt');
     case 'automations':
@@ -359,30 +444,44 @@ interface Req {
   extraHeaders: Record<string, string>;
 }
 
-const originArb = fc.oneof({ weight: 8, arbitrary: fc.constant<Record<string, string>>({}) }, { weight: 1, arbitrary: fc.constantFrom<Record<string, string>>({ origin: 'https://evil.test' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }) });
-const headerArb = fc.tuple(
-  originArb,
-  fc.oneof(
-    { weight: 6, arbitrary: fc.constant<Record<string, string>>({}) },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom<Record<string, string>>(
-        { 'last-event-id': '3' },
-        { 'last-event-id': 'x' },
-        { 'last-event-id': '99999999999' },
-        { 'content-encoding': 'gzip' },
-        { 'x-forwarded-for': '10.0.0.1' },
-        { accept: 'text/event-stream' },
-        { accept: 'application/xml' },
-      ),
-    },
-  ),
-).map(([a, b]) => ({ ...a, ...b }));
+const originArb = fc.oneof(
+  { weight: 8, arbitrary: fc.constant<Record<string, string>>({}) },
+  { weight: 1, arbitrary: fc.constantFrom<Record<string, string>>({ origin: 'https://evil.test' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }) },
+);
+const headerArb = fc
+  .tuple(
+    originArb,
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constant<Record<string, string>>({}) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<Record<string, string>>(
+          { 'last-event-id': '3' },
+          { 'last-event-id': 'x' },
+          { 'last-event-id': '99999999999' },
+          { 'content-encoding': 'gzip' },
+          { 'x-forwarded-for': '10.0.0.1' },
+          { accept: 'text/event-stream' },
+          { accept: 'application/xml' },
+        ),
+      },
+    ),
+  )
+  .map(([a, b]) => ({ ...a, ...b }));
 
 const queryArb = (names: string[]) =>
-  fc.array(fc.tuple(fc.oneof({ weight: 3, arbitrary: names.length ? fc.constantFrom(...names) : fc.constant('x') }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) }), fc.oneof(fc.constantFrom('1', '0', '-1', '200', '201', '50', 'abc', '', '1e3', 'b-flow', 'greet'), anyString.map((s) => s.slice(0, 2000)))), {
-    maxLength: 3,
-  });
+  fc.array(
+    fc.tuple(
+      fc.oneof({ weight: 3, arbitrary: names.length ? fc.constantFrom(...names) : fc.constant('x') }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) }),
+      fc.oneof(
+        fc.constantFrom('1', '0', '-1', '200', '201', '50', 'abc', '', '1e3', 'b-flow', 'greet'),
+        anyString.map((s) => s.slice(0, 2000)),
+      ),
+    ),
+    {
+      maxLength: 3,
+    },
+  );
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
@@ -396,7 +495,9 @@ function routeArb(route: ServiceRoute, op: OpenApiOp | undefined, components: Re
   const queryNames = (op?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
   const schema = op?.requestBody?.content?.['application/json']?.schema;
   // A route without a body schema gets `{}` (or nothing) mostly: its handler should run.
-  const value = schema ? schemaArb(schema, { components, extra: extraFor }) : fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: junkValue });
+  const value = schema
+    ? schemaArb(schema, { components, extra: extraFor })
+    : fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: junkValue });
   return fc.record({
     method: fc.oneof({ weight: 12, arbitrary: fc.constant(route.method.toUpperCase()) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
     path: fc.tuple(...params.map(() => paramArb)).map((vals) => {
@@ -416,14 +517,31 @@ const gatewayArb = (): fc.Arbitrary<Req> =>
   fc.record({
     method: fc.constant('POST'),
     path: fc
-      .oneof({ weight: 6, arbitrary: fc.constant('greet') }, { weight: 3, arbitrary: fc.constantFrom('b-flow', 'a-draft', 'b-draft', 'GREET', 'greet%2F..', 'nope') }, { weight: 1, arbitrary: paramArb })
+      .oneof(
+        { weight: 6, arbitrary: fc.constant('greet') },
+        { weight: 3, arbitrary: fc.constantFrom('b-flow', 'a-draft', 'b-draft', 'GREET', 'greet%2F..', 'nope') },
+        { weight: 1, arbitrary: paramArb },
+      )
       .map((f) => `/v1/run/${f}`),
     query: queryArb(['inputs', 'who']),
     cred: credArb('bearer'),
     contentType: contentTypeArb,
     body: bodyArb(
       fc.oneof(
-        { weight: 4, arbitrary: fc.record({ inputs: fc.oneof(fc.record({ who: fc.oneof(anyString, junkValue) }, { requiredKeys: [] }), fc.dictionary(fc.string({ maxLength: 10 }), junkValue, { maxKeys: 3 }), extraFor('inputs')!, junkValue) }, { requiredKeys: [] }) },
+        {
+          weight: 4,
+          arbitrary: fc.record(
+            {
+              inputs: fc.oneof(
+                fc.record({ who: fc.oneof(anyString, junkValue) }, { requiredKeys: [] }),
+                fc.dictionary(fc.string({ maxLength: 10 }), junkValue, { maxKeys: 3 }),
+                extraFor('inputs')!,
+                junkValue,
+              ),
+            },
+            { requiredKeys: [] },
+          ),
+        },
         { weight: 1, arbitrary: junkValue },
       ),
     ),
@@ -435,14 +553,47 @@ const mcpArb = (): fc.Arbitrary<Req> => {
   const id = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constantFrom(null, 1.5, { a: 1 }, [], true));
   const toolName = fc.constantFrom('greet', 'b-flow', 'b-draft', 'get-run-status', '', '../greet', 'x'.repeat(300));
   const objectParams = fc.oneof(
-    fc.record({ name: toolName, arguments: fc.oneof(fc.record({ who: fc.oneof(anyString, junkValue) }, { requiredKeys: [] }), fc.record({ run_id: fc.constant(0).chain(() => fc.constantFrom(A.run, B.run, B.execution, 'x')) }), junkValue), _meta: fc.option(fc.record({ progressToken: fc.oneof(fc.string(), fc.integer()) }), { nil: undefined }) }, { requiredKeys: ['name'] }),
-    fc.record({ protocolVersion: fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01', ''), capabilities: junkValue, clientInfo: fc.oneof(fc.constant({ name: 'fuzz', version: '1' }), junkValue) }, { requiredKeys: [] }),
+    fc.record(
+      {
+        name: toolName,
+        arguments: fc.oneof(
+          fc.record({ who: fc.oneof(anyString, junkValue) }, { requiredKeys: [] }),
+          fc.record({ run_id: fc.constant(0).chain(() => fc.constantFrom(A.run, B.run, B.execution, 'x')) }),
+          junkValue,
+        ),
+        _meta: fc.option(fc.record({ progressToken: fc.oneof(fc.string(), fc.integer()) }), { nil: undefined }),
+      },
+      { requiredKeys: ['name'] },
+    ),
+    fc.record(
+      {
+        protocolVersion: fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01', ''),
+        capabilities: junkValue,
+        clientInfo: fc.oneof(fc.constant({ name: 'fuzz', version: '1' }), junkValue),
+      },
+      { requiredKeys: [] },
+    ),
     fc.record({ cursor: anyString }, { requiredKeys: [] }),
     fc.dictionary(fc.string({ maxLength: 8 }), junkValue, { maxKeys: 3 }),
   );
   const params = fc.oneof({ weight: 4, arbitrary: objectParams }, { weight: 1, arbitrary: junkValue });
   const method = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom('tools/call', 'tools/call', 'tools/list', 'initialize', 'ping', 'notifications/initialized', 'notifications/cancelled', 'resources/list', 'prompts/get', 'logging/setLevel', 'completion/complete') },
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom(
+        'tools/call',
+        'tools/call',
+        'tools/list',
+        'initialize',
+        'ping',
+        'notifications/initialized',
+        'notifications/cancelled',
+        'resources/list',
+        'prompts/get',
+        'logging/setLevel',
+        'completion/complete',
+      ),
+    },
     { weight: 1, arbitrary: anyString.map((s) => s.slice(0, 500)) },
   );
   // Well-formed requests mostly (so the handlers run), and every way a message can be malformed.
@@ -451,7 +602,14 @@ const mcpArb = (): fc.Arbitrary<Req> => {
     {
       weight: 2,
       arbitrary: fc.record(
-        { jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant('2.0') }, { weight: 1, arbitrary: fc.constantFrom('1.0', 2, null) }), id, method, params, result: junkValue, error: junkValue },
+        {
+          jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant('2.0') }, { weight: 1, arbitrary: fc.constantFrom('1.0', 2, null) }),
+          id,
+          method,
+          params,
+          result: junkValue,
+          error: junkValue,
+        },
         { requiredKeys: ['jsonrpc'] },
       ),
     },
@@ -464,21 +622,23 @@ const mcpArb = (): fc.Arbitrary<Req> => {
     cred: credArb('bearer'),
     contentType: contentTypeArb,
     body: bodyArb(body),
-    extraHeaders: fc.tuple(
-      headerArb,
-      fc.constantFrom<Record<string, string>>(
-        { accept: 'application/json, text/event-stream' },
-        { accept: 'text/event-stream, application/json' },
-        { accept: 'text/event-stream' },
-        { accept: 'application/json' },
-        {},
-        { accept: '*/*' },
-        { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '1999-01-01' },
-        { accept: 'application/json, text/event-stream', 'mcp-session-id': 'nope' },
-        { accept: 'application/json, text/event-stream', origin: 'https://evil.test' },
-      ),
-    ).map(([a, b]) => ({ ...a, ...b })),
+    extraHeaders: fc
+      .tuple(
+        headerArb,
+        fc.constantFrom<Record<string, string>>(
+          { accept: 'application/json, text/event-stream' },
+          { accept: 'text/event-stream, application/json' },
+          { accept: 'text/event-stream' },
+          { accept: 'application/json' },
+          {},
+          { accept: '*/*' },
+          { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+          { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '1999-01-01' },
+          { accept: 'application/json, text/event-stream', 'mcp-session-id': 'nope' },
+          { accept: 'application/json, text/event-stream', origin: 'https://evil.test' },
+        ),
+      )
+      .map(([a, b]) => ({ ...a, ...b })),
   });
 };
 
@@ -488,7 +648,25 @@ const offTableArb = (routes: readonly ServiceRoute[]): fc.Arbitrary<Req> =>
     method: fc.constantFrom(...METHODS, 'PROPFIND', 'LOCK'),
     path: fc.oneof(
       fc.constantFrom(...routes.map((r) => r.path)).chain((p) => paramArb.map((v) => p.replace(/\{[^}]+\}/g, v))),
-      fc.constantFrom('/api', '/api/', '/api/nope', '/api//keys', '/api/keys/', '/api/../api/keys', '/api/%2e%2e/keys', '/v1', '/v1/run', '/v1/run/', '/v1/run/greet/extra', '/mcp/x', '/api/runs//stream', '/openapi.json', '/healthz', '/readyz', '/docs'),
+      fc.constantFrom(
+        '/api',
+        '/api/',
+        '/api/nope',
+        '/api//keys',
+        '/api/keys/',
+        '/api/../api/keys',
+        '/api/%2e%2e/keys',
+        '/v1',
+        '/v1/run',
+        '/v1/run/',
+        '/v1/run/greet/extra',
+        '/mcp/x',
+        '/api/runs//stream',
+        '/openapi.json',
+        '/healthz',
+        '/readyz',
+        '/docs',
+      ),
       fc.integer({ min: 1, max: 9000 }).map((n) => `/api/${'a'.repeat(n)}`),
     ),
     query: queryArb(['limit', 'cursor', 'flow']),
@@ -604,7 +782,14 @@ beforeAll(async () => {
   h = await startHosted(
     // Limits out of the way (a 429 would hide the routes behind it); no scheduler (no fires of A's
     // fuzzed schedules during the run); no queue (no webhook deliveries leave the process).
-    { ipLimitPerMinute: 10_000_000, orgLimitPerMinute: 10_000_000, authIpLimitPerMinute: 10_000_000, authAccountFailuresPer15Min: 10_000_000, authIpFailuresPer15Min: 10_000_000, scheduler: false },
+    {
+      ipLimitPerMinute: 10_000_000,
+      orgLimitPerMinute: 10_000_000,
+      authIpLimitPerMinute: 10_000_000,
+      authAccountFailuresPer15Min: 10_000_000,
+      authIpFailuresPer15Min: 10_000_000,
+      scheduler: false,
+    },
   );
   base = h.url;
   await setupOrgs();
@@ -615,10 +800,17 @@ afterAll(async () => {
 
 describe('hosted API fuzz (fast-check, in process)', () => {
   it(`at least ${TOTAL} generated requests over every route: no 5xx, structured errors, B unchanged`, async () => {
-    const doc = JSON.parse((await exchange('GET', '/openapi.json', {})).text) as { paths: Record<string, Record<string, OpenApiOp>>; components: { schemas: Record<string, JsonSchema> } };
+    const doc = JSON.parse((await exchange('GET', '/openapi.json', {})).text) as {
+      paths: Record<string, Record<string, OpenApiOp>>;
+      components: { schemas: Record<string, JsonSchema> };
+    };
     const routes = h.service.routes;
     const categories: { name: string; routePath: string | undefined; arb: fc.Arbitrary<Req> }[] = [
-      ...routes.map((route) => ({ name: `${route.method.toUpperCase()} ${route.path}`, routePath: route.path, arb: routeArb(route, doc.paths[route.path]?.[route.method], doc.components.schemas) })),
+      ...routes.map((route) => ({
+        name: `${route.method.toUpperCase()} ${route.path}`,
+        routePath: route.path,
+        arb: routeArb(route, doc.paths[route.path]?.[route.method], doc.components.schemas),
+      })),
       { name: 'gateway bodies', routePath: '/v1/run/{flow}', arb: gatewayArb() },
       { name: 'MCP JSON-RPC', routePath: '/mcp', arb: mcpArb() },
       { name: 'off the table', routePath: undefined, arb: offTableArb(routes) },
@@ -642,7 +834,10 @@ describe('hosted API fuzz (fast-check, in process)', () => {
           endOnFailure: true,
           // The failing request is in the error (bodies cut short); fast-check's own report would print it whole.
           reporter: (out) => {
-            if (out.failed) throw new Error(`"${c.name}" failed at run ${out.numRuns} (seed ${out.seed}, path ${out.counterexamplePath}): ${(out.errorInstance as Error | undefined)?.message ?? String(out.errorInstance)}`);
+            if (out.failed)
+              throw new Error(
+                `"${c.name}" failed at run ${out.numRuns} (seed ${out.seed}, path ${out.counterexamplePath}): ${(out.errorInstance as Error | undefined)?.message ?? String(out.errorInstance)}`,
+              );
           },
         },
       );
@@ -651,9 +846,17 @@ describe('hosted API fuzz (fast-check, in process)', () => {
       const after = JSON.stringify(await snapshotB());
       expect(after === before, `org B's data changed during "${c.name}"`).toBe(true);
     }
-    const histogram = (m: Map<number, number> | undefined) => [...(m ?? [])].sort((x, y) => x[0] - y[0]).map(([st, n]) => `${st}:${n}`).join(' ');
-    const lines = [...counts].map(([k, v]) => `  ${String(v).padStart(5)}  ${k.padEnd(40)} ${`${seconds.get(k)?.toFixed(1)} s`.padStart(7)}  ${histogram(statusesOf.get(k))}`);
-    process.stdout.write(`[fuzz] ${sent} requests in ${((Date.now() - started) / 1000).toFixed(0)} s, seed ${SEED}\n${lines.join('\n')}\n[fuzz] statuses ${histogram(statuses)}\n`);
+    const histogram = (m: Map<number, number> | undefined) =>
+      [...(m ?? [])]
+        .sort((x, y) => x[0] - y[0])
+        .map(([st, n]) => `${st}:${n}`)
+        .join(' ');
+    const lines = [...counts].map(
+      ([k, v]) => `  ${String(v).padStart(5)}  ${k.padEnd(40)} ${`${seconds.get(k)?.toFixed(1)} s`.padStart(7)}  ${histogram(statusesOf.get(k))}`,
+    );
+    process.stdout.write(
+      `[fuzz] ${sent} requests in ${((Date.now() - started) / 1000).toFixed(0)} s, seed ${SEED}\n${lines.join('\n')}\n[fuzz] statuses ${histogram(statuses)}\n`,
+    );
     if (!only) expect(sent).toBeGreaterThanOrEqual(TOTAL);
     for (const c of categories) expect([c.name, counts.get(c.name)]).toEqual([c.name, numRuns]);
     // B still works: its key runs its automation, its audit chain verifies.

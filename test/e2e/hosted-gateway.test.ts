@@ -71,12 +71,17 @@ describe('POST /v1/run/{flow}', () => {
     expect(r.body.error).toBe('invalid_request');
     expect(r.body.issues.length).toBeGreaterThan(0);
     expect((await gateway(live, 'example-forecast', { inputs: 'x' })).status).toBe(422);
-    const text = await fetch(`${h.url}/v1/run/example-forecast`, { method: 'POST', headers: { authorization: `Bearer ${live}`, 'content-type': 'text/plain' }, body: 'x' });
+    const text = await fetch(`${h.url}/v1/run/example-forecast`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live}`, 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect(text.status).toBe(415);
   });
 
   it('a secret input: a test key is 403 test_key_forbidden (even unsupplied); a live key resolves the org secret', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'with-secret', site: h.exampleSiteUrl, task: 'Type the city from a secret' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'with-secret', site: h.exampleSiteUrl, task: 'Type the city from a secret' })).body
+      .automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
       captured_ops: [
         { kind: 'navigate', url: h.exampleSiteUrl },
@@ -130,10 +135,13 @@ describe('POST /v1/run/{flow}', () => {
     const read = async (headers: Record<string, string> = {}) => {
       const res = await fetch(`${h.url}/api/runs/${r.body.run_id}/stream`, { headers: { cookie: `svc_session=${owner.cookie}`, ...headers } });
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      const events = (await res.text()).split('\n\n').filter(Boolean).map((block) => {
-        const lines = Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
-        return { id: Number(lines.id), event: lines.event!, data: JSON.parse(lines.data!) };
-      });
+      const events = (await res.text())
+        .split('\n\n')
+        .filter(Boolean)
+        .map((block) => {
+          const lines = Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+          return { id: Number(lines.id), event: lines.event!, data: JSON.parse(lines.data!) };
+        });
       return events;
     };
     const all = await read();
@@ -152,7 +160,10 @@ describe('POST /v1/run/{flow}', () => {
   it('a run that fails on locator drift marks the automation failing, with a re-record link; a new publish clears it', async () => {
     const a = (await owner.call('POST', '/api/automations', { name: 'drifty', site: h.exampleSiteUrl, task: 'Click a button that is gone' })).body.automation;
     await owner.call('PATCH', `/api/authoring/${a.id}`, {
-      captured_ops: [{ kind: 'navigate', url: h.exampleSiteUrl }, { kind: 'click', target: { css: '#gone', fallbacks: [{ text: 'Also gone' }] } }],
+      captured_ops: [
+        { kind: 'navigate', url: h.exampleSiteUrl },
+        { kind: 'click', target: { css: '#gone', fallbacks: [{ text: 'Also gone' }] } },
+      ],
     });
     await owner.call('POST', `/api/authoring/${a.id}/publish`);
     const r = await gateway(live, 'drifty');
@@ -165,7 +176,12 @@ describe('POST /v1/run/{flow}', () => {
     // A failing automation still runs (its drifted step fails closed).
     expect((await gateway(live, 'drifty')).body.status).toBe('failed');
     await owner.call('POST', `/api/authoring/${a.id}/edit`);
-    await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: h.exampleSiteUrl }, { kind: 'click', target: { role: 'button', name: 'Look up' } }] });
+    await owner.call('PATCH', `/api/authoring/${a.id}`, {
+      captured_ops: [
+        { kind: 'navigate', url: h.exampleSiteUrl },
+        { kind: 'click', target: { role: 'button', name: 'Look up' } },
+      ],
+    });
     const fixed = (await owner.call('POST', `/api/authoring/${a.id}/publish`)).body.automation;
     expect(fixed).toMatchObject({ status: 'published', needs_attention: false, rerecord_href: null });
   });

@@ -49,7 +49,11 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
 }
 
 async function call(method: string, path: string, body: unknown, cookie?: string) {
-  const res = await fetch(serviceUrl + path, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(serviceUrl + path, {
+    method,
+    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any, cookie: res.headers.getSetCookie()[0]?.split(';')[0] };
 }
 
@@ -74,7 +78,17 @@ beforeAll(async () => {
 
   child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data'), SVC_PUBLIC_URL: proxyUrl, SVC_IP_LIMIT: '100000', SVC_ORG_LIMIT: '100000', SVC_EGRESS_ALLOW: '127.0.0.1', NODE_ENV: 'test' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: join(dir, 'data'),
+      SVC_PUBLIC_URL: proxyUrl,
+      SVC_IP_LIMIT: '100000',
+      SVC_ORG_LIMIT: '100000',
+      SVC_EGRESS_ALLOW: '127.0.0.1',
+      NODE_ENV: 'test',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
@@ -132,9 +146,14 @@ describe('MCP Inspector CLI against the spawned hosted service', () => {
   }, 240_000);
 
   it('a wrong key is refused (the Inspector exits non-zero)', async () => {
-    const r = await run(process.execPath, [INSPECTOR, '--cli', `${serviceUrl}/mcp`, '--transport', 'http', '--header', 'Authorization: Bearer svc_live_wrong', '--method', 'tools/list'], dir, {
-      MCP_CATALOG_PATH: join(dir, 'inspector-catalog.json'),
-    });
+    const r = await run(
+      process.execPath,
+      [INSPECTOR, '--cli', `${serviceUrl}/mcp`, '--transport', 'http', '--header', 'Authorization: Bearer svc_live_wrong', '--method', 'tools/list'],
+      dir,
+      {
+        MCP_CATALOG_PATH: join(dir, 'inspector-catalog.json'),
+      },
+    );
     expect(r.code).not.toBe(0);
     expect(r.stdout).not.toContain('example-forecast');
   }, 240_000);

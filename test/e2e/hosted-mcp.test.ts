@@ -81,11 +81,28 @@ beforeAll(async () => {
   await owner.signup('mcp@example.test');
   await owner.call('POST', '/api/automations/example'); // example-forecast: input city, output forecast
   const page = h.exampleSiteUrl;
-  await publish('read-title', [{ kind: 'navigate', url: page }, { kind: 'extract', target: 'h1', name: 'title' }]);
-  const hidden = await publish('hidden-tool', [{ kind: 'navigate', url: page }, { kind: 'extract', target: 'h1', name: 'title' }]);
+  await publish('read-title', [
+    { kind: 'navigate', url: page },
+    { kind: 'extract', target: 'h1', name: 'title' },
+  ]);
+  const hidden = await publish('hidden-tool', [
+    { kind: 'navigate', url: page },
+    { kind: 'extract', target: 'h1', name: 'title' },
+  ]);
   await owner.call('PATCH', `/api/automations/${hidden}`, { mcp_enabled: false });
-  await publish('uses-secret', [{ kind: 'navigate', url: page }, { kind: 'fill', target: { label: 'City' }, slot: 'home' }, { kind: 'extract', target: 'h1', name: 'title' }], { secret_slots: ['home'] });
-  await publish('slow-page', [{ kind: 'navigate', url: slowUrl }, { kind: 'extract', target: 'h1', name: 'title' }]);
+  await publish(
+    'uses-secret',
+    [
+      { kind: 'navigate', url: page },
+      { kind: 'fill', target: { label: 'City' }, slot: 'home' },
+      { kind: 'extract', target: 'h1', name: 'title' },
+    ],
+    { secret_slots: ['home'] },
+  );
+  await publish('slow-page', [
+    { kind: 'navigate', url: slowUrl },
+    { kind: 'extract', target: 'h1', name: 'title' },
+  ]);
   await owner.call('POST', '/api/automations', { name: 'never-published', site: page });
   keys.all = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
   keys.scoped = (await owner.call('POST', '/api/keys', { mode: 'live', automations: ['read-title', 'hidden-tool', 'never-published'] })).body.secret;
@@ -99,7 +116,7 @@ afterAll(async () => {
 });
 
 describe('hosted MCP endpoint', () => {
-  it('lists one tool per published, MCP-enabled automation within the key\'s scope', async () => {
+  it("lists one tool per published, MCP-enabled automation within the key's scope", async () => {
     // Three keys over the same automations: published ones, one MCP-disabled (hidden-tool), one draft
     // (never-published). The draft and the disabled one are never listed, whatever the key.
     const all = await connect(keys.all!);
@@ -129,7 +146,7 @@ describe('hosted MCP endpoint', () => {
     await scoped.close();
   });
 
-  it('a JSON-mode tools/list (answered from the serialized list) equals the SDK\'s SSE-mode answer, for every key; other protocol versions go to the SDK', async () => {
+  it("a JSON-mode tools/list (answered from the serialized list) equals the SDK's SSE-mode answer, for every key; other protocol versions go to the SDK", async () => {
     const raw = async (key: string, accept: string, extra: Record<string, string> = {}) => {
       const res = await fetch(`${h.url}/mcp`, {
         method: 'POST',
@@ -184,7 +201,7 @@ describe('hosted MCP endpoint', () => {
     await client.close();
   });
 
-  it('SSE-first mode: progress notifications replayed from the run\'s journal, one per finished step', async () => {
+  it("SSE-first mode: progress notifications replayed from the run's journal, one per finished step", async () => {
     const client = await connect(keys.all!, true);
     // A client-wide handler sees every notification (a request's onprogress callback is dropped by
     // the SDK client when the result arrives in the same read; docs/mcp.md, "Progress").
@@ -259,16 +276,24 @@ describe('hosted MCP endpoint', () => {
       expect(res.headers.get('content-type')).toContain('text/event-stream');
       expect(res.headers.get('mcp-session-id')).toBeNull();
       const text = await res.text();
-      const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+      const data = text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)));
       expect(data.at(-1)).toMatchObject({ jsonrpc: '2.0', id: 100 + i, result: { tools: expect.any(Array) } });
     }
   });
 
-  it('a foreign Origin is refused with 403 (MCP DNS-rebinding rule); the service\'s own origin and no Origin pass', async () => {
+  it("a foreign Origin is refused with 403 (MCP DNS-rebinding rule); the service's own origin and no Origin pass", async () => {
     const post = (origin?: string) =>
       fetch(`${h.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${keys.all}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(origin ? { origin } : {}) },
+        headers: {
+          authorization: `Bearer ${keys.all}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(origin ? { origin } : {}),
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
       });
     const foreign = await post('http://evil.example.com');
@@ -297,7 +322,9 @@ describe('hosted MCP endpoint', () => {
     expect(entries.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled' });
     expect((await h.engine.getRun(exec.run_id))!.status).toBe('canceled');
     // The executions index records the end too (written by the server after the cancel: awaited).
-    await waitUntil(async () => (await owner.call('GET', `/api/executions/${exec.run_id}`)).body.execution.status === 'canceled', { what: 'the execution recorded canceled' });
+    await waitUntil(async () => (await owner.call('GET', `/api/executions/${exec.run_id}`)).body.execution.status === 'canceled', {
+      what: 'the execution recorded canceled',
+    });
     releaseSlow();
   }, 120_000);
 });

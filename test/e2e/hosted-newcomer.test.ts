@@ -71,7 +71,7 @@ describe('npm start, then curl as a newcomer would', () => {
     const member = join(dir, 'member.jar');
     const signup = await curl(jar, 'POST', '/api/auth/signup', { email: 'new@example.test', password: 'a long passphrase', org_name: 'First' });
     expect(signup.status).toBe(201);
-    expect((await readFile(jar, 'utf8'))).toMatch(/#HttpOnly_127\.0\.0\.1\tFALSE\t\/\tFALSE\t\d+\tsvc_session\t/);
+    expect(await readFile(jar, 'utf8')).toMatch(/#HttpOnly_127\.0\.0\.1\tFALSE\t\/\tFALSE\t\d+\tsvc_session\t/);
     expect((await curl(member, 'POST', '/api/auth/signup', { email: 'colleague@example.test', password: 'another passphrase' })).status).toBe(201);
 
     const org = await curl(jar, 'POST', '/api/orgs', { name: 'Team' });
@@ -97,7 +97,18 @@ describe('npm start, then curl as a newcomer would', () => {
     const example = await curl(jar, 'POST', '/api/automations/example');
     expect(example.body.automation.status).toBe('published');
     const liveKey = (await curl(jar, 'POST', '/api/keys', { mode: 'live' })).body.secret as string;
-    const { stdout } = await sh('curl', ['-s', '-X', 'POST', `${url}/v1/run/example-forecast`, '-H', `authorization: Bearer ${liveKey}`, '-H', 'content-type: application/json', '-d', '{"inputs":{"city":"Oslo"}}']);
+    const { stdout } = await sh('curl', [
+      '-s',
+      '-X',
+      'POST',
+      `${url}/v1/run/example-forecast`,
+      '-H',
+      `authorization: Bearer ${liveKey}`,
+      '-H',
+      'content-type: application/json',
+      '-d',
+      '{"inputs":{"city":"Oslo"}}',
+    ]);
     const result = JSON.parse(stdout);
     expect(result.status).toBe('succeeded');
     expect(result.output.forecast).toMatch(/^Forecast for Oslo: /);

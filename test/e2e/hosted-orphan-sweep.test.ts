@@ -63,10 +63,13 @@ describe('atomic enqueue and the orphan sweep (PGlite)', () => {
 
     const worker = await h.service.startWorker({ concurrency: 1 });
     try {
-      const ended = await waitUntil(async () => {
-        const r = await rowOf(orphan);
-        return r?.status === 'failed' ? r : undefined;
-      }, { what: 'the orphan sweep to fail the run without a message' });
+      const ended = await waitUntil(
+        async () => {
+          const r = await rowOf(orphan);
+          return r?.status === 'failed' ? r : undefined;
+        },
+        { what: 'the orphan sweep to fail the run without a message' },
+      );
       expect(ended.error_code).toBe('queue_message_lost');
       const run = (await h.engine.getRun(orphan.run_id))!;
       expect(run.status).toBe('failed');
@@ -88,7 +91,12 @@ describe('atomic enqueue and the orphan sweep (PGlite)', () => {
   // Last in this file: it stops the fixture's queue.
   it('an enqueue whose message cannot be stored keeps nothing: 503 queue_unavailable, no run, no execution (PGlite)', async () => {
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
-    const send = () => fetch(`${h.url}/v1/run/${automation.name}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'tx' } }) });
+    const send = () =>
+      fetch(`${h.url}/v1/run/${automation.name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { who: 'tx' } }),
+      });
     const queued = await send();
     expect(queued.status).toBe(200);
     const before = { runs: (await h.engine.listRuns()).length, rows: (await h.storage.executions.list(orgId, { limit: 1000 })).length };

@@ -163,7 +163,17 @@ describe('queue dispatch (SVC_RUN_DISPATCH=queue) on PGlite', () => {
     const automation = (await h.storage.automations.getByName(orgId, 'greet'))!;
     const prepared = await h.engine.prepare({ digest: automation.live_digest as never }, { who: 'quiet' });
     const executionId = `quiet-${Date.now()}`;
-    await h.storage.executions.create({ id: executionId, org_id: orgId, automation_id: automation.id, flow: 'greet', run_id: prepared.run_id, flow_digest: automation.live_digest!, dispatch: 'queue', status: 'queued', created_at: new Date().toISOString() });
+    await h.storage.executions.create({
+      id: executionId,
+      org_id: orgId,
+      automation_id: automation.id,
+      flow: 'greet',
+      run_id: prepared.run_id,
+      flow_digest: automation.live_digest!,
+      dispatch: 'queue',
+      status: 'queued',
+      created_at: new Date().toISOString(),
+    });
     const abort = new AbortController();
     const res = await fetch(`${h.url}/api/runs/${executionId}/stream`, { headers: { cookie: `svc_session=${owner.cookie}` }, signal: abort.signal });
     expect(res.status).toBe(200);

@@ -27,7 +27,14 @@ describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) =>
           database: { databaseUrl: dbUrl, schema, poolSize: 3 },
           // No queue: these requests never start a run (the limits answer before any run).
           queue: false,
-          settings: { sessionSecrets: ['r'.repeat(40)], orgLimitPerMinute: ORG_LIMIT, ipLimitPerMinute: IP_LIMIT, authAccountFailuresPer15Min: 3, authDelayBaseSeconds: 600, scheduler: false },
+          settings: {
+            sessionSecrets: ['r'.repeat(40)],
+            orgLimitPerMinute: ORG_LIMIT,
+            ipLimitPerMinute: IP_LIMIT,
+            authAccountFailuresPer15Min: 3,
+            authDelayBaseSeconds: 600,
+            scheduler: false,
+          },
           web: false,
         }),
       );
@@ -81,7 +88,9 @@ describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) =>
       expect((await login(i, '127.0.0.1', 'correct horse battery')).status).toBe(200);
     }
     // Independent read: the pair's count and its delay are rows of the shared table; no row per account alone.
-    const rows = await pgQuery<{ key: string; points: number }>(dbUrl, `select key, points from "${schema}".svc_rate_limits where key like $1 order by key`, [`%${email}`]);
+    const rows = await pgQuery<{ key: string; points: number }>(dbUrl, `select key, points from "${schema}".svc_rate_limits where key like $1 order by key`, [
+      `%${email}`,
+    ]);
     expect(rows.map((r) => r.key)).toEqual([`auth_delay:127.0.0.2|${email}`, `auth_pair:127.0.0.2|${email}`]);
     expect(rows[1]!.points).toBe(3);
   });

@@ -27,7 +27,11 @@ let orgId: string;
 let automation: { id: string; name: string; live_digest: string };
 
 beforeAll(async () => {
-  h = await startHosted({ runDispatch: 'queue', queueTimeoutSeconds: 1, queueOrphanSeconds: 3600, reconcileIntervalSeconds: 1, scheduler: false }, {}, { queue: true });
+  h = await startHosted(
+    { runDispatch: 'queue', queueTimeoutSeconds: 1, queueOrphanSeconds: 3600, reconcileIntervalSeconds: 1, scheduler: false },
+    {},
+    { queue: true },
+  );
   const owner = new Client(h.url);
   const { user, org } = await owner.signup('reconcile@example.test');
   orgId = org.id;
@@ -53,7 +57,11 @@ const row = (runId: string, status: 'queued' | 'running', dispatch: ExecutionRec
 describe('the reconcile sweep and the start deadline', () => {
   it('ends what a cut enqueue, a dead sync process and a lost run leave behind', async () => {
     // 1. An enqueue cut after its row: prepared (with the dispatch's deadline), `queued`, no message.
-    const cut = await h.engine.prepare({ digest: automation.live_digest as Digest }, { who: 'cut' }, { startWithinMs: h.service.settings.queueTimeoutSeconds * 1000 });
+    const cut = await h.engine.prepare(
+      { digest: automation.live_digest as Digest },
+      { who: 'cut' },
+      { startWithinMs: h.service.settings.queueTimeoutSeconds * 1000 },
+    );
     const cutRow = row(cut.run_id, 'queued', 'queue');
     await h.storage.executions.create(cutRow);
     // 2. A sync run that ended, whose process died before writing its end to the row.

@@ -63,7 +63,11 @@ describe('a page that shows the secret re-encoded', () => {
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
     expect((await owner.call('PUT', '/api/secrets/api_key', { value: SECRET })).status).toBeLessThan(300);
 
-    const res = await fetch(`${h.url}/v1/run/show-key`, { method: 'POST', headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${h.url}/v1/run/show-key`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const text = await res.text();
     const body = JSON.parse(text);
     expect([res.status, body.status]).toEqual([200, 'succeeded']);

@@ -36,7 +36,9 @@ afterAll(async () => {
 
 const inProcess = async (method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}) => {
   // Bytes: a string body would get `Content-Type: text/plain` from the Request constructor.
-  const res = await h.service.fetch(new Request(h.url + path, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: new TextEncoder().encode(init.body) } : {}) }));
+  const res = await h.service.fetch(
+    new Request(h.url + path, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: new TextEncoder().encode(init.body) } : {}) }),
+  );
   const text = await res.text();
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 };
@@ -57,7 +59,11 @@ describe('request guards', () => {
       if (levels + 1 > MAX_BODY_DEPTH) expect([levels, r.status, r.body.error]).toEqual([levels, 400, 'invalid_json']);
       else expect([levels, r.status]).toEqual([levels, 201]);
     }
-    const gateway = await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: `{"inputs":{"who":${nested(10_000)}}}` });
+    const gateway = await fetch(`${h.url}/v1/run/greet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: `{"inputs":{"who":${nested(10_000)}}}`,
+    });
     expect([gateway.status, (await gateway.json()).error]).toEqual([400, 'invalid_json']);
     const automation = await c.call('POST', '/api/automations', `{"name":"deep","site":"https://x.test","task":${nested(10_000)}}`);
     expect([automation.status, automation.body.message]).toEqual([400, `the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`]);
@@ -69,7 +75,10 @@ describe('request guards', () => {
     // A JSON type the body guard lets through but zod-openapi refuses itself (its HTTPException): the
     // same structured 415, not a 500.
     for (const type of ['application/json;', 'application/x_y+json']) {
-      const odd = await inProcess('POST', '/api/automations', { headers: { cookie: `svc_session=${c.cookie}`, 'content-type': type }, body: '{"name":"x","site":"https://x.test"}' });
+      const odd = await inProcess('POST', '/api/automations', {
+        headers: { cookie: `svc_session=${c.cookie}`, 'content-type': type },
+        body: '{"name":"x","site":"https://x.test"}',
+      });
       expect([type, odd.status, odd.body.error, typeof odd.body.message]).toEqual([type, 415, 'unsupported_media_type', 'string']);
     }
     const empty = await inProcess('GET', '/api/automations', { headers: { cookie: `svc_session=${c.cookie}` } });
@@ -87,9 +96,18 @@ describe('request guards', () => {
     ];
     for (const [method, path, body, at] of cases) {
       const r = await c.call(method, path, body);
-      expect([path, r.status, r.body.error, r.body.issues?.[0]]).toEqual([path, 422, 'invalid_request', { path: at, message: 'must not contain the NUL character (U+0000)', code: 'nul_character' }]);
+      expect([path, r.status, r.body.error, r.body.issues?.[0]]).toEqual([
+        path,
+        422,
+        'invalid_request',
+        { path: at, message: 'must not contain the NUL character (U+0000)', code: 'nul_character' },
+      ]);
     }
-    const run = await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'a\u0000' } }) });
+    const run = await fetch(`${h.url}/v1/run/greet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { who: 'a\u0000' } }),
+    });
     expect([run.status, (await run.json()).issues[0].path]).toEqual([422, ['inputs', 'who']]);
     const name = await fetch(`${h.url}/v1/run/gr%00eet`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
     expect(name.status).toBe(422);
@@ -97,7 +115,11 @@ describe('request guards', () => {
 
   it('MCP: a body of null, a NUL in a message or a deep message are JSON-RPC errors; a storage failure is "internal error" without its text', async () => {
     const post = async (body: string, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+      const res = await fetch(`${h.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
       return { status: res.status, body: await res.json() };
     };
     const nul = await post('null', { 'content-type': 'application/x-www-form-urlencoded' });

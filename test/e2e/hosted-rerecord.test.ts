@@ -53,10 +53,19 @@ async function startSite() {
     }
     const html = (text: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(text);
     if (url.pathname === '/' && req.method === 'GET') {
-      const name = state.version === 3 ? `<input id="n" name="name" placeholder="Your name" ${box(40)}>` : `<label for="n" style="position:absolute;left:360px;top:40px">Name</label><input id="n" name="name" ${box(40)}>`;
-      const button = state.version === 1 ? `<button type="submit" data-testid="continue" ${box(160)}>Continue</button>` : `<button type="submit" data-testid="proceed" ${box(220)}>Proceed</button>`;
+      const name =
+        state.version === 3
+          ? `<input id="n" name="name" placeholder="Your name" ${box(40)}>`
+          : `<label for="n" style="position:absolute;left:360px;top:40px">Name</label><input id="n" name="name" ${box(40)}>`;
+      const button =
+        state.version === 1
+          ? `<button type="submit" data-testid="continue" ${box(160)}>Continue</button>`
+          : `<button type="submit" data-testid="proceed" ${box(220)}>Proceed</button>`;
       return html(
-        page('Sign in', `<form method="post" action="/hello">${name}<label for="p" style="position:absolute;left:360px;top:100px">Password</label><input id="p" type="password" name="password" ${box(100)}>${button}</form>`),
+        page(
+          'Sign in',
+          `<form method="post" action="/hello">${name}<label for="p" style="position:absolute;left:360px;top:100px">Password</label><input id="p" type="password" name="password" ${box(100)}>${button}</form>`,
+        ),
       );
     }
     if (url.pathname === '/hello' && req.method === 'POST') {
@@ -70,11 +79,17 @@ async function startSite() {
       });
       return;
     }
-    if (url.pathname === '/greeting') return html(page('Hello', `<h1 data-testid="greeting" ${box(40)}>Hello, ${(url.searchParams.get('name') ?? '').replace(/[<&]/g, '')}!</h1>`));
+    if (url.pathname === '/greeting')
+      return html(page('Hello', `<h1 data-testid="greeting" ${box(40)}>Hello, ${(url.searchParams.get('name') ?? '').replace(/[<&]/g, '')}!</h1>`));
     if (url.pathname === '/denied') return html(page('Denied', '<h1 data-testid="greeting">Wrong password</h1>'));
     if (url.pathname === '/token') {
       // A token typed into a plain text field: only the screenshot mask hides it.
-      return html(page('Token', `<label for="t" style="position:absolute;left:360px;top:40px">Token</label><input id="t" type="text" ${box(40)}><div data-testid="done" ${box(100)}>ready</div>`));
+      return html(
+        page(
+          'Token',
+          `<label for="t" style="position:absolute;left:360px;top:40px">Token</label><input id="t" type="text" ${box(40)}><div data-testid="done" ${box(100)}>ready</div>`,
+        ),
+      );
     }
     res.writeHead(404).end();
   });
@@ -92,7 +107,11 @@ let browser: Browser;
 const ids = { automation: '', firstRun: '', firstExecution: '', driftRun: '', token: '', tokenRun: '' };
 
 const gateway = async (flow: string, inputs: Record<string, unknown>) => {
-  const res = await fetch(`${h.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+  const res = await fetch(`${h.url}/v1/run/${flow}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs }),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 const liveUrl = (id: string, query: string) => `${h.url.replace(/^http/, 'ws')}/api/authoring/${id}/live?width=800&height=600&${query}`;
@@ -106,7 +125,8 @@ const greetOps = () => [
   { kind: 'extract', target: { testid: 'greeting' }, name: 'greeting' },
 ];
 /** Every artifact digest of a run, by step. */
-const artifactsOf = (journal: any[]) => journal.filter((e) => e.event === 'step_succeeded').map((e) => ({ step: e.step as string, artifacts: (e.artifacts ?? []) as string[] }));
+const artifactsOf = (journal: any[]) =>
+  journal.filter((e) => e.event === 'step_succeeded').map((e) => ({ step: e.step as string, artifacts: (e.artifacts ?? []) as string[] }));
 
 /** The RGB of a pixel of a PNG, decoded by Chromium (a canvas). */
 async function pixel(png: Buffer, x: number, y: number): Promise<[number, number, number]> {
@@ -177,7 +197,9 @@ describe('run artifacts', () => {
       expect(bytes.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
       expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
     }
-    const again = await fetch(`${h.url}/api/executions/${ids.firstExecution}/artifacts/${digest}`, { headers: { cookie: `svc_session=${owner.cookie}`, 'if-none-match': `"${digest}"` } });
+    const again = await fetch(`${h.url}/api/executions/${ids.firstExecution}/artifacts/${digest}`, {
+      headers: { cookie: `svc_session=${owner.cookie}`, 'if-none-match': `"${digest}"` },
+    });
     expect(again.status).toBe(304);
 
     // Another org: 404 whether by run_ref id or engine run id, the same body as an unknown execution.
@@ -217,7 +239,12 @@ describe('run artifacts', () => {
       const png = Buffer.from(await res.arrayBuffer());
       expect(png.includes(Buffer.from(TOKEN))).toBe(false);
       // The token field (left 40, top 40, 300 x 32) is solid black; the page beside it is white.
-      for (const [x, y] of [[50, 46], [190, 56], [330, 66]] as const) expect([step, x, y, await pixel(png, x, y)]).toEqual([step, x, y, [0, 0, 0]]);
+      for (const [x, y] of [
+        [50, 46],
+        [190, 56],
+        [330, 66],
+      ] as const)
+        expect([step, x, y, await pixel(png, x, y)]).toEqual([step, x, y, [0, 0, 0]]);
       expect(await pixel(png, 600, 300)).toEqual([255, 255, 255]);
     }
     expect(JSON.stringify(journal)).not.toContain(TOKEN);
@@ -240,7 +267,11 @@ describe('re-record at a drifted step', () => {
     const before = (await owner.call('GET', `/api/authoring/${ids.automation}`)).body.session.captured_ops;
 
     // Not in the capture (op 9 does not exist; op 4 is a click, not a fill): closed before any browser.
-    for (const [step, words] of [['click_9', /has 5 operations/], ['fill_4', /is a click, not a fill/], ['bogus', /not a step id/]] as const) {
+    for (const [step, words] of [
+      ['click_9', /has 5 operations/],
+      ['fill_4', /is a click, not a fill/],
+      ['bogus', /not a step id/],
+    ] as const) {
       const v = await Viewer.open(liveUrl(ids.automation, `from_step=${step}`), headers());
       expect(await v.next((m) => m.type === 'closed')).toMatchObject({ reason: 'invalid_request', message: expect.stringMatching(words) });
       expect((await v.closed).code).toBe(4022);
@@ -297,7 +328,11 @@ describe('re-record at a drifted step', () => {
 
     const published = await owner.call('POST', `/api/authoring/${ids.automation}/publish`);
     expect(published.status).toBe(200);
-    expect([published.body.automation.status, published.body.automation.needs_attention, published.body.automation.rerecord_href]).toEqual(['published', false, null]);
+    expect([published.body.automation.status, published.body.automation.needs_attention, published.body.automation.rerecord_href]).toEqual([
+      'published',
+      false,
+      null,
+    ]);
     const run = await gateway('greet', { name: 'Lin' });
     expect([run.status, run.body.status, run.body.output]).toEqual([200, 'succeeded', { greeting: 'Hello, Lin!' }]);
   }, 120_000);
@@ -307,7 +342,8 @@ describe('the web app: step screenshots in the inspector, re-record from the dri
   it('thumbnails per step (full size on click), the drifted step offers Re-record, the studio replays and records in its place', async () => {
     // A second automation with the original capture, for the UI round: it works on version 1 and drifts on 2.
     site.version = 1;
-    const a = (await owner.call('POST', '/api/automations', { name: 'greet-ui', site: `${site.url}/`, task: 'Sign in and read the greeting (UI)' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'greet-ui', site: `${site.url}/`, task: 'Sign in and read the greeting (UI)' })).body
+      .automation;
     const ops = greetOps();
     await owner.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops, input_slots: ['name'], secret_slots: ['password'] });
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);

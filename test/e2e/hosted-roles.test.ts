@@ -29,7 +29,19 @@ describePostgres('hosted-service roles', (url) => {
   });
 
   const start = (env: Record<string, string | undefined>) => {
-    const p = spawnProcess([main], { cwd: repo, env: { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data'), FLOWCTL_DB_SCHEMA: schema, NODE_ENV: 'development', SVC_SESSION_SECRETS: undefined, SVC_SECRETS_KEY: undefined, ...env } });
+    const p = spawnProcess([main], {
+      cwd: repo,
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SVC_DATA_DIR: join(dir, 'data'),
+        FLOWCTL_DB_SCHEMA: schema,
+        NODE_ENV: 'development',
+        SVC_SESSION_SECRETS: undefined,
+        SVC_SECRETS_KEY: undefined,
+        ...env,
+      },
+    });
     procs.push(p);
     return p;
   };

@@ -122,13 +122,18 @@ async function publishForm(c: Client, siteUrl: string, name: string) {
 }
 
 const gatewayRun = (base: string, key: string, flow: string) =>
-  fetch(`${base}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  fetch(`${base}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' }).then(
+    async (r) => ({ status: r.status, body: (await r.json()) as any }),
+  );
 
 /**
  * Luminance (min, max) of the inner part of each field in each frame, decoded by Chromium: the
  * token field and the name field, `inset` px inside their boxes (clear of edges and focus rings).
  */
-async function fieldLuminance(page: Page, frames: { data: string; width: number }[]): Promise<{ token: { min: number; max: number }; name: { min: number; max: number } }[]> {
+async function fieldLuminance(
+  page: Page,
+  frames: { data: string; width: number }[],
+): Promise<{ token: { min: number; max: number }; name: { min: number; max: number } }[]> {
   const inset = 10;
   const box = (top: number) => ({ x: FIELD.left + inset, y: top + inset, width: FIELD.width - 2 * inset, height: FIELD.height - 2 * inset });
   const measure = (d: Uint8Array) => {
@@ -419,7 +424,7 @@ describe('the web app', () => {
 });
 
 describe("the executor's screencast under the live view", () => {
-  it('a viewer that subscribes while the run\'s first navigation commits still gets frames (Chromium refuses a screencast started then)', async () => {
+  it("a viewer that subscribes while the run's first navigation commits still gets frames (Chromium refuses a screencast started then)", async () => {
     // The site subscribes when the run's document request arrives: the navigation is in flight and
     // about to commit in another renderer, where Page.startScreencast fails ("Not attached to an
     // active page"); the capture must start again once the page has loaded, not pass for running.

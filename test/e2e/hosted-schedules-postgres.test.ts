@@ -100,7 +100,11 @@ describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
 
     const finer = await viaB.call('POST', `/api/automations/${automation.id}/schedules`, { cron: '* * * * * *' });
     expect([finer.status, finer.body.issues?.[0]?.code]).toEqual([422, 'cron_too_frequent']);
-    const disabled = await viaB.call('POST', `/api/automations/${automation.id}/schedules`, { cron: '*/2 * * * * *', enabled: false, inputs: { who: 'never' } });
+    const disabled = await viaB.call('POST', `/api/automations/${automation.id}/schedules`, {
+      cron: '*/2 * * * * *',
+      enabled: false,
+      inputs: { who: 'never' },
+    });
     expect(disabled.status).toBe(201);
     const x = await viaB.call('POST', `/api/automations/${automation.id}/schedules`, { cron: '*/2 * * * * *', inputs: { who: 'x' } });
     expect(x.status).toBe(201);
@@ -116,7 +120,13 @@ describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
     const yId = y.body.schedule.id as string;
     await waitUntil(async () => (await firesOf(yId)).filter((f) => f.execution_id !== null).length >= 3, { what: 'three fires of the second schedule' });
     await waitUntil(
-      async () => (await q(`select count(*)::int as n from %s.svc_executions where org_id = $1 and dispatch = 'schedule' and status not in ('succeeded', 'failed', 'canceled')`, [org.id]))[0]!.n === 0,
+      async () =>
+        (
+          await q(
+            `select count(*)::int as n from %s.svc_executions where org_id = $1 and dispatch = 'schedule' and status not in ('succeeded', 'failed', 'canceled')`,
+            [org.id],
+          )
+        )[0]!.n === 0,
       { what: 'every scheduled run terminal' },
     );
 
@@ -133,19 +143,29 @@ describePostgres('hosted schedules across processes (Postgres)', (dbUrl) => {
     for (const f of [...xFires, ...yFires]) expect([f.execution_id === null, f.error]).toEqual([false, null]);
 
     // No double fires: one run_ref (dispatch schedule) per claimed fire time, each referenced once.
-    const executions = (await q(`select id, run_id, status, flow_digest from %s.svc_executions where org_id = $1 and dispatch = 'schedule'`, [org.id])) as { id: string; run_id: string; status: string; flow_digest: string }[];
+    const executions = (await q(`select id, run_id, status, flow_digest from %s.svc_executions where org_id = $1 and dispatch = 'schedule'`, [org.id])) as {
+      id: string;
+      run_id: string;
+      status: string;
+      flow_digest: string;
+    }[];
     const fired = [...xFires, ...yFires].map((f) => f.execution_id!);
     expect(new Set(fired).size).toBe(fired.length);
     expect(executions.map((e) => e.id).sort()).toEqual([...fired].sort());
     expect(new Set(executions.map((e) => e.run_id)).size).toBe(executions.length);
     expect(executions.every((e) => e.status === 'succeeded' && e.flow_digest === automation.live_digest)).toBe(true);
     // The engine holds exactly those runs, with the schedule's inputs.
-    const runs = (await q(`select id, inputs::text as inputs from %s.runs where id = any($1::text[])`, [executions.map((e) => e.run_id)])) as { id: string; inputs: string }[];
+    const runs = (await q(`select id, inputs::text as inputs from %s.runs where id = any($1::text[])`, [executions.map((e) => e.run_id)])) as {
+      id: string;
+      inputs: string;
+    }[];
     expect(runs).toHaveLength(executions.length);
 
     const claimers = new Map<string, number>();
     for (const f of [...xFires, ...yFires]) claimers.set(f.claimed_by, (claimers.get(f.claimed_by) ?? 0) + 1);
-    process.stderr.write(`[schedules] ${xFires.length + yFires.length} fires claimed by ${claimers.size} of 3 processes: ${JSON.stringify(Object.fromEntries(claimers))}\n`);
+    process.stderr.write(
+      `[schedules] ${xFires.length + yFires.length} fires claimed by ${claimers.size} of 3 processes: ${JSON.stringify(Object.fromEntries(claimers))}\n`,
+    );
     for (const c of children) expect(c.child.exitCode).toBeNull();
   }, 240_000);
 });

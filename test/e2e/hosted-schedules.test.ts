@@ -45,7 +45,14 @@ describe('schedules: routes', () => {
   it('an owner creates one: 201 with the recorded live digest, inputs, enabled, times; it is listed and audited', async () => {
     const r = await owner.call('POST', `/api/automations/${automationId}/schedules`, { cron: rare, inputs: { who: 'Ada' }, timezone: 'Europe/Berlin' });
     expect(r.status).toBe(201);
-    expect(r.body.schedule).toMatchObject({ flow: 'greet', cron: rare, timezone: 'Europe/Berlin', flow_digest: liveDigest, inputs: { who: 'Ada' }, enabled: true });
+    expect(r.body.schedule).toMatchObject({
+      flow: 'greet',
+      cron: rare,
+      timezone: 'Europe/Berlin',
+      flow_digest: liveDigest,
+      inputs: { who: 'Ada' },
+      enabled: true,
+    });
     expect(r.body.schedule.at).toMatch(/Z$/);
     // 03:00 in Berlin on 1 January is 02:00 UTC.
     expect(r.body.schedule.next_fire_at).toMatch(/-01-01T02:00:00\.000Z$/);
@@ -53,7 +60,10 @@ describe('schedules: routes', () => {
     expect(list.status).toBe(200);
     expect(list.body.schedules.map((s: { id: string }) => s.id)).toContain(r.body.schedule.id);
     const audit = await owner.call('GET', '/api/audit?limit=1');
-    expect(audit.body.entries[0]).toMatchObject({ target: `schedule:${r.body.schedule.id}`, metadata: { action: 'schedule.create', flow: 'greet', cron: rare, inputs: ['who'] } });
+    expect(audit.body.entries[0]).toMatchObject({
+      target: `schedule:${r.body.schedule.id}`,
+      metadata: { action: 'schedule.create', flow: 'greet', cron: rare, inputs: ['who'] },
+    });
   });
 
   it('refuses a cron finer than SVC_MIN_CRON_INTERVAL, a bad cron, a bad time zone, bad inputs (422 with issues)', async () => {
@@ -100,7 +110,11 @@ describe('schedules: routes', () => {
     // The version is not a field of PATCH (unknown fields are ignored, as on every route): it stays.
     expect((await owner.call('PATCH', `/api/schedules/${s.id}`, { flow_digest: `sha256:${'0'.repeat(64)}` })).body.schedule.flow_digest).toBe(liveDigest);
     const audit = await owner.call('GET', '/api/audit?limit=3');
-    expect(audit.body.entries.map((e: { metadata: { action: string } }) => e.metadata.action)).toEqual(['schedule.update', 'schedule.update', 'schedule.update']);
+    expect(audit.body.entries.map((e: { metadata: { action: string } }) => e.metadata.action)).toEqual([
+      'schedule.update',
+      'schedule.update',
+      'schedule.update',
+    ]);
     expect(audit.body.entries[2].metadata.changed).toEqual(['cron', 'enabled', 'inputs', 'timezone']);
     expect((await owner.call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
     expect((await owner.call('GET', '/api/audit?limit=1')).body.entries[0].metadata.action).toBe('schedule.delete');
@@ -118,7 +132,9 @@ describe('schedules: routes', () => {
       const r = await member.call(method, path, body);
       expect([method, r.status, r.body.error]).toEqual([method, 403, 'forbidden']);
     }
-    expect((await owner.call('GET', `/api/automations/${automationId}/schedules`)).body.schedules.find((x: { id: string }) => x.id === s.id).enabled).toBe(true);
+    expect((await owner.call('GET', `/api/automations/${automationId}/schedules`)).body.schedules.find((x: { id: string }) => x.id === s.id).enabled).toBe(
+      true,
+    );
   });
 
   it('another org sees none of it: 404 on every route, the same body as for an unknown id', async () => {
@@ -167,7 +183,15 @@ describe('schedules: fires', () => {
     const base = { org_id: orgId, automation_id: automationId, flow_digest: liveDigest, enabled: true, created_by: 'test', timezone: undefined };
     // Written as a process that was down for an hour would find it (not through the routes, which
     // start a schedule now): since an hour ago, every minute.
-    const backlog = { ...base, id: `backlog-${insertedAt}`, cron: '* * * * *', inputs: { who: 'late' }, created_at: hourAgo, updated_at: hourAgo, since: hourAgo };
+    const backlog = {
+      ...base,
+      id: `backlog-${insertedAt}`,
+      cron: '* * * * *',
+      inputs: { who: 'late' },
+      created_at: hourAgo,
+      updated_at: hourAgo,
+      since: hourAgo,
+    };
     // Every second: the loop's ticks, counted without sleeping.
     const ticker = { ...base, id: `ticker-${insertedAt}`, cron: '* * * * * *', inputs: { who: 'tick' }, created_at: now, updated_at: now, since: now };
     await h.storage.schedules.create(backlog);

@@ -83,18 +83,44 @@ describe('session cookie attributes, from the raw Set-Cookie header', () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-tls-'));
     const h = await startHosted({ sessionSecrets: ['t'.repeat(40)] });
     try {
-      await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+      await run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ]);
       const key = await readFile(join(dir, 'key.pem'));
       const cert = await readFile(join(dir, 'cert.pem'));
       // The assembly serves plain HTTP (TLS ends at the operator's proxy): its service, the shipped one,
       // answers behind a TLS listener made here, as it does behind a proxy that forwards https.
-      const server = createHttpsServer({ key, cert }, getRequestListener((req, env) => h.service.fetch(req, env as never)));
+      const server = createHttpsServer(
+        { key, cert },
+        getRequestListener((req, env) => h.service.fetch(req, env as never)),
+      );
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const port = (server.address() as AddressInfo).port;
       const body = JSON.stringify({ email: 'tls@example.test', password: 'correct horse battery' });
       const setCookie = await new Promise<string[]>((resolve, reject) => {
         const req = httpsRequest(
-          { host: '127.0.0.1', port, path: '/api/auth/signup', method: 'POST', ca: cert, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/auth/signup',
+            method: 'POST',
+            ca: cert,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
           (res) => {
             res.resume();
             res.on('end', () => (res.statusCode === 201 ? resolve(res.headers['set-cookie'] ?? []) : reject(new Error(`status ${res.statusCode}`))));
@@ -178,11 +204,19 @@ async function canaryScenario(base: string, canary: string): Promise<void> {
   expect((await c.call('PUT', '/api/secrets/canary', { value: canary })).status).toBe(200);
   const a = (await c.call('POST', '/api/automations', { name: 'canary-flow', site: 'https://site.test', task: 'Sign in' })).body.automation;
   for (const form of [canary, encodeURIComponent(canary), Buffer.from(canary).toString('base64')]) {
-    const r = await c.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: [{ kind: 'navigate', url: 'https://site.test/' }, { kind: 'fill', target: { label: 'Key' }, value: form }] });
+    const r = await c.call('PATCH', `/api/authoring/${a.id}`, {
+      captured_ops: [
+        { kind: 'navigate', url: 'https://site.test/' },
+        { kind: 'fill', target: { label: 'Key' }, value: form },
+      ],
+    });
     expect(r.body.error).toBe('secret_leak');
   }
   await c.call('PATCH', `/api/authoring/${a.id}`, {
-    captured_ops: [{ kind: 'navigate', url: 'https://site.test/' }, { kind: 'fill', target: { label: 'Key' }, slot: 'canary' }],
+    captured_ops: [
+      { kind: 'navigate', url: 'https://site.test/' },
+      { kind: 'fill', target: { label: 'Key' }, slot: 'canary' },
+    ],
     secret_slots: ['canary'],
   });
   expect((await c.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);

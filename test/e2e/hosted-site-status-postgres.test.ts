@@ -43,13 +43,19 @@ describePostgres('status follows the site through the queue worker (Postgres)', 
   beforeAll(async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><p id="result">idle</p>${PAGE[mode]}<script>for (const b of document.querySelectorAll('button')) b.addEventListener('click', () => { document.getElementById('result').textContent = 'found'; });</script>`);
+      res.end(
+        `<!doctype html><p id="result">idle</p>${PAGE[mode]}<script>for (const b of document.querySelectorAll('button')) b.addEventListener('click', () => { document.getElementById('result').textContent = 'found'; });</script>`,
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     site = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
     const settings = { sessionSecrets: [SECRET], runDispatch: 'queue' as const, authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES };
     api = await assembleHostedService({ role: 'api', settings, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
-    workerSide = await assembleHostedService({ role: 'worker', settings: { ...settings, publicUrl: api.url }, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
+    workerSide = await assembleHostedService({
+      role: 'worker',
+      settings: { ...settings, publicUrl: api.url },
+      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
+    });
     worker = await workerSide.service.startWorker({ concurrency: 1 });
   }, 180_000);
 
@@ -72,7 +78,11 @@ describePostgres('status follows the site through the queue worker (Postgres)', 
     const serviceAudit = async () => ((await owner.call('GET', '/api/audit?limit=100')).body.entries as any[]).filter((e) => e.actor === 'service').reverse();
     /** Queue a run through the gateway and wait for the worker to end it. */
     const queuedRun = async () => {
-      const res = await fetch(`${api.url}/v1/run/pg-lookup`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${api.url}/v1/run/pg-lookup`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       const queued = (await res.json()) as { run_id: string; status: string };
       expect([res.status, queued.status]).toEqual([200, 'queued']);
       const done = await waitUntil(
@@ -105,7 +115,11 @@ describePostgres('status follows the site through the queue worker (Postgres)', 
     expect([clean.execution.dispatch, clean.execution.status, clean.run.output]).toEqual(['queue', 'succeeded', { result: 'found' }]);
     await until('the automation to be published again', (x) => x.status === 'published' && !x.needs_attention);
     const [recovered] = await serviceAudit();
-    expect(recovered).toMatchObject({ actor: 'service', target: `automation:${a.id}`, metadata: { action: 'automation.recovered', name: 'pg-lookup', from: 'failing', to: 'published', run_id: clean.run_id } });
+    expect(recovered).toMatchObject({
+      actor: 'service',
+      target: `automation:${a.id}`,
+      metadata: { action: 'automation.recovered', name: 'pg-lookup', from: 'failing', to: 'published', run_id: clean.run_id },
+    });
 
     // A run that succeeds only through the fallback: degraded (published, needs attention).
     mode = 'fallback';

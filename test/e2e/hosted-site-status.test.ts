@@ -26,7 +26,9 @@ const PAGE: Record<Mode, string> = {
 beforeAll(async () => {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html><p id="result">idle</p>${PAGE[mode]}<script>for (const b of document.querySelectorAll('button')) b.addEventListener('click', () => { document.getElementById('result').textContent = 'found'; });</script>`);
+    res.end(
+      `<!doctype html><p id="result">idle</p>${PAGE[mode]}<script>for (const b of document.querySelectorAll('button')) b.addEventListener('click', () => { document.getElementById('result').textContent = 'found'; });</script>`,
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   site = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -50,7 +52,11 @@ async function setUp(h: HostedFixture, email: string, name: string) {
   expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
   const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret as string;
   const gateway = async () => {
-    const res = await fetch(`${h.url}/v1/run/${name}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${h.url}/v1/run/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     return (await res.json()) as any;
   };
   const automation = async () => (await owner.call('GET', `/api/automations/${a.id}`)).body.automation;
@@ -85,7 +91,11 @@ describe('sync runs', () => {
     expect(clean.status).toBe('succeeded');
     expect(await t.automation()).toMatchObject({ status: 'published', needs_attention: false, rerecord_href: null });
     const [recovered] = await t.serviceAudit();
-    expect(recovered).toMatchObject({ actor: 'service', target: `automation:${t.id}`, metadata: { action: 'automation.recovered', name: 'lookup', from: 'failing', to: 'published', step: 'click_2', run_id: clean.run_id } });
+    expect(recovered).toMatchObject({
+      actor: 'service',
+      target: `automation:${t.id}`,
+      metadata: { action: 'automation.recovered', name: 'lookup', from: 'failing', to: 'published', step: 'click_2', run_id: clean.run_id },
+    });
 
     // A run that succeeds only through the fallback locator: degraded (published, needs attention).
     mode = 'fallback';

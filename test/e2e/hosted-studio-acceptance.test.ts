@@ -30,7 +30,8 @@ const RECEIPT = Buffer.from('item,qty\nbread,1\nmilk,2\n');
 const TASK = 'Sign in, search a product in an aisle, put bread in the basket, attach the receipt and read the order';
 
 /** Every element the demonstration touches sits at a fixed place: left 40, width 300, height 32, at `top`. */
-const box = (top: number, left = 40, width = 300, height = 32) => `style="position:absolute;left:${left}px;top:${top}px;width:${width}px;height:${height}px;margin:0;box-sizing:border-box"`;
+const box = (top: number, left = 40, width = 300, height = 32) =>
+  `style="position:absolute;left:${left}px;top:${top}px;width:${width}px;height:${height}px;margin:0;box-sizing:border-box"`;
 const at = (top: number, left = 40) => ({ x: left + 150, y: top + 16 });
 
 function page(title: string, body: string): string {
@@ -238,7 +239,19 @@ describe('studio acceptance: record in the web app, publish, call, inspect', () 
     await list.getByText('output.order').waitFor();
 
     const captured = (await ownerCall(page, 'GET', `/api/authoring/${id}`)).session;
-    expect(captured.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'fill', 'fill', 'click', 'fill', 'select', 'click', 'drag', 'upload', 'click', 'extract']);
+    expect(captured.captured_ops.map((o: any) => o.kind)).toEqual([
+      'navigate',
+      'fill',
+      'fill',
+      'click',
+      'fill',
+      'select',
+      'click',
+      'drag',
+      'upload',
+      'click',
+      'extract',
+    ]);
     const [, user, pass, signIn, product, aisle, search, drag, upload, checkout, extract] = captured.captured_ops;
     const primary = (t: any) => {
       const { fallbacks: _f, ...p } = t;

@@ -29,7 +29,8 @@ afterAll(async () => {
 
 describe('an optional step marked in the studio page', () => {
   it('the toggle stores optional, publish carries it, and runs accept the banner or skip the step', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'consent', site: `${site.url}/consent.html`, task: 'Accept cookies if asked' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'consent', site: `${site.url}/consent.html`, task: 'Accept cookies if asked' })).body
+      .automation;
     const ops = [
       { kind: 'navigate', url: `${site.url}/consent.html` },
       { kind: 'fill', target: { css: '#visitor' }, value: 'new-ann', slot: 'visitor' },
@@ -75,7 +76,11 @@ describe('an optional step marked in the studio page', () => {
 
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
     const run = async (visitor: string) => {
-      const r = await fetch(`${h.url}/v1/run/consent`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { visitor } }) });
+      const r = await fetch(`${h.url}/v1/run/consent`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { visitor } }),
+      });
       return { status: r.status, body: (await r.json()) as any };
     };
     const shown = await run('new-bea');

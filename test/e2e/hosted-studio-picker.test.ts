@@ -27,7 +27,8 @@ let app: StaticServer;
 beforeAll(async () => {
   h = await startHosted({ egressAllow: FIXTURE_SITES });
   app = await startStaticServer(TODOMVC, {
-    transform: (path, body) => (variant === 'renamed' && /\.(html|js|css)$/.test(path) ? Buffer.from(body.toString('utf8').replaceAll('todo-count', 'items-left')) : body),
+    transform: (path, body) =>
+      variant === 'renamed' && /\.(html|js|css)$/.test(path) ? Buffer.from(body.toString('utf8').replaceAll('todo-count', 'items-left')) : body,
   });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...LAUNCH_FLAGS] });
   web = await signUpInWebApp(browser, h.url, 'picker@example.test');
@@ -96,16 +97,31 @@ describe('the extract picker through the studio canvas (TodoMVC)', () => {
       // A CSS path that does not lean on the id, and the text last (it is the output).
       expect(count.target.fallbacks.some((f: any) => f.css !== undefined && !f.css.includes('todo-count'))).toBe(true);
       expect(count.target.fallbacks.at(-1)).toEqual({ text: '3 items left' });
-      expect(titles).toMatchObject({ kind: 'extract', name: 'titles', all: true, target: { css: '#todo-list > li > div.view > label' }, container: { css: '#todo-list' } });
+      expect(titles).toMatchObject({
+        kind: 'extract',
+        name: 'titles',
+        all: true,
+        target: { css: '#todo-list > li > div.view > label' },
+        container: { css: '#todo-list' },
+      });
       // The step list says it is a list, and where.
       expect(await s.rows.nth(8).textContent()).toContain('list: all matches in #todo-list');
 
-      for (const [step, slot] of [[2, 'first'], [4, 'second'], [6, 'third']] as const) await s.markInput(step, slot);
+      for (const [step, slot] of [
+        [2, 'first'],
+        [4, 'second'],
+        [6, 'third'],
+      ] as const)
+        await s.markInput(step, slot);
       await expect.poll(async () => [...(await s.session()).input_slots].sort(), { timeout: 30_000 }).toEqual(['first', 'second', 'third']);
       const { key } = await s.publish();
 
       const call = async (inputs: Record<string, string>) => {
-        const res = await fetch(`${h.url}/v1/run/todo-picker`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+        const res = await fetch(`${h.url}/v1/run/todo-picker`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs }),
+        });
         const body = (await res.json()) as any;
         expect([res.status, body.status, body.error], JSON.stringify(body)).toEqual([200, 'succeeded', undefined]);
         return body;

@@ -93,7 +93,12 @@ async function startDemoSite() {
       );
     }
     if (url.pathname === '/popup') {
-      return html(page('Popup', `<a href="/" target="_blank" ${box(40)}>Open in a new tab</a><iframe src="/" title="framed" style="position:absolute;left:40px;top:120px;width:400px;height:240px"></iframe>`));
+      return html(
+        page(
+          'Popup',
+          `<a href="/" target="_blank" ${box(40)}>Open in a new tab</a><iframe src="/" title="framed" style="position:absolute;left:40px;top:120px;width:400px;height:240px"></iframe>`,
+        ),
+      );
     }
     if (url.pathname === '/drift') {
       // Every strategy names the field and the button: test id, role + name, label or text, id. The
@@ -153,15 +158,24 @@ document.getElementById('done').addEventListener('click', () => {
       );
     }
     if (url.pathname === '/framed-board') {
-      return html(page('Framed board', `<iframe src="/board" title="board" style="position:absolute;left:0;top:0;width:780px;height:560px;border:0"></iframe>`));
+      return html(
+        page('Framed board', `<iframe src="/board" title="board" style="position:absolute;left:0;top:0;width:780px;height:560px;border:0"></iframe>`),
+      );
     }
     if (url.pathname === '/board-result') {
       const q = url.searchParams;
-      return html(page('Board result', `<p id="outcome" ${box(40)}>${`basket ${q.get('basket')}; shelf ${q.get('shelf')}; receipt ${q.get('file')}`.replace(/[<&]/g, '')}</p>`));
+      return html(
+        page(
+          'Board result',
+          `<p id="outcome" ${box(40)}>${`basket ${q.get('basket')}; shelf ${q.get('shelf')}; receipt ${q.get('file')}`.replace(/[<&]/g, '')}</p>`,
+        ),
+      );
     }
     if (url.pathname === '/result') {
       // CSS only: no test id, role, label or id on the summary.
-      const summary = signedIn ? `Found ${url.searchParams.get('q')} (${url.searchParams.get('size')}) for ${decodeURIComponent(signedIn)}, gift ${url.searchParams.get('gift')}` : 'Not signed in';
+      const summary = signedIn
+        ? `Found ${url.searchParams.get('q')} (${url.searchParams.get('size')}) for ${decodeURIComponent(signedIn)}, gift ${url.searchParams.get('gift')}`
+        : 'Not signed in';
       return html(page('Result', `<div class="panel" ${box(40)}><span class="summary">${summary.replace(/[<&]/g, '')}</span></div>`));
     }
     res.writeHead(404).end();
@@ -240,7 +254,9 @@ describe('the studio WebSocket refuses before upgrading', () => {
     for (let i = 0; i < 3; i++) {
       const u = new URL(url);
       const raw = connect(Number(u.port), u.hostname);
-      raw.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nOrigin: ${headers.origin}\r\nCookie: ${headers.cookie}\r\n\r\n`);
+      raw.write(
+        `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nOrigin: ${headers.origin}\r\nCookie: ${headers.cookie}\r\n\r\n`,
+      );
       let answer = '';
       raw.on('data', (c) => (answer += c));
       await new Promise((r) => raw.once('close', r));
@@ -258,7 +274,8 @@ describe('the studio WebSocket refuses before upgrading', () => {
 
 describe('capturing a demonstration in real Chromium', () => {
   it('click, type, select and extract become ops with ranked locators; the password is a secret slot; publish and run', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'demo-shop', site: `${site.url}/`, task: 'Sign in, find a product and read the summary' })).body.automation;
+    const a = (await owner.call('POST', '/api/automations', { name: 'demo-shop', site: `${site.url}/`, task: 'Sign in, find a product and read the summary' }))
+      .body.automation;
     const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
     const ready = await viewer.next((m) => m.type === 'ready');
     expect(ready.viewport).toEqual({ width: 800, height: 600 });
@@ -329,13 +346,19 @@ describe('capturing a demonstration in real Chromium', () => {
     expect(JSON.stringify(spec)).not.toContain(PASSWORD);
     await owner.call('PUT', '/api/secrets/password', { value: PASSWORD });
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
-    const run = await fetch(`${h.url}/v1/run/demo-shop`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { product: 'Red chair' } }) });
+    const run = await fetch(`${h.url}/v1/run/demo-shop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { product: 'Red chair' } }),
+    });
     const result = (await run.json()) as any;
     expect([run.status, result.status]).toEqual([200, 'succeeded']);
     expect(result.output).toEqual({ summary: 'Found Red chair (l) for ada, gift true' });
 
     // The password is in no row of any table (the org secret is stored sealed), runs and journal included.
-    const tables = await h.pglite.query<{ s: string; t: string }>(`select table_schema as s, table_name as t from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema') and table_type = 'BASE TABLE'`);
+    const tables = await h.pglite.query<{ s: string; t: string }>(
+      `select table_schema as s, table_name as t from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema') and table_type = 'BASE TABLE'`,
+    );
     expect(tables.rows.map((r) => r.t)).toContain('svc_authoring');
     for (const { s, t } of tables.rows) {
       const dump = await h.pglite.query<{ j: string | null }>(`select string_agg(row_to_json(x)::text, '') as j from "${s}"."${t}" x`);
@@ -346,7 +369,9 @@ describe('capturing a demonstration in real Chromium', () => {
 
 describe('drags and uploads', () => {
   it('an HTML5 drag and a pointer drag become drag ops, a file chosen for the page an upload op; relayed for real, published and run', async () => {
-    const a = (await owner.call('POST', '/api/automations', { name: 'board', site: `${site.url}/board`, task: 'Fill the basket and the shelf, attach the receipt' })).body.automation;
+    const a = (
+      await owner.call('POST', '/api/automations', { name: 'board', site: `${site.url}/board`, task: 'Fill the basket and the shelf, attach the receipt' })
+    ).body.automation;
     const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
     if (process.env.STUDIO_DEBUG) viewer.ws.on('message', (d) => !d.toString().startsWith('{"type":"frame"') && console.log(d.toString().slice(0, 300)));
     await viewer.next((m) => m.type === 'ready');
@@ -355,7 +380,8 @@ describe('drags and uploads', () => {
       viewer.send({ type: 'mouse', action: 'move', ...from });
       viewer.send({ type: 'mouse', action: 'down', ...from, button: 'left', clickCount: 1 });
       // In steps, as a hand moves (each is relayed: moves are only coalesced while one is in flight).
-      for (let i = 1; i <= 10; i++) viewer.send({ type: 'mouse', action: 'move', x: from.x + ((to.x - from.x) * i) / 10, y: from.y + ((to.y - from.y) * i) / 10 });
+      for (let i = 1; i <= 10; i++)
+        viewer.send({ type: 'mouse', action: 'move', x: from.x + ((to.x - from.x) * i) / 10, y: from.y + ((to.y - from.y) * i) / 10 });
       viewer.send({ type: 'mouse', action: 'up', ...to, button: 'left', clickCount: 1 });
     };
     // HTML5: Pears onto the basket.
@@ -398,7 +424,11 @@ describe('drags and uploads', () => {
     // Published and run: the run drags, drops and uploads the stored file (read by digest, for this org).
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
-    const run = await fetch(`${h.url}/v1/run/board`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const run = await fetch(`${h.url}/v1/run/board`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const result = (await run.json()) as any;
     expect([run.status, result.status, result.error]).toEqual([200, 'succeeded', undefined]);
     expect(result.output).toEqual({ outcome: `basket Pears; shelf Chip; receipt receipt.csv ${RECEIPT.length} bytes, 6000 lines` });
@@ -451,14 +481,20 @@ describe('upload refusals', () => {
     const session = (await owner.call('GET', `/api/authoring/${a.id}`)).body.session;
     expect(session.captured_ops.map((o: any) => o.kind)).toEqual(['navigate', 'navigate']);
     expect(session.files).toEqual([]);
-    expect(viewer.messages.some((m) => m.type === 'file_chooser' && viewer.messages.indexOf(m) > viewer.messages.findIndex((x) => x.type === 'url' && /framed/.test(x.url)))).toBe(false);
+    expect(
+      viewer.messages.some(
+        (m) => m.type === 'file_chooser' && viewer.messages.indexOf(m) > viewer.messages.findIndex((x) => x.type === 'url' && /framed/.test(x.url)),
+      ),
+    ).toBe(false);
   }, 120_000);
 });
 
 describe('locator quality', () => {
   it('the primary is the highest-ranked unique strategy and the next ones are its fallbacks; the run survives renamed ids through them and fails locator_drift when the element is gone', async () => {
     driftVariant = 'base';
-    const a = (await owner.call('POST', '/api/automations', { name: 'drift-demo', site: `${site.url}/drift`, task: 'Send to an address and read the confirmation' })).body.automation;
+    const a = (
+      await owner.call('POST', '/api/automations', { name: 'drift-demo', site: `${site.url}/drift`, task: 'Send to an address and read the confirmation' })
+    ).body.automation;
     const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
     await viewer.next((m) => m.type === 'ready');
     await viewer.loaded('/drift');
@@ -472,14 +508,25 @@ describe('locator quality', () => {
     const ops = await viewer.opCount(4);
     viewer.close();
     // Ranked as codegen ranks: test id, then role + name, then label (or text), then the id; three fallbacks.
-    expect(ops[1]).toEqual({ kind: 'fill', target: { testid: 'email-input', fallbacks: [{ role: 'textbox', name: 'Email' }, { label: 'Email' }, { css: '#email' }] }, value: 'ada@example.test' });
-    expect(ops[2]).toEqual({ kind: 'click', target: { testid: 'send-button', fallbacks: [{ role: 'button', name: 'Send' }, { text: 'Send' }, { css: '#send' }] } });
+    expect(ops[1]).toEqual({
+      kind: 'fill',
+      target: { testid: 'email-input', fallbacks: [{ role: 'textbox', name: 'Email' }, { label: 'Email' }, { css: '#email' }] },
+      value: 'ada@example.test',
+    });
+    expect(ops[2]).toEqual({
+      kind: 'click',
+      target: { testid: 'send-button', fallbacks: [{ role: 'button', name: 'Send' }, { text: 'Send' }, { css: '#send' }] },
+    });
     expect(ops[3]).toMatchObject({ kind: 'extract', name: 'confirmation', target: { role: 'status' } });
 
     expect((await owner.call('POST', `/api/authoring/${a.id}/publish`)).status).toBe(200);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
     const call = async () => {
-      const res = await fetch(`${h.url}/v1/run/drift-demo`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${h.url}/v1/run/drift-demo`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       return (await res.json()) as any;
     };
     const journalOf = async (runId: string) => {

@@ -44,7 +44,10 @@ beforeAll(async () => {
   const auto = await A.owner.call('POST', '/api/automations', { name: 'tenant-a-flow', site: 'https://tenant-a.test', task: 'Tenant A task text' });
   ids.automationA = auto.body.automation.id;
   await A.owner.call('PATCH', `/api/authoring/${ids.automationA}`, {
-    captured_ops: [{ kind: 'navigate', url: 'https://tenant-a.test/start' }, { kind: 'extract', target: '#tenant-a-target', name: 'tenant_a_out' }],
+    captured_ops: [
+      { kind: 'navigate', url: 'https://tenant-a.test/start' },
+      { kind: 'extract', target: '#tenant-a-target', name: 'tenant_a_out' },
+    ],
   });
   ids.digestA = (await A.owner.call('POST', `/api/authoring/${ids.automationA}/publish`)).body.flow_digest;
   expect(ids.digestA).toMatch(/^sha256:/);
@@ -63,7 +66,19 @@ beforeAll(async () => {
   ids.executionA = (await A.owner.call('GET', '/api/executions')).body.executions[0].id;
   expect(ids.executionA).toBeTruthy();
   secretsOfA.push(ids.runA, ids.executionA, 'Tenant A task text', 'tenant-a.test', 'tenant_a_out', 'TENANT-A-SECRET-VALUE', ids.automationA, ids.digestA);
-  secretsOfA.push(key.body.secret, 'Tenant A Org', 'owner-a@tenant-a.test', 'member-a@tenant-a.test', 'tenant-a-key', 'tenant-a-flow', ids.ownerA, ids.memberA, ids.keyA, ids.orgA, ids.scheduleA);
+  secretsOfA.push(
+    key.body.secret,
+    'Tenant A Org',
+    'owner-a@tenant-a.test',
+    'member-a@tenant-a.test',
+    'tenant-a-key',
+    'tenant-a-flow',
+    ids.ownerA,
+    ids.memberA,
+    ids.keyA,
+    ids.orgA,
+    ids.scheduleA,
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -178,7 +193,7 @@ describe('tenancy matrix (from the route table)', () => {
     expect((await A.owner.call('GET', '/api/members')).body.members).toHaveLength(2);
   });
 
-  it('a cookie of another org: 404 for A\'s objects, lists of B only, no byte of A in any answer', async () => {
+  it("a cookie of another org: 404 for A's objects, lists of B only, no byte of A in any answer", async () => {
     const expected: Record<string, [number, string]> = {
       'post /api/session/org': [404, 'not_found'],
       'patch /api/members/{userId}': [404, 'not_found'],

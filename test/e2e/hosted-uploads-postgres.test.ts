@@ -25,7 +25,11 @@ describePostgres('upload automations through the queue worker (Postgres)', (dbUr
     site = await startUploadSite();
     const settings = { sessionSecrets: [SECRET], runDispatch: 'queue' as const, authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES };
     api = await assembleHostedService({ role: 'api', settings, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
-    workerSide = await assembleHostedService({ role: 'worker', settings: { ...settings, publicUrl: api.url }, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
+    workerSide = await assembleHostedService({
+      role: 'worker',
+      settings: { ...settings, publicUrl: api.url },
+      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
+    });
     worker = await workerSide.service.startWorker({ concurrency: 1 });
   }, 180_000);
 
@@ -43,7 +47,11 @@ describePostgres('upload automations through the queue worker (Postgres)', (dbUr
     await owner.signup('pg-uploads@example.test');
     await publishUploadAutomation(owner, site, 'receipt');
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
-    const res = await fetch(`${api.url}/v1/run/receipt`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { note: 'postgres' } }) });
+    const res = await fetch(`${api.url}/v1/run/receipt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { note: 'postgres' } }),
+    });
     const queued = (await res.json()) as { run_id: string; status: string };
     expect([res.status, queued.status]).toEqual([200, 'queued']);
     const done = await waitUntil(

@@ -15,7 +15,6 @@ import { waitUntil } from '../helpers/wait.js';
  * site is on loopback, allowlisted as SVC_EGRESS_ALLOW would); without the file source's exemption every run here fails `tool_denied`.
  */
 
-
 let site: UploadSite;
 beforeAll(async () => {
   site = await startUploadSite();
@@ -23,7 +22,11 @@ beforeAll(async () => {
 afterAll(() => site?.close());
 
 async function gateway(h: HostedFixture, key: string, flow: string, inputs: Record<string, unknown>) {
-  const res = await fetch(`${h.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+  const res = await fetch(`${h.url}/v1/run/${flow}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs }),
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -73,7 +76,9 @@ describe('upload automations on a sync service under the hosted tool policy', ()
     const fired = await waitUntil(
       async () => {
         const list = await owner.call('GET', '/api/executions?flow=receipt&limit=50');
-        return list.body.executions.find((e: { dispatch: string; status: string }) => e.dispatch === 'schedule' && e.status !== 'running' && e.status !== 'queued');
+        return list.body.executions.find(
+          (e: { dispatch: string; status: string }) => e.dispatch === 'schedule' && e.status !== 'running' && e.status !== 'queued',
+        );
       },
       { what: 'a finished schedule execution' },
     );

@@ -71,7 +71,11 @@ async function apiGet(path: string): Promise<any> {
 const nav = (name: string) => page.locator('.sidebar').getByRole('link', { name, exact: true });
 
 const gateway = async (key: string, flow: string, inputs: Record<string, unknown>) => {
-  const res = await fetch(`${h.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+  const res = await fetch(`${h.url}/v1/run/${flow}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs }),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 
@@ -257,13 +261,19 @@ describe('the web app, driven in Chromium', () => {
 
   it('a failing run: the failing step and its error; the automation is marked failing', async () => {
     // Seeded through the API (the same routes the Capture tab uses): a target that is not on the page.
-    const post = (path: string, data?: unknown) => context.request.fetch(`${h.url}${path}`, { method: 'POST', data, headers: data === undefined ? {} : { 'content-type': 'application/json' } });
+    const post = (path: string, data?: unknown) =>
+      context.request.fetch(`${h.url}${path}`, { method: 'POST', data, headers: data === undefined ? {} : { 'content-type': 'application/json' } });
     const created = await (await post('/api/automations', { name: 'shop-broken', site: site.url, task: 'Read a result that is not there' })).json();
     const id = created.automation.id;
     const patched = await context.request.fetch(`${h.url}/api/authoring/${id}`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
-      data: { captured_ops: [{ kind: 'navigate', url: `${site.url}/shop` }, { kind: 'extract', target: '#gone', name: 'result' }] },
+      data: {
+        captured_ops: [
+          { kind: 'navigate', url: `${site.url}/shop` },
+          { kind: 'extract', target: '#gone', name: 'result' },
+        ],
+      },
     });
     expect(patched.status()).toBe(200);
     expect((await post(`/api/authoring/${id}/publish`)).status()).toBe(200);
@@ -281,7 +291,11 @@ describe('the web app, driven in Chromium', () => {
     await page.getByRole('button', { name: 'Older runs' }).click();
     await rows.nth(2).waitFor();
     await page.getByRole('button', { name: 'Older runs' }).waitFor({ state: 'detached' });
-    expect(await rows.allTextContents()).toEqual([expect.stringContaining('shop-broken'), expect.stringContaining('shop-search'), expect.stringContaining('shop-search')]);
+    expect(await rows.allTextContents()).toEqual([
+      expect.stringContaining('shop-broken'),
+      expect.stringContaining('shop-search'),
+      expect.stringContaining('shop-search'),
+    ]);
     await page.getByLabel('Filter by automation').selectOption('shop-broken');
     await page.waitForURL(/flow=shop-broken/);
     // The filtered page replaces the list: wait until the table holds one row.
@@ -374,7 +388,18 @@ describe('the web app, driven in Chromium', () => {
     await nav('Audit log').click();
     await page.locator('tbody tr').first().waitFor();
     const text = await page.locator('table').textContent();
-    for (const action of ['org.create', 'automation.create', 'automation.publish', 'automation.edit', 'automation.rollback', 'key.mint', 'schedule.create', 'schedule.delete', 'secret.create']) expect([action, text!.includes(action)]).toEqual([action, true]);
+    for (const action of [
+      'org.create',
+      'automation.create',
+      'automation.publish',
+      'automation.edit',
+      'automation.rollback',
+      'key.mint',
+      'schedule.create',
+      'schedule.delete',
+      'secret.create',
+    ])
+      expect([action, text!.includes(action)]).toEqual([action, true]);
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await page.getByText('The chain verifies').waitFor();
     await shot('17-audit');

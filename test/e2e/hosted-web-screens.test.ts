@@ -59,7 +59,9 @@ async function ok(r: Promise<{ status: number; body: any }>, status = 200): Prom
 }
 
 async function publish(c: Client, name: string, extract: string): Promise<string> {
-  const a = (await ok(c.call('POST', '/api/automations', { name, site: `${site.url}/shop`, task: `Search the shop for a product and read the result (${name})` }), 201)).automation;
+  const a = (
+    await ok(c.call('POST', '/api/automations', { name, site: `${site.url}/shop`, task: `Search the shop for a product and read the result (${name})` }), 201)
+  ).automation;
   await ok(c.call('PATCH', `/api/authoring/${a.id}`, { captured_ops: ops(extract), input_slots: ['query'] }));
   await ok(c.call('POST', `/api/authoring/${a.id}/publish`));
   return a.id as string;
@@ -76,7 +78,11 @@ async function seed(c: Client): Promise<void> {
   await ok(c.call('PUT', '/api/secrets/api_token_for_the_partner_portal', { value: 't0ken' }));
   await ok(c.call('POST', `/api/automations/${seeded.id}/schedules`, { cron: '0 7 * * 1-5', inputs: { query: 'pears' }, timezone: 'Europe/Berlin' }), 201);
   const run = async (k: string, flow: string, query: string) => {
-    const res = await fetch(`${h.url}/v1/run/${flow}`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { query } }) });
+    const res = await fetch(`${h.url}/v1/run/${flow}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { query } }),
+    });
     return (await res.json()) as { run_id: string; status: string };
   };
   const good = await run(key, 'shop-search', 'pears');
@@ -95,7 +101,10 @@ async function seed(c: Client): Promise<void> {
 const pages = (): [string, string][] => [
   ['automations', '/automations'],
   ['automation-new', '/automations/new'],
-  ...['overview', 'capture', 'versions', 'schedules', 'executions', 'live', 'flowspec', 'keys', 'secrets'].map((t): [string, string] => [`automation-${t}`, `/automations/${seeded.id}/${t}`]),
+  ...['overview', 'capture', 'versions', 'schedules', 'executions', 'live', 'flowspec', 'keys', 'secrets'].map((t): [string, string] => [
+    `automation-${t}`,
+    `/automations/${seeded.id}/${t}`,
+  ]),
   ['automation-failing', `/automations/${seeded.brokenId}/overview`],
   ['runs', '/runs'],
   ['run', `/runs/${seeded.runId}`],
@@ -126,11 +135,16 @@ async function titleContrast(page: Page): Promise<number> {
   const h1 = page.locator('h1').first();
   const box = (await h1.boundingBox())!;
   const color = await h1.evaluate((e) => getComputedStyle(e).color);
-  const rgb = color.match(/[\d.]+/g)!.slice(0, 3).map(Number);
+  const rgb = color
+    .match(/[\d.]+/g)!
+    .slice(0, 3)
+    .map(Number);
   await h1.evaluate((e) => (e.style.visibility = 'hidden'));
   const png = await page.screenshot({ clip: box });
   await h1.evaluate((e) => (e.style.visibility = ''));
-  const { width, height, regions } = await imageRegions(page, `data:image/png;base64,${png.toString('base64')}`, [{ x: 0, y: 0, width: Math.floor(box.width), height: Math.floor(box.height) }]);
+  const { width, height, regions } = await imageRegions(page, `data:image/png;base64,${png.toString('base64')}`, [
+    { x: 0, y: 0, width: Math.floor(box.width), height: Math.floor(box.height) },
+  ]);
   expect(width * height).toBeGreaterThan(0);
   const px = regions[0]!;
   let worst = Infinity;
@@ -171,7 +185,8 @@ async function checkNavigation(page: Page, name: string, width: number): Promise
   await menu.click();
   await runsLink.waitFor();
   expect(await menu.getAttribute('aria-expanded')).toBe('true');
-  for (const link of ['Automations', 'API keys', 'Secrets', 'Members', 'Audit log']) expect(await page.locator('.sidebar').getByRole('link', { name: link, exact: true }).isVisible(), link).toBe(true);
+  for (const link of ['Automations', 'API keys', 'Secrets', 'Members', 'Audit log'])
+    expect(await page.locator('.sidebar').getByRole('link', { name: link, exact: true }).isVisible(), link).toBe(true);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow, `${name} at ${width}px with the menu open`).toBeLessThanOrEqual(0);
   if (name === 'automations') await page.screenshot({ path: join(SHOTS, `menu-open-${width}.png`) });
@@ -330,7 +345,10 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
         } finally {
           await twinContext.close();
         }
-        const row = page.getByTestId('op-list').locator('.op-row').nth(steps - 1);
+        const row = page
+          .getByTestId('op-list')
+          .locator('.op-row')
+          .nth(steps - 1);
         await row.waitFor();
         expect(await row.textContent()).toContain('button "Search"');
         return vp;
@@ -338,7 +356,9 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
       const wide = await clickSearch(2);
       await page.screenshot({ path: join(SHOTS, 'studio-recording-1280.png'), fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
-      await waitUntil(async () => Number(await canvas.getAttribute('width')) < wide.width * 0.5 && Number((await canvas.boundingBox())?.width) < 400, { what: 'the remote page resized to the narrow canvas' });
+      await waitUntil(async () => Number(await canvas.getAttribute('width')) < wide.width * 0.5 && Number((await canvas.boundingBox())?.width) < 400, {
+        what: 'the remote page resized to the narrow canvas',
+      });
       await clickSearch(3);
       await page.screenshot({ path: join(SHOTS, 'studio-recording-390.png'), fullPage: true });
     } finally {

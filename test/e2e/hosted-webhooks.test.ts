@@ -33,21 +33,31 @@ const secrets = new Map<string, string>();
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve) => {
     let b = '';
-    req.setEncoding('utf8').on('data', (c: string) => (b += c)).on('end', () => resolve(b));
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => (b += c))
+      .on('end', () => resolve(b));
   });
 
 beforeAll(async () => {
   receiver = createServer(async (req, res) => {
     const path = req.url ?? '/';
     const body = await readBody(req);
-    const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+    const headers = {
+      'webhook-id': String(req.headers['webhook-id']),
+      'webhook-timestamp': String(req.headers['webhook-timestamp']),
+      'webhook-signature': String(req.headers['webhook-signature']),
+    };
     let verified: unknown;
     try {
       verified = new Webhook(secrets.get(path)!).verify(body, headers);
     } catch (err) {
       verified = `verify failed: ${(err as Error).message}`;
     }
-    received.set(path, [...(received.get(path) ?? []), { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, verified }]);
+    received.set(path, [
+      ...(received.get(path) ?? []),
+      { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, verified },
+    ]);
     const plan = answers.get(path) ?? [];
     res.writeHead(plan.shift() ?? 200).end('ok');
   });
@@ -72,7 +82,13 @@ async function register(path: string, body: Record<string, unknown> = {}) {
   return r.body.webhook as { id: string; events: string[] };
 }
 
-const deliveriesOf = async (id: string) => (await owner.call('GET', `/api/webhooks/${id}/deliveries`)).body.deliveries as { status: string; event: string; attempts: { status?: number; error?: string }[]; payload: any }[];
+const deliveriesOf = async (id: string) =>
+  (await owner.call('GET', `/api/webhooks/${id}/deliveries`)).body.deliveries as {
+    status: string;
+    event: string;
+    attempts: { status?: number; error?: string }[];
+    payload: any;
+  }[];
 
 describe('outbound webhooks', () => {
   it('signs every delivery (Standard Webhooks), retries on the schedule until the fourth attempt succeeds, disables on 410', async () => {
@@ -87,7 +103,13 @@ describe('outbound webhooks', () => {
     expect(listed.map((w: { id: string }) => w.id)).toEqual([ok.id, flaky.id, gone.id]);
 
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
-    const run = await (await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'hooks' } }) })).json();
+    const run = await (
+      await fetch(`${h.url}/v1/run/greet`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { who: 'hooks' } }),
+      })
+    ).json();
     expect(run.status).toBe('succeeded');
 
     await waitUntil(async () => (await deliveriesOf(flaky.id))[0]?.status === 'delivered', { what: 'the flaky endpoint delivered' });
@@ -99,14 +121,19 @@ describe('outbound webhooks', () => {
     // The same message id on every attempt, each attempt signed and verified.
     expect(new Set(flakyGot.map((r) => r.id)).size).toBe(1);
     for (const r of flakyGot) expect(typeof r.verified).toBe('object');
-    expect(flakyGot[3]!.verified).toMatchObject({ type: 'run.finished', data: { run_id: run.run_id, automation: 'greet', status: 'succeeded', dispatch: 'sync', output: { greeting: 'Hello, hooks!' } } });
+    expect(flakyGot[3]!.verified).toMatchObject({
+      type: 'run.finished',
+      data: { run_id: run.run_id, automation: 'greet', status: 'succeeded', dispatch: 'sync', output: { greeting: 'Hello, hooks!' } },
+    });
 
     await waitUntil(async () => (await deliveriesOf(ok.id))[0]?.status === 'delivered', { what: 'the ok endpoint delivered' });
     expect(received.get('/ok')!.map((r) => JSON.parse(r.body).type)).toEqual(['run.finished']);
     expect(typeof received.get('/ok')![0]!.verified).toBe('object');
     // A signature made with another secret does not verify.
     const r0 = received.get('/ok')![0]!;
-    expect(() => new Webhook(secrets.get('/flaky')!).verify(r0.body, { 'webhook-id': r0.id, 'webhook-timestamp': r0.timestamp, 'webhook-signature': r0.signature })).toThrow();
+    expect(() =>
+      new Webhook(secrets.get('/flaky')!).verify(r0.body, { 'webhook-id': r0.id, 'webhook-timestamp': r0.timestamp, 'webhook-signature': r0.signature }),
+    ).toThrow();
 
     await waitUntil(async () => (await deliveriesOf(gone.id))[0]?.status === 'failed', { what: 'the 410 delivery failed' });
     expect((await deliveriesOf(gone.id))[0]!.attempts.map((a) => a.status)).toEqual([410]);
@@ -126,17 +153,35 @@ describe('outbound webhooks', () => {
     // A run refused before it starts (bad inputs) emits nothing; a run that fails emits run.failed.
     const automation = (await owner.call('GET', '/api/automations')).body.automations.find((a: { name: string }) => a.name === 'greet');
     expect(automation).toBeDefined();
-    const bad = await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 5 } }) });
+    const bad = await fetch(`${h.url}/v1/run/greet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { who: 5 } }),
+    });
     expect(bad.status).toBe(422);
-    const ok = await (await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'x' } }) })).json();
-    await waitUntil(async () => (await deliveriesOf(finished.id)).length === 1 && (await deliveriesOf(finished.id))[0]!.status === 'delivered', { what: 'run.finished delivered' });
+    const ok = await (
+      await fetch(`${h.url}/v1/run/greet`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { who: 'x' } }),
+      })
+    ).json();
+    await waitUntil(async () => (await deliveriesOf(finished.id)).length === 1 && (await deliveriesOf(finished.id))[0]!.status === 'delivered', {
+      what: 'run.finished delivered',
+    });
     expect((await deliveriesOf(failures.id)).length).toBe(0);
     expect((await deliveriesOf(finished.id))[0]!.payload.data.run_id).toBe(ok.run_id);
     // Changes apply to the very next run (the per-process endpoint cache is dropped by the routes):
     // `finished` now takes run.failed only, and `late`, registered just now, takes run.finished.
     expect((await owner.call('PATCH', `/api/webhooks/${finished.id}`, { events: ['run.failed'] })).status).toBe(200);
     const late = await register('/late', { events: ['run.finished'] });
-    const again = await (await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'y' } }) })).json();
+    const again = await (
+      await fetch(`${h.url}/v1/run/greet`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: { who: 'y' } }),
+      })
+    ).json();
     await waitUntil(async () => (await deliveriesOf(late.id))[0]?.status === 'delivered', { what: 'run.finished delivered to the endpoint registered last' });
     expect((await deliveriesOf(late.id))[0]!.payload.data.run_id).toBe(again.run_id);
     // Deliveries of one event are queued in registration order, so `finished`'s would exist by now.
@@ -150,7 +195,11 @@ describe('outbound webhooks', () => {
     const r = await owner.call('POST', '/api/webhooks', { url: 'http://10.255.255.1:8081/in' });
     expect(r.status).toBe(201);
     const key = (await owner.call('POST', '/api/keys', { mode: 'live' })).body.secret;
-    await fetch(`${h.url}/v1/run/greet`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { who: 'private' } }) });
+    await fetch(`${h.url}/v1/run/greet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { who: 'private' } }),
+    });
     await waitUntil(async () => (await deliveriesOf(r.body.webhook.id))[0]?.status === 'failed', { what: 'the refused delivery failed' });
     const log = await deliveriesOf(r.body.webhook.id);
     expect(log[0]!.attempts).toHaveLength(1);

@@ -130,7 +130,10 @@ describe('deep inputs', () => {
       for (const depth of [MAX + 1, 5_000, 10_000]) {
         const r = await post(`${base}/flows/echo/runs`, `{"obj":${deepText(depth)}}`);
         expect(r.status, r.text.slice(0, 200)).toBe(422);
-        expect(JSON.parse(r.text)).toMatchObject({ error: 'invalid_inputs', issues: [{ path: 'obj', message: expect.stringContaining(`nested deeper than ${MAX}`) }] });
+        expect(JSON.parse(r.text)).toMatchObject({
+          error: 'invalid_inputs',
+          issues: [{ path: 'obj', message: expect.stringContaining(`nested deeper than ${MAX}`) }],
+        });
       }
       expect(await storedRuns(dir)).toEqual([]);
       expect((await proc.stop('SIGTERM')).code).toBe(0);
@@ -171,7 +174,12 @@ describe('deep inputs', () => {
       const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constantFrom('\u0000', 'a\u0000b', '\uffff', '"\\', '__proto__'));
       const leaf = fc.oneof(text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
       const value = fc.letrec((tie) => ({
-        v: fc.oneof({ depthSize: 'small', maxDepth: 4 }, leaf, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(text, tie('v'), { maxKeys: 3, noNullPrototype: true })),
+        v: fc.oneof(
+          { depthSize: 'small', maxDepth: 4 },
+          leaf,
+          fc.array(tie('v'), { maxLength: 3 }),
+          fc.dictionary(text, tie('v'), { maxKeys: 3, noNullPrototype: true }),
+        ),
       })).v;
       await fc.assert(
         fc.asyncProperty(
@@ -225,7 +233,12 @@ async function nulThroughSql(env: Record<string, string | undefined>) {
       const body = JSON.stringify({ text, obj: { 'k\u0000': [text] } });
       const r = await post(`${base}/flows/echo/runs`, body);
       expect(r.status, r.text.slice(0, 300)).toBe(200);
-      const run = JSON.parse(r.text) as { id: string; status: string; output: { text: string; obj: unknown }; journal: Array<{ event: string; inputs?: unknown }> };
+      const run = JSON.parse(r.text) as {
+        id: string;
+        status: string;
+        output: { text: string; obj: unknown };
+        journal: Array<{ event: string; inputs?: unknown }>;
+      };
       expect(run.status).toBe('succeeded');
       expect(run.journal.map((e) => e.event)).toEqual(['run_started', 'step_started', 'step_succeeded', 'run_finished']);
       expect(run.journal[0]!.inputs).toEqual(JSON.parse(body));

@@ -14,7 +14,8 @@ function inspector(cwd: string, args: string[]): Promise<{ code: number | null; 
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {};
     // The Inspector keeps a catalog of servers; keep it inside the temp project.
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', MCP_CATALOG_PATH: join(cwd, 'inspector-catalog.json') })) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', MCP_CATALOG_PATH: join(cwd, 'inspector-catalog.json') }))
+      if (v !== undefined) env[k] = v;
     const child = spawn(process.execPath, [INSPECTOR, '--cli', process.execPath, FLOWCTL_BIN, 'mcp', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

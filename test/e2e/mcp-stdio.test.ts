@@ -30,7 +30,7 @@ afterAll(async () => {
   await new Promise<void>((r) => page.close(() => r()));
 });
 
-const textOf = (result: object) => ((result as { content: { type: string; text: string }[] }).content[0]!).text;
+const textOf = (result: object) => (result as { content: { type: string; text: string }[] }).content[0]!.text;
 
 describe('flowctl mcp over stdio (SDK Client)', () => {
   it('tools/list has one tool per flow with its schemas and annotations', async () => {
@@ -91,7 +91,11 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
     );
     await new Promise((r) => setImmediate(r));
     expect(result.structuredContent).toEqual({ value: 42 });
-    expect(progress.map((p) => [p.progress, p.total])).toEqual([[1, 3], [2, 3], [3, 3]]);
+    expect(progress.map((p) => [p.progress, p.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
     expect(progress.map((p) => p.message)).toEqual(['step one succeeded (1/3)', 'step two succeeded (2/3)', 'step three succeeded (3/3)']);
   });
 
@@ -103,7 +107,12 @@ describe('flowctl mcp over stdio (SDK Client)', () => {
     expect(result.isError).toBe(true);
     const { error } = JSON.parse(textOf(result));
     expect(error.code).toBe('invalid_inputs');
-    expect(error.issues).toEqual(expect.arrayContaining([{ path: 'n', message: 'must be integer' }, { path: 'm', message: 'is not an input of flow "count"' }]));
+    expect(error.issues).toEqual(
+      expect.arrayContaining([
+        { path: 'n', message: 'must be integer' },
+        { path: 'm', message: 'is not an input of flow "count"' },
+      ]),
+    );
     const missing = await session.client.callTool({ name: 'count', arguments: {} });
     expect(JSON.parse(textOf(missing)).error.issues).toEqual([{ path: 'n', message: 'is required' }]);
     // A secret value offered as an argument is refused and never echoed.
@@ -148,7 +157,10 @@ describe('flowctl mcp as a plain stdio process', () => {
     ];
     const r = await runCli(['mcp', 'hello'], { cwd: dir, input: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n` });
     expect(r.code, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(out.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(out.find((m) => m.id === 1).result.serverInfo.name).toBe('flowctl');
     expect(out.find((m) => m.method === 'notifications/progress').params).toMatchObject({ progressToken: 'p1', progress: 1, total: 1 });
@@ -167,7 +179,12 @@ describe('flowctl mcp as a plain stdio process', () => {
 describe('flowctl mcp --registry', () => {
   it('serves the flows of the packs in a registry directory', async () => {
     const author = await tempProject('flowctl-mcp-pack-');
-    for (const args of [['init'], ['pack', 'init', 'greeter', '--version', '1.0.0'], ['pack', 'add', '--body', 'flows/hello.yaml'], ['pack', 'publish', '--registry', 'shared']]) {
+    for (const args of [
+      ['init'],
+      ['pack', 'init', 'greeter', '--version', '1.0.0'],
+      ['pack', 'add', '--body', 'flows/hello.yaml'],
+      ['pack', 'publish', '--registry', 'shared'],
+    ]) {
       const r = await runCli(args, { cwd: author });
       expect(r.code, r.stderr).toBe(0);
     }

@@ -51,15 +51,26 @@ describe('flowctl pack', () => {
     const list = await runCli(['pack', 'list', '--json'], { cwd });
     expect(list.code).toBe(0);
     const summary = JSON.parse(list.stdout);
-    expect(summary.tools).toEqual([{ ref: 'demo/hello', version: '1.0.0', contract_digest: expect.stringMatching(/^sha256:/), implementation: { flow: 'hello' } }]);
+    expect(summary.tools).toEqual([
+      { ref: 'demo/hello', version: '1.0.0', contract_digest: expect.stringMatching(/^sha256:/), implementation: { flow: 'hello' } },
+    ]);
     // A Recording joins the pack too: it compiles through recordingToFlow against the browser tools.
-    await writeFile(join(cwd, 'ops.json'), JSON.stringify([{ kind: 'navigate', url: 'http://127.0.0.1:9/' }, { kind: 'extract', name: 'title', target: { css: 'h1' } }]));
+    await writeFile(
+      join(cwd, 'ops.json'),
+      JSON.stringify([
+        { kind: 'navigate', url: 'http://127.0.0.1:9/' },
+        { kind: 'extract', name: 'title', target: { css: 'h1' } },
+      ]),
+    );
     expect((await runCli(['record', '--name', 'title', '--task', 'read the title', '--ops', 'ops.json'], { cwd })).code).toBe(0);
     const rec = await runCli(['pack', 'add', '--body', 'recordings/title.json', '--json'], { cwd });
     expect(rec.code, rec.stderr).toBe(0);
     expect(JSON.parse(rec.stdout)).toMatchObject({ kind: 'flow', name: 'title', replaced: false });
     const withRec = JSON.parse((await runCli(['pack', 'list', '--json'], { cwd })).stdout);
-    expect(withRec.flows.map((f: { name: string; source_kind: string }) => [f.name, f.source_kind])).toEqual([['hello', 'yaml'], ['title', 'recording']]);
+    expect(withRec.flows.map((f: { name: string; source_kind: string }) => [f.name, f.source_kind])).toEqual([
+      ['hello', 'yaml'],
+      ['title', 'recording'],
+    ]);
 
     await writeFile(join(cwd, 'other.json'), '{"hello": 1}');
     const bad = await runCli(['pack', 'add', '--body', 'other.json'], { cwd });
@@ -127,7 +138,14 @@ describe('flowctl pack', () => {
     const consumer = await tempProject('flowctl-packs-consumer-');
     const lock = {
       schema_version: '1.0',
-      packs: [{ name: 'lib', version: '1.0.0', digest: published.digest, tools: list.tools.map((t: { ref: string; contract_digest: string }) => ({ ref: t.ref, contract_digest: t.contract_digest })) }],
+      packs: [
+        {
+          name: 'lib',
+          version: '1.0.0',
+          digest: published.digest,
+          tools: list.tools.map((t: { ref: string; contract_digest: string }) => ({ ref: t.ref, contract_digest: t.contract_digest })),
+        },
+      ],
     };
     await writeFile(join(consumer, 'flowctl.packs.lock'), JSON.stringify(lock, null, 2));
     const shared = join(source, 'shared');

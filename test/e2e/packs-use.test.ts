@@ -13,7 +13,10 @@ describe('installed pack tools', () => {
       return r;
     };
     await ok(['init'], author);
-    await writeFile(join(author, 'tool.json'), JSON.stringify({ ref: 'greeter/hello', version: '1.2.0', description: 'Greets', implementation: { flow: 'hello' } }));
+    await writeFile(
+      join(author, 'tool.json'),
+      JSON.stringify({ ref: 'greeter/hello', version: '1.2.0', description: 'Greets', implementation: { flow: 'hello' } }),
+    );
     await ok(['pack', 'init', 'greeter', '--version', '1.0.0'], author);
     await ok(['pack', 'add', '--body', 'flows/hello.yaml'], author);
     await ok(['pack', 'add', '--body', 'tool.json'], author);
@@ -24,12 +27,27 @@ describe('installed pack tools', () => {
     const user = await tempProject('flowctl-packs-user-');
     await writeFile(
       join(user, 'flowctl.packs.lock'),
-      JSON.stringify({ schema_version: '1.0', packs: [{ name: 'greeter', version: '1.0.0', digest: published.digest, tools: [{ ref: 'greeter/hello', contract_digest: contractDigest }] }] }),
+      JSON.stringify({
+        schema_version: '1.0',
+        packs: [{ name: 'greeter', version: '1.0.0', digest: published.digest, tools: [{ ref: 'greeter/hello', contract_digest: contractDigest }] }],
+      }),
     );
     await ok(['install', '--from', join(author, 'shared')], user);
     await writeFile(
       join(user, 'use.yaml'),
-      ['name: use', 'inputs:', '  who:', '    type: string', 'steps:', '  - id: hi', '    tool: greeter/hello@1', '    args:', '      who: ${inputs.who}', 'output: ${steps.hi.output.greeting}', ''].join('\n'),
+      [
+        'name: use',
+        'inputs:',
+        '  who:',
+        '    type: string',
+        'steps:',
+        '  - id: hi',
+        '    tool: greeter/hello@1',
+        '    args:',
+        '      who: ${inputs.who}',
+        'output: ${steps.hi.output.greeting}',
+        '',
+      ].join('\n'),
     );
     // compile resolves the installed pack's tool and pins it in flowctl.lock
     await ok(['compile', 'use.yaml'], user);

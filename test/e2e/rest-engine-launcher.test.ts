@@ -53,7 +53,9 @@ describe('npm start (examples/engine-launcher)', () => {
     expect(r.body.status).toBe('succeeded');
     expect(r.body.output).toEqual({ count: '3 items', items: ['bread (bakery)', 'milk (dairy)', 'pears (produce)'] });
     const effects = r.body.journal.filter((e: { event: string }) => e.event === 'effect_recorded');
-    expect(effects.some((e: { effect: { kind: string; target: string } }) => e.effect.kind === 'browser' && e.effect.target.startsWith('http://127.0.0.1:'))).toBe(true);
+    expect(
+      effects.some((e: { effect: { kind: string; target: string } }) => e.effect.kind === 'browser' && e.effect.target.startsWith('http://127.0.0.1:')),
+    ).toBe(true);
     // The example's fs store is the CLI's: inspect in the working dir finds the run.
     const inspect = await runCli(['inspect', r.body.id, '--json'], { cwd: dir });
     expect(inspect.code).toBe(0);

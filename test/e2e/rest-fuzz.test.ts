@@ -22,7 +22,7 @@ const TOKEN = 'fuzz-token-0123456789abcdef';
 const MIB = 1024 * 1024;
 
 type Rand = () => number;
-const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[below(r, xs.length)]!;
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[below(r, xs.length)]!;
 const chance = (r: Rand, p: number) => r() < p;
 
 function randomBytes(r: Rand, n: number, from = 0, to = 256): string {
@@ -133,7 +133,11 @@ const TARGETS = [
   '/flows/greet/runs?%zz=1',
 ];
 
-const RUN_TARGETS = (r: Rand, known: string) => [`/runs/${uuidLike(r, known)}`, `/runs/${uuidLike(r, known)}/replay`, `/runs/${uuidLike(r, known)}/replay?mode=x`];
+const RUN_TARGETS = (r: Rand, known: string) => [
+  `/runs/${uuidLike(r, known)}`,
+  `/runs/${uuidLike(r, known)}/replay`,
+  `/runs/${uuidLike(r, known)}/replay?mode=x`,
+];
 
 /** A request target; `hostile` mangles it (backslashes, raw bytes, odd characters, length, absolute form). */
 function target(r: Rand, known: string, hostile = chance(r, 0.5)): string {
@@ -165,7 +169,10 @@ function hostHeader(r: Rand, port: number, hostile: boolean): [string, string][]
     [['Host', '127.0.0.1:80@attacker.example']],
     [['Host', '']],
     [],
-    [['Host', `127.0.0.1:${port}`], ['Host', 'attacker.example']],
+    [
+      ['Host', `127.0.0.1:${port}`],
+      ['Host', 'attacker.example'],
+    ],
     [['Host', randomBytes(r, 8, 0x80)]],
   ]);
 }
@@ -202,14 +209,25 @@ function rawCase(r: Rand, port: number, known: string): RawCase {
   const is = (d: (typeof DIMENSIONS)[number]) => hostile.has(d);
   // PRI (the HTTP/2 preface) makes Node wait for more bytes: it is answered by the idle close, so it is rare.
   const method = is('method')
-    ? chance(r, 0.05) ? 'PRI' : pick(r, ['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT', 'FOO', 'get', 'G\u00e9T', 'GE T', 'POST\x00'])
+    ? chance(r, 0.05)
+      ? 'PRI'
+      : pick(r, ['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT', 'FOO', 'get', 'G\u00e9T', 'GE T', 'POST\x00'])
     : pick(r, ['GET', 'GET', 'POST', 'POST', 'POST', 'HEAD']);
   const version = is('version') ? pick(r, ['HTTP/1.0', 'HTTP/2.0', 'HTTP/1.9', 'HTTP/x', '', 'HTTP/1.1 extra']) : 'HTTP/1.1';
   const headers: [string, string][] = [...hostHeader(r, port, is('host')), ['Connection', 'close']];
   if (is('origin') || chance(r, 0.1)) {
-    headers.push(['Origin', is('origin') ? pick(r, ['https://attacker.example', 'null', 'file://', `http://attacker.example:${port}`, 'http://127.0.0.1.nip.io']) : pick(r, [`http://localhost:${port}`, 'http://127.0.0.1:5173', 'http://[::1]'])]);
+    headers.push([
+      'Origin',
+      is('origin')
+        ? pick(r, ['https://attacker.example', 'null', 'file://', `http://attacker.example:${port}`, 'http://127.0.0.1.nip.io'])
+        : pick(r, [`http://localhost:${port}`, 'http://127.0.0.1:5173', 'http://[::1]']),
+    ]);
   }
-  if (is('auth') || chance(r, 0.2)) headers.push(['Authorization', is('auth') ? pick(r, ['Bearer wrong', `Basic ${TOKEN}`, 'Bearer', `Bearer ${TOKEN} x`, `bearer${TOKEN}`]) : `Bearer ${TOKEN}`]);
+  if (is('auth') || chance(r, 0.2))
+    headers.push([
+      'Authorization',
+      is('auth') ? pick(r, ['Bearer wrong', `Basic ${TOKEN}`, 'Bearer', `Bearer ${TOKEN} x`, `bearer${TOKEN}`]) : `Bearer ${TOKEN}`,
+    ]);
   if (is('headers')) {
     switch (below(r, 5)) {
       case 0:
@@ -231,7 +249,10 @@ function rawCase(r: Rand, port: number, known: string): RawCase {
   const text = method === 'GET' || method === 'HEAD' ? (is('body') ? body(r) : '') : body(r);
   const bytes = Buffer.from(text, is('body') && chance(r, 0.5) ? 'latin1' : 'utf8');
   if (is('type')) {
-    const t = pick(r, CONTENT_TYPES.filter((c) => !/^application\/json(;|$)/i.test(c) || /latin1/.test(c)));
+    const t = pick(
+      r,
+      CONTENT_TYPES.filter((c) => !/^application\/json(;|$)/i.test(c) || /latin1/.test(c)),
+    );
     if (t !== '' || chance(r, 0.5)) headers.push(['Content-Type', t]);
   } else if (text !== '') {
     headers.push(['Content-Type', pick(r, ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"'])]);
@@ -248,7 +269,10 @@ function rawCase(r: Rand, port: number, known: string): RawCase {
         const coding = pick(r, ['chunked', 'gzip, chunked', 'deflate, chunked', 'chunked, chunked', 'identity', 'gzip']);
         headers.push(['Transfer-Encoding', coding]);
         const payload = coding.startsWith('gzip') ? gzipSync(bytes) : bytes;
-        framed = bytes.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${payload.length.toString(16)}\r\n`), payload, Buffer.from('\r\n0\r\n\r\n')]);
+        framed =
+          bytes.length === 0
+            ? Buffer.from('0\r\n\r\n')
+            : Buffer.concat([Buffer.from(`${payload.length.toString(16)}\r\n`), payload, Buffer.from('\r\n0\r\n\r\n')]);
         break;
       }
       case 1:
@@ -274,7 +298,15 @@ function rawCase(r: Rand, port: number, known: string): RawCase {
   }
   const head = `${method} ${target(r, known, is('target'))} ${version}`.trimEnd();
   const payload = Buffer.concat([Buffer.from(`${head}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`, 'latin1'), framed]);
-  return { label: `${[...hostile].join('+') || 'plain'}: ${head.slice(0, 120)} [${headers.map(([k]) => k).join(',').slice(0, 200)}]`, payload, head: method === 'HEAD', halfClose };
+  return {
+    label: `${[...hostile].join('+') || 'plain'}: ${head.slice(0, 120)} [${headers
+      .map(([k]) => k)
+      .join(',')
+      .slice(0, 200)}]`,
+    payload,
+    head: method === 'HEAD',
+    halfClose,
+  };
 }
 
 interface Outcome {
@@ -400,19 +432,17 @@ describe('REST launcher fuzz (seeded, loopback)', () => {
       });
     });
 
-    expect(outcomes.length).toBe(RAW_REQUESTS + FETCH_REQUESTS);    if (process.env.FLOWCTL_FUZZ_STATS) {
+    expect(outcomes.length).toBe(RAW_REQUESTS + FETCH_REQUESTS);
+    if (process.env.FLOWCTL_FUZZ_STATS) {
       const counts: Record<string, number> = {};
       for (const o of outcomes) counts[`${o.via} ${o.status}`] = (counts[`${o.via} ${o.status}`] ?? 0) + 1;
       process.stderr.write(`${JSON.stringify(counts)}\n`);
     }
     const bad = outcomes.map((o) => ({ o, why: violation(o) })).filter((x) => x.why !== undefined);
-    expect(
-      bad.slice(0, 10).map(({ o, why }) => `${why}: ${o.via} ${o.label} -> ${o.status} ${JSON.stringify(o.body.slice(0, 160))}`),
-    ).toEqual([]);
+    expect(bad.slice(0, 10).map(({ o, why }) => `${why}: ${o.via} ${o.label} -> ${o.status} ${JSON.stringify(o.body.slice(0, 160))}`)).toEqual([]);
     // The probe reached every layer: the router's answers, Node's parser, the refusals of defects 3-8.
     const statuses = new Set(outcomes.map((o) => o.status));
     for (const s of [200, 400, 401, 403, 404, 405, 413, 415, 422]) expect({ status: s, seen: statuses.has(s) }).toEqual({ status: s, seen: true });
     expect(Math.max(...outcomes.map((o) => o.status ?? 0))).toBeLessThan(500);
-
   });
 });

@@ -113,7 +113,11 @@ function parseRaw(all: string): Pick<RawAnswer, 'status' | 'headers' | 'body'> &
  * as `closedByServer: false`). `holdOpen` keeps reading until the server closes instead; `halfClose`
  * ends the client's side of the connection after the payload.
  */
-export function rawExchange(port: number, payload: string | Buffer, options: { boundMs?: number; holdOpen?: boolean; halfClose?: boolean } = {}): Promise<RawAnswer> {
+export function rawExchange(
+  port: number,
+  payload: string | Buffer,
+  options: { boundMs?: number; holdOpen?: boolean; halfClose?: boolean } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -158,7 +162,10 @@ export function holdConnection(port: number, payload: string): Promise<{ answer:
       const parsed = parseRaw(received);
       if (!parsed.complete) return;
       socket.removeAllListeners('close');
-      resolve({ answer: { closedByServer: false, status: parsed.status, headers: parsed.headers, body: parsed.body, received }, close: () => socket.destroy() });
+      resolve({
+        answer: { closedByServer: false, status: parsed.status, headers: parsed.headers, body: parsed.body, received },
+        close: () => socket.destroy(),
+      });
     });
   });
 }
@@ -167,7 +174,8 @@ export function holdConnection(port: number, payload: string): Promise<{ answer:
 export function rawRequest(method: string, target: string, headers: Record<string, string>, body = ''): string {
   const lines = [`${method} ${target} HTTP/1.1`];
   const all: Record<string, string> = { connection: 'close', ...headers };
-  if (body !== '' && all['content-length'] === undefined && all['transfer-encoding'] === undefined) all['content-length'] = String(Buffer.byteLength(body, 'latin1'));
+  if (body !== '' && all['content-length'] === undefined && all['transfer-encoding'] === undefined)
+    all['content-length'] = String(Buffer.byteLength(body, 'latin1'));
   for (const [k, v] of Object.entries(all)) lines.push(`${k}: ${v}`);
   return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }

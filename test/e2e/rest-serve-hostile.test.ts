@@ -45,11 +45,19 @@ describe('flowctl serve facing an attacker', () => {
       // The attack of the issue, as a browser sends it after attacker.example rebinds to 127.0.0.1.
       const attack = await rawExchange(
         port,
-        rawRequest('POST', '/flows/hello/runs', { host: 'attacker.example', origin: 'https://attacker.example', 'content-type': 'text/plain' }, '{"who":"pwned"}'),
+        rawRequest(
+          'POST',
+          '/flows/hello/runs',
+          { host: 'attacker.example', origin: 'https://attacker.example', 'content-type': 'text/plain' },
+          '{"who":"pwned"}',
+        ),
       );
       expect(attack.status).toBe(403);
       expect(structured(attack).error).toBe('host_not_allowed');
-      const origin = await rawExchange(port, rawRequest('POST', '/flows/hello/runs', { host, origin: 'https://attacker.example', 'content-type': 'application/json' }, '{}'));
+      const origin = await rawExchange(
+        port,
+        rawRequest('POST', '/flows/hello/runs', { host, origin: 'https://attacker.example', 'content-type': 'application/json' }, '{}'),
+      );
       expect(origin.status).toBe(403);
       expect(structured(origin).error).toBe('origin_not_allowed');
       const form = await rawExchange(port, rawRequest('POST', '/flows/hello/runs', { host, 'content-type': 'text/plain' }, '{"who":"form"}'));

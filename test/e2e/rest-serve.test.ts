@@ -28,7 +28,9 @@ describe('flowctl serve', () => {
     await writeFile(join(project, 'flows/broken.yaml'), 'name: broken\nsteps:\n  - id: x\n    tool: core/nope@1\n');
     const ops = JSON.parse(await readFile(OPS, 'utf8')).map((op: { kind: string }) => (op.kind === 'navigate' ? { ...op, url: site.url } : op));
     await writeFile(join(project, 'ops.json'), JSON.stringify(ops));
-    const rec = await runCli(['record', '--name', 'shop', '--task', 'add an item', '--ops', 'ops.json', '--input', 'item', '--input', 'aisle'], { cwd: project });
+    const rec = await runCli(['record', '--name', 'shop', '--task', 'add an item', '--ops', 'ops.json', '--input', 'item', '--input', 'aisle'], {
+      cwd: project,
+    });
     expect(rec.stderr + rec.code).toMatch(/0$/);
   });
 

@@ -49,11 +49,16 @@ async function collect(iter: AsyncIterable<JournalEntry>): Promise<JournalEntry[
 
 /** A child executing `runId`; `started` resolves when it printed `step wait`, `exited` on exit. */
 function spawnExecutor(runId: string, store: string[]) {
-  const child = spawn(process.execPath, [childScript, runId, String(LEASE_MS), ...store], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [childScript, runId, String(LEASE_MS), ...store], {
+    cwd: resolve(import.meta.dirname, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const cap = setTimeout(() => child.kill('SIGKILL'), 300_000);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => (clearTimeout(cap), r({ code, signal }))));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => (clearTimeout(cap), r({ code, signal }))),
+  );
   const started = new Promise<void>((resolveStarted, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -64,7 +69,6 @@ function spawnExecutor(runId: string, store: string[]) {
   });
   return { child, started, exited };
 }
-
 
 describe('a SIGKILLed executor (PGlite data folder): recovered as worker_lost', () => {
   it('after the kill, the next engine over the folder ends the run failed worker_lost within a lease and a sweep', async () => {
@@ -102,13 +106,20 @@ describePostgres('runs by id on Postgres', (url) => {
   it('two processes: this one prepares, a child process executes by id, this one watches to the end and reads the result', async () => {
     const twoSchema = uniqueSchemaName();
     schemas.push(twoSchema);
-    const engine = createEngine({ storage: createSqlStorage({ databaseUrl: url, schema: twoSchema, poolSize: 2 }), tools: lifecycleTools(), leaseMs: LEASE_MS });
+    const engine = createEngine({
+      storage: createSqlStorage({ databaseUrl: url, schema: twoSchema, poolSize: 2 }),
+      tools: lifecycleTools(),
+      leaseMs: LEASE_MS,
+    });
     try {
       const { run_id, status } = await engine.prepare({ spec: lifecycleSpec(false) }, { who: 'org-two' });
       expect(status).toBe('pending');
       const watched = collect(engine.watch(run_id));
       watched.catch(() => undefined); // awaited below
-      const child = spawn(process.execPath, [childScript, run_id, String(LEASE_MS), 'postgres', url, twoSchema], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [childScript, run_id, String(LEASE_MS), 'postgres', url, twoSchema], {
+        cwd: resolve(import.meta.dirname, '../..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -129,7 +140,12 @@ describePostgres('runs by id on Postgres', (url) => {
   it('a SIGKILLed executor process: the run ends failed worker_lost, the watch ends, replay reports it', async () => {
     const killSchema = uniqueSchemaName();
     schemas.push(killSchema);
-    const engine = createEngine({ storage: createSqlStorage({ databaseUrl: url, schema: killSchema, poolSize: 2 }), tools: lifecycleTools(), leaseMs: LEASE_MS, sweepMs: LEASE_MS });
+    const engine = createEngine({
+      storage: createSqlStorage({ databaseUrl: url, schema: killSchema, poolSize: 2 }),
+      tools: lifecycleTools(),
+      leaseMs: LEASE_MS,
+      sweepMs: LEASE_MS,
+    });
     try {
       const { run_id } = await engine.prepare({ spec: lifecycleSpec(true) }, { who: 'org-b' });
       const executor = spawnExecutor(run_id, ['postgres', url, killSchema]);

@@ -47,7 +47,11 @@ const RUN_LINE = /run ([0-9a-f-]{36}) (succeeded|failed|canceled)/g;
  */
 function scheduleUntil(args: string[], until: (stderr: string) => boolean, boundMs = 90_000) {
   return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; reached: boolean }>((resolve, reject) => {
-    const child = spawn(process.execPath, [FLOWCTL_BIN, 'schedule', ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FLOWCTL_BIN, 'schedule', ...args], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let reached = false;
@@ -113,11 +117,18 @@ describe('flowctl schedule', () => {
 
   it('with --registry and no <flow>, schedules the first flow of the registry', async () => {
     const author = await tempProject('flowctl-schedule-pack-');
-    for (const args of [['init'], ['pack', 'init', 'greeter', '--version', '1.0.0'], ['pack', 'add', '--body', 'flows/hello.yaml'], ['pack', 'publish', '--registry', 'shared']]) {
+    for (const args of [
+      ['init'],
+      ['pack', 'init', 'greeter', '--version', '1.0.0'],
+      ['pack', 'add', '--body', 'flows/hello.yaml'],
+      ['pack', 'publish', '--registry', 'shared'],
+    ]) {
       const r = await runCli(args, { cwd: author });
       expect(r.code, r.stderr).toBe(0);
     }
-    const r = await scheduleUntil(['--registry', join(author, 'shared'), '--cron', '* * * * * *'], (s) => /run [0-9a-f-]{36} (succeeded|failed|canceled)/.test(s));
+    const r = await scheduleUntil(['--registry', join(author, 'shared'), '--cron', '* * * * * *'], (s) =>
+      /run [0-9a-f-]{36} (succeeded|failed|canceled)/.test(s),
+    );
     expect(r.reached, r.stderr).toBe(true);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('greeter@1.0.0');

@@ -94,11 +94,7 @@ function lineReader(child: ChildProcess, stderr: () => string): { next(): Promis
   });
   return {
     next: () =>
-      queue.length
-        ? Promise.resolve(queue.shift()!)
-        : closed
-          ? Promise.reject(gone())
-          : new Promise((resolve, reject) => waiters.push({ resolve, reject })),
+      queue.length ? Promise.resolve(queue.shift()!) : closed ? Promise.reject(gone()) : new Promise((resolve, reject) => waiters.push({ resolve, reject })),
   };
 }
 
@@ -154,12 +150,17 @@ describePostgres('sql storage: 8 processes race on 200 runs (Postgres)', (url) =
 
       const stats = (await Promise.all(readers.map((r) => r.next()))).map((line) => JSON.parse(line));
       const codes = await Promise.all(exits);
-      expect(codes.map(([code]) => code), stderr.join('\n')).toEqual(Array(WRITERS).fill(0));
+      expect(
+        codes.map(([code]) => code),
+        stderr.join('\n'),
+      ).toEqual(Array(WRITERS).fill(0));
       expect(stats.flatMap((s) => s.problems)).toEqual([]);
       expect(stats.reduce((n, s) => n + s.appended, 0)).toBe(RUNS * ENTRIES);
       expect(stats.reduce((n, s) => n + s.stale_conflicts, 0)).toBe(RUNS * WRITERS);
       const conflicts = stats.reduce((n, s) => n + s.conflicts, 0);
-      process.stderr.write(`[sql-race] ${WRITERS} writers, ${RUNS} runs: ${RUNS * ENTRIES} appends, ${conflicts} lost races, reads ${stats.reduce((n, s) => n + s.reads, 0)}\n`);
+      process.stderr.write(
+        `[sql-race] ${WRITERS} writers, ${RUNS} runs: ${RUNS * ENTRIES} appends, ${conflicts} lost races, reads ${stats.reduce((n, s) => n + s.reads, 0)}\n`,
+      );
 
       // Independent read: the rows themselves, straight from Postgres.
       const rows = await pgQuery<{ run_id: string; seq: number; entry: JournalEntry }>(
@@ -171,7 +172,10 @@ describePostgres('sql storage: 8 processes race on 200 runs (Postgres)', (url) =
       for (const row of rows) byRun.set(row.run_id, [...(byRun.get(row.run_id) ?? []), row.entry]);
       expect(byRun.size).toBe(RUNS);
       for (const [runId, journal] of byRun) {
-        expect(journal.map((e) => e.seq), runId).toEqual([...Array(ENTRIES).keys()]);
+        expect(
+          journal.map((e) => e.seq),
+          runId,
+        ).toEqual([...Array(ENTRIES).keys()]);
         expect(() => verifyJournal({ journal, flow_digest: FLOW_DIGEST })).not.toThrow();
         expect(journal.at(-1)?.event).toBe('run_finished');
       }

@@ -103,7 +103,8 @@ async function startSite(): Promise<{ server: Server; url: string }> {
     if (path === '/fields') return html(FIELDS);
     if (path === '/chat') return html(CHAT);
     if (path === '/next') return html(page('Next', `<p ${box(40)}>The next page</p>`));
-    if (path === '/framed') return html(page('Framed', `<iframe src="/chat" title="chat" style="position:absolute;left:0;top:0;width:1000px;height:300px;border:0"></iframe>`));
+    if (path === '/framed')
+      return html(page('Framed', `<iframe src="/chat" title="chat" style="position:absolute;left:0;top:0;width:1000px;height:300px;border:0"></iframe>`));
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -461,7 +462,10 @@ describe('the live socket: stop, the address bar and the end of recording store 
     const owner = new Client(h.url);
     await owner.signup('typing@example.test', 'correct horse battery', 'Typing org');
     const a = (await owner.call('POST', '/api/automations', { name: 'typing', site: `${site.url}/fields`, task: 'Type and leave' })).body.automation;
-    const viewer = await Viewer.open(`${h.url.replace(/^http/, 'ws')}/api/authoring/${a.id}/live?width=1100&height=720`, { origin: h.url, cookie: `svc_session=${owner.cookie}` });
+    const viewer = await Viewer.open(`${h.url.replace(/^http/, 'ws')}/api/authoring/${a.id}/live?width=1100&height=720`, {
+      origin: h.url,
+      cookie: `svc_session=${owner.cookie}`,
+    });
     try {
       await viewer.next((m) => m.type === 'ready');
       await viewer.loaded('/fields', true);
@@ -478,7 +482,10 @@ describe('the live socket: stop, the address bar and the end of recording store 
       viewer.send({ type: 'text', text: 'Lyon' });
       viewer.send({ type: 'navigate', url: `${site.url}/fields?again=1` });
       const ops = await viewer.opCount(4);
-      expect(ops.slice(2)).toEqual([{ kind: 'fill', target: expect.objectContaining(CITY), value: 'Lyon' }, { kind: 'navigate', url: `${site.url}/fields?again=1` }]);
+      expect(ops.slice(2)).toEqual([
+        { kind: 'fill', target: expect.objectContaining(CITY), value: 'Lyon' },
+        { kind: 'navigate', url: `${site.url}/fields?again=1` },
+      ]);
       await viewer.next((m) => m.type === 'loaded' && m.complete === true && m.url.endsWith('again=1'));
       // The end of recording by closing the socket: the last typing is stored.
       viewer.click(at(100));
@@ -486,9 +493,7 @@ describe('the live socket: stop, the address bar and the end of recording store 
       await viewer.roundTrip();
       viewer.close();
       await viewer.closed;
-      await expect
-        .poll(async () => (await h.storage.authoring.get(a.org_id, a.id))?.captured_ops.length, { timeout: 30_000 })
-        .toBe(5);
+      await expect.poll(async () => (await h.storage.authoring.get(a.org_id, a.id))?.captured_ops.length, { timeout: 30_000 }).toBe(5);
       const stored = await h.storage.authoring.get(a.org_id, a.id);
       expect(stored?.captured_ops.slice(4)).toEqual([{ kind: 'fill', target: expect.objectContaining(NAME), value: 'Bye' }]);
     } finally {

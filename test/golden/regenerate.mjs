@@ -18,7 +18,9 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const cwd = mkdtempSync(join(tmpdir(), 'flowctl-golden-'));
 const digests = {};
 try {
-  for (const file of readdirSync(flowsDir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(flowsDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const name = file.replace(/\.yaml$/, '');
     const r = spawnSync(process.execPath, [join(root, 'bin/flowctl.mjs'), 'compile', join(flowsDir, file), '--check', '--json'], { cwd, encoding: 'utf8' });
     if (r.status !== 0) {

@@ -33,7 +33,10 @@ export function makeCanary(seed: number): string {
 
 const htmlNamed = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 const htmlNumeric = (s: string) => [...s].map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : `&#${ch.codePointAt(0)};`)).join('');
-const asciiJson = (s: string) => JSON.stringify(s).slice(1, -1).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const asciiJson = (s: string) =>
+  JSON.stringify(s)
+    .slice(1, -1)
+    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
 const formEncoded = (s: string) => new URLSearchParams([['k', s]]).toString().slice(2);
 /** The COPY text format of pg_dump: backslash, tab, newline, carriage return escaped. */

@@ -128,5 +128,13 @@ function jsonFormGreeting(name: string, age: string): { inputs: Record<string, s
 /** An expression for the Nerdamer task, and the tree the page shows for it (nerdamer's own htmlTree, as text). */
 function nerdamerTree(expression: string): { inputs: Record<string, string>; output: Record<string, unknown> } {
   const html: string = require('nerdamer').htmlTree(expression);
-  return { inputs: { expression }, output: { tree: html.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim() } };
+  return {
+    inputs: { expression },
+    output: {
+      tree: html
+        .replace(/<[^>]+>/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    },
+  };
 }

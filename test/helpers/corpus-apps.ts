@@ -235,7 +235,11 @@ function jsvReport(instance: unknown): { inputs: Record<string, string>; output:
         .join('')
     : 'Input is valid!';
   // JSV in Node resolves the page's relative URIs ("json", "schema") under its urn: scheme; the page shows them without it.
-  const text = html.replace(/<[^>]+>/g, '').replaceAll('urn:', '').replace(/\s+/g, ' ').trim();
+  const text = html
+    .replace(/<[^>]+>/g, '')
+    .replaceAll('urn:', '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return { inputs: { instance: JSON.stringify(instance) }, output: { report: text } };
 }
 

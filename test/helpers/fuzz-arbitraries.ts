@@ -127,11 +127,21 @@ export function schemaArb(schema: JsonSchema, options: SchemaArbOptions, propert
   switch (type) {
     case 'string': {
       const sized = fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) });
-      const edges = [s.minLength !== undefined ? 'x'.repeat(Math.max(0, s.minLength - 1)) : undefined, s.maxLength !== undefined && s.maxLength < 2_000_000 ? 'y'.repeat(s.maxLength + 1) : undefined].filter(
-        (x): x is string => x !== undefined,
+      const edges = [
+        s.minLength !== undefined ? 'x'.repeat(Math.max(0, s.minLength - 1)) : undefined,
+        s.maxLength !== undefined && s.maxLength < 2_000_000 ? 'y'.repeat(s.maxLength + 1) : undefined,
+      ].filter((x): x is string => x !== undefined);
+      const matching = s.pattern
+        ? [{ weight: 4, arbitrary: fc.stringMatching(new RegExp(s.pattern)).filter((x) => x.length <= (s.maxLength ?? 200) && x.length >= (s.minLength ?? 0)) }]
+        : [];
+      return fc.oneof(
+        { weight: 3, arbitrary: sized },
+        ...matching,
+        { weight: 2, arbitrary: anyString },
+        ...(edges.length ? [{ weight: 1, arbitrary: fc.constantFrom(...edges) }] : []),
+        ...fromPool,
+        junk,
       );
-      const matching = s.pattern ? [{ weight: 4, arbitrary: fc.stringMatching(new RegExp(s.pattern)).filter((x) => x.length <= (s.maxLength ?? 200) && x.length >= (s.minLength ?? 0)) }] : [];
-      return fc.oneof({ weight: 3, arbitrary: sized }, ...matching, { weight: 2, arbitrary: anyString }, ...(edges.length ? [{ weight: 1, arbitrary: fc.constantFrom(...edges) }] : []), ...fromPool, junk);
     }
     case 'integer':
     case 'number': {
@@ -152,7 +162,9 @@ export function schemaArb(schema: JsonSchema, options: SchemaArbOptions, propert
       const item = s.items ? schemaArb(s.items, options, property, depth + 1) : junkValue;
       return fc.oneof(
         { weight: 4, arbitrary: fc.array(item, { maxLength: Math.min(s.maxItems ?? 5, 5) }) },
-        ...(s.maxItems !== undefined && s.maxItems <= 2_000 ? [{ weight: 1, arbitrary: fc.constant(null).map(() => Array.from({ length: s.maxItems! + 1 }, () => 'a')) }] : []),
+        ...(s.maxItems !== undefined && s.maxItems <= 2_000
+          ? [{ weight: 1, arbitrary: fc.constant(null).map(() => Array.from({ length: s.maxItems! + 1 }, () => 'a')) }]
+          : []),
         ...fromPool,
         junk,
       );
@@ -164,8 +176,15 @@ export function schemaArb(schema: JsonSchema, options: SchemaArbOptions, propert
         { weight: 2, arbitrary: fc.record(props, { requiredKeys: (s.required ?? []).filter((k) => k in props) }) },
         { weight: 1, arbitrary: fc.record(props, { requiredKeys: [] }) },
       );
-      const extra = fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'org_id', 'id', 'role', 'secret', 'value')), junkValue, { maxKeys: 3 });
-      const additional = s.additionalProperties && typeof s.additionalProperties === 'object' ? fc.dictionary(fc.string({ maxLength: 20 }), schemaArb(s.additionalProperties, options, property, depth + 1), { maxKeys: 4 }) : undefined;
+      const extra = fc.dictionary(
+        fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'org_id', 'id', 'role', 'secret', 'value')),
+        junkValue,
+        { maxKeys: 3 },
+      );
+      const additional =
+        s.additionalProperties && typeof s.additionalProperties === 'object'
+          ? fc.dictionary(fc.string({ maxLength: 20 }), schemaArb(s.additionalProperties, options, property, depth + 1), { maxKeys: 4 })
+          : undefined;
       return fc.oneof(
         { weight: 6, arbitrary: record },
         { weight: 2, arbitrary: fc.tuple(record, extra).map(([a, b]) => ({ ...b, ...a })) },
@@ -185,11 +204,35 @@ export function bodyArb(value: fc.Arbitrary<unknown>): fc.Arbitrary<string | Uin
   return fc.oneof(
     { weight: 30, arbitrary: value.map((v) => JSON.stringify(v) ?? 'null') },
     { weight: 1, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', '[]', '"x"', '42', 'true', '{', '{"a":', '{"a":1,}', "{'a':1}", '{"a":1}{"b":2}', '\ufeff{}', '{"a":"\\ud800"}', '{"a":1e999}') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        'null',
+        '[]',
+        '"x"',
+        '42',
+        'true',
+        '{',
+        '{"a":',
+        '{"a":1,}',
+        "{'a':1}",
+        '{"a":1}{"b":2}',
+        '\ufeff{}',
+        '{"a":"\\ud800"}',
+        '{"a":1e999}',
+      ),
+    },
     { weight: 1, arbitrary: fc.tuple(value, fc.integer({ min: 1, max: 40 })).map(([v, cut]) => (JSON.stringify(v) ?? 'null').slice(0, -cut)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, ...b, 0xff, 0xfe, 0x22, 0x7d])) },
-    { weight: 1, arbitrary: fc.tuple(value, deepValue).map(([v, deep]) => JSON.stringify(v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v, deep } : { deep })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(value, deepValue)
+        .map(([v, deep]) => JSON.stringify(v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v, deep } : { deep })),
+    },
     { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 200_000 }).map((n) => '['.repeat(n) + ']'.repeat(n)) },
     { weight: 1, arbitrary: fc.integer({ min: 100, max: 50_000 }).map((n) => `{"a":${'{"b":'.repeat(n)}1${'}'.repeat(n)}}`) },
     // Over the 1 MiB body limit.

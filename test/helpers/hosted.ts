@@ -120,14 +120,21 @@ export async function startBareService(): Promise<{ url: string; close(): Promis
 /** A client that keeps its own `svc_session` cookie, like a browser tab or curl -c/-b. */
 export class Client {
   cookie: string | undefined;
-  constructor(readonly base: string, readonly origin?: string) {}
+  constructor(
+    readonly base: string,
+    readonly origin?: string,
+  ) {}
 
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
     const h: Record<string, string> = { ...headers };
     if (this.cookie !== undefined && h.cookie === undefined) h.cookie = `svc_session=${this.cookie}`;
     if (body !== undefined && h['content-type'] === undefined) h['content-type'] = 'application/json';
     if (this.origin) h.origin = this.origin;
-    const res = await fetch(this.base + path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(this.base + path, {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     for (const c of res.headers.getSetCookie()) {
       const m = /^svc_session=([^;]*)/.exec(c);
       if (m) this.cookie = m[1] === '' ? undefined : m[1];

@@ -79,7 +79,8 @@ export async function startPrivateCluster(bins: PgBinaries, name = 'flowctl-chao
     if (id.status !== 0) throw new Error('running as root, but there is no postgres user to run the server as (install postgresql)');
     await chown(dir, Number(id.stdout.trim()), Number(gid.stdout.trim()));
   }
-  const as = (cmd: string, args: string[]) => (isRoot() ? run('runuser', ['-u', 'postgres', '--', cmd, ...args], { timeout: 180_000 }) : run(cmd, args, { timeout: 180_000 }));
+  const as = (cmd: string, args: string[]) =>
+    isRoot() ? run('runuser', ['-u', 'postgres', '--', cmd, ...args], { timeout: 180_000 }) : run(cmd, args, { timeout: 180_000 });
   await as(bins.initdb, ['-D', data, '--auth=trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
   let port = 0;
   const startOn = (p: number) =>

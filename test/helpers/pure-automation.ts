@@ -10,7 +10,13 @@ import type { AutomationRecord, ServiceStorage } from '../../src/ports/service-s
  * input `who`, no browser, no network), stored in the engine and the service tables as publish
  * leaves them: for tests that need many cheap runs of a published automation.
  */
-export async function publishPureAutomation(storage: ServiceStorage, engine: Engine, orgId: string, userId: string, name: string): Promise<AutomationRecord & { live_digest: string }> {
+export async function publishPureAutomation(
+  storage: ServiceStorage,
+  engine: Engine,
+  orgId: string,
+  userId: string,
+  name: string,
+): Promise<AutomationRecord & { live_digest: string }> {
   const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../golden/hello.flowspec.json'), 'utf8')) as FlowSpec;
   const digest = await engine.putSpec(spec);
   const now = new Date().toISOString();

@@ -47,7 +47,10 @@ export async function startSite(options: { password: string; variant?: SiteVaria
       const user = form.get('user') ?? '';
       const ok = user !== '' && form.get('password') === options.password;
       logins.push({ user, ok });
-      res.writeHead(303, ok ? { location: '/app.html', 'set-cookie': `session=${encodeURIComponent(user)}; Path=/; SameSite=Lax` } : { location: '/index.html?error=1' });
+      res.writeHead(
+        303,
+        ok ? { location: '/app.html', 'set-cookie': `session=${encodeURIComponent(user)}; Path=/; SameSite=Lax` } : { location: '/index.html?error=1' },
+      );
       res.end();
       return;
     }

@@ -45,7 +45,8 @@ export async function startUploadSite(): Promise<UploadSite> {
       return;
     }
     if (req.url !== '/form') return void res.writeHead(404).end();
-    const button = site.version === 1 ? `<button data-testid="check" ${box(160)}>Check</button>` : `<button data-testid="verify" ${box(VERIFY_TOP)}>Verify</button>`;
+    const button =
+      site.version === 1 ? `<button data-testid="check" ${box(160)}>Check</button>` : `<button data-testid="verify" ${box(VERIFY_TOP)}>Verify</button>`;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Receipts</title></head><body style="margin:0;font:16px sans-serif">` +
         `<label for="f" ${label(40)}>Receipt</label><input id="f" type="file" ${box(40)}>` +

@@ -6,7 +6,9 @@ import { slotName } from '../../src/service/studio/live.js';
 /** The committed capture bundle is the one page-script.ts builds to (run scripts/build-capture-script.mjs when it is not). */
 describe('studio capture script', () => {
   it('page-script.generated.ts is fresh', async () => {
-    const { bundleCaptureScript } = (await import(resolve(import.meta.dirname, '../../scripts/build-capture-script.mjs'))) as { bundleCaptureScript(): Promise<string> };
+    const { bundleCaptureScript } = (await import(resolve(import.meta.dirname, '../../scripts/build-capture-script.mjs'))) as {
+      bundleCaptureScript(): Promise<string>;
+    };
     const committed = await readFile(resolve(import.meta.dirname, '../../adapters/executor-playwright/studio/page-script.generated.ts'), 'utf8');
     expect(committed === (await bundleCaptureScript())).toBe(true);
   });

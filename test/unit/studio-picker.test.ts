@@ -13,7 +13,8 @@ import { CAPTURE_SCRIPT } from '../../adapters/executor-playwright/studio/page-s
  */
 
 const SEEN = `<script>window.seen=[];for(const t of ['keydown','keyup','keypress','mousedown','mouseup','pointerdown','click'])addEventListener(t,(e)=>seen.push(t+(e.key?':'+e.key:'')),false);</script>`;
-const page = (body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body style="margin:0;font:16px/1.5 sans-serif">${body}${SEEN}</body></html>`;
+const page = (body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body style="margin:0;font:16px/1.5 sans-serif">${body}${SEEN}</body></html>`;
 
 const PAGES: Record<string, string> = {
   // TodoMVC's footer: the filters are absolutely positioned over the whole footer, the count under them.
@@ -86,7 +87,12 @@ const labelText = () => label(tab).textContent();
 /** The box of the (first) outline and of an element, rounded. */
 const outlineBox = async () => round((await tab.locator('[data-flowctl-picker-box]').first().boundingBox())!);
 const boxOf = async (css: string) => round((await tab.locator(css).boundingBox())!);
-const round = (b: { x: number; y: number; width: number; height: number }) => ({ x: Math.round(b.x), y: Math.round(b.y), w: Math.round(b.width), h: Math.round(b.height) });
+const round = (b: { x: number; y: number; width: number; height: number }) => ({
+  x: Math.round(b.x),
+  y: Math.round(b.y),
+  w: Math.round(b.width),
+  h: Math.round(b.height),
+});
 const seen = () => tab.evaluate(() => (window as any).seen as string[]);
 
 /** The centre of the text node `index` of the element `css` (where a person points at that text). */
@@ -135,7 +141,10 @@ describe('the extract picker', () => {
 
   it('ArrowUp and u move the pick to the parent, ArrowDown and d back toward the hovered element; the page sees no key', async () => {
     await tab.goto(`${base}/footer`);
-    const p = await tab.locator('#todo-count strong').boundingBox().then((b) => ({ x: b!.x + b!.width / 2, y: b!.y + b!.height / 2 }));
+    const p = await tab
+      .locator('#todo-count strong')
+      .boundingBox()
+      .then((b) => ({ x: b!.x + b!.width / 2, y: b!.y + b!.height / 2 }));
     await arm('count');
     await tab.mouse.move(p.x, p.y);
     await expect.poll(labelText).toBe('2');
@@ -182,7 +191,12 @@ describe('the extract picker', () => {
 
   it('list mode: every item like the picked one is outlined and counted; the op names the items exactly and their container', async () => {
     await tab.goto(`${base}/list`);
-    const p = await tab.locator('#todo-list li').nth(1).locator('label').boundingBox().then((b) => ({ x: b!.x + 20, y: b!.y + b!.height / 2 }));
+    const p = await tab
+      .locator('#todo-list li')
+      .nth(1)
+      .locator('label')
+      .boundingBox()
+      .then((b) => ({ x: b!.x + 20, y: b!.y + b!.height / 2 }));
     await arm('titles', true);
     await tab.mouse.move(p.x, p.y);
     await expect.poll(labelText).toBe('3 items: Buy milk, Write report, Call mum');
@@ -221,7 +235,7 @@ describe('the extract picker', () => {
 });
 
 describe('ranked targets', () => {
-  it('a stable class is a candidate of every target (generated and state classes are not); an extract\'s text and content-named role are never its primary', async () => {
+  it("a stable class is a candidate of every target (generated and state classes are not); an extract's text and content-named role are never its primary", async () => {
     await tab.goto(`${base}/footer`);
     await tab.locator('button').click();
     await next(1);

@@ -65,9 +65,15 @@ describe('seeded randomness', () => {
   it('runs every fast-check property from the fixed seed (vitest setup file)', () => {
     expect(fc.readConfigureGlobal().seed).toBe(FAST_CHECK_SEED);
     const first: number[] = [];
-    fc.assert(fc.property(fc.integer(), (n) => void first.push(n)), { numRuns: 5 });
+    fc.assert(
+      fc.property(fc.integer(), (n) => void first.push(n)),
+      { numRuns: 5 },
+    );
     const again: number[] = [];
-    fc.assert(fc.property(fc.integer(), (n) => void again.push(n)), { numRuns: 5 });
+    fc.assert(
+      fc.property(fc.integer(), (n) => void again.push(n)),
+      { numRuns: 5 },
+    );
     expect(again).toEqual(first);
   });
 });

@@ -44,7 +44,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let parsed: any ;
+  let parsed: any;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {
@@ -86,9 +86,20 @@ export const q = (params: Record<string, string | number | undefined | null>) =>
 // Resources (docs/hosted-api.md).
 
 export type Role = 'owner' | 'member';
-export interface User { id: string; email: string }
-export interface Org { id: string; name: string }
-export interface Session { user: User; org: Org; role: Role; orgs: { id: string; name: string; role: Role }[] }
+export interface User {
+  id: string;
+  email: string;
+}
+export interface Org {
+  id: string;
+  name: string;
+}
+export interface Session {
+  user: User;
+  org: Org;
+  role: Role;
+  orgs: { id: string; name: string; role: Role }[];
+}
 
 export type AutomationStatus = 'draft' | 'published' | 'failing';
 export interface Automation {
@@ -107,7 +118,11 @@ export interface Automation {
   status: AutomationStatus;
 }
 
-export interface Version { flow_digest: string; created_at: string; created_by: string }
+export interface Version {
+  flow_digest: string;
+  created_at: string;
+  created_by: string;
+}
 
 export interface AuthoringSession {
   id: string;
@@ -149,8 +164,16 @@ export interface Execution {
   error_code: string | null;
 }
 
-export interface StepError { code: string; message: string; retryable?: boolean }
-export interface StepWarning { code: string; message: string; data?: unknown }
+export interface StepError {
+  code: string;
+  message: string;
+  retryable?: boolean;
+}
+export interface StepWarning {
+  code: string;
+  message: string;
+  data?: unknown;
+}
 export interface JournalEntry {
   event: 'run_started' | 'step_started' | 'step_succeeded' | 'step_failed' | 'step_skipped' | 'effect_recorded' | 'run_finished';
   at: string;
@@ -198,9 +221,24 @@ export interface ApiKey {
   revoked_at: string | null;
 }
 
-export interface SecretMeta { name: string; updated_at: string }
-export interface Member { user_id: string; email: string; role: Role; created_at: string }
-export interface AuditEntry { id: string; org_id: string; actor: string; target: string; at: string; metadata: Record<string, unknown> & { action?: string } }
+export interface SecretMeta {
+  name: string;
+  updated_at: string;
+}
+export interface Member {
+  user_id: string;
+  email: string;
+  role: Role;
+  created_at: string;
+}
+export interface AuditEntry {
+  id: string;
+  org_id: string;
+  actor: string;
+  target: string;
+  at: string;
+  metadata: Record<string, unknown> & { action?: string };
+}
 
 /** The FlowSpec as far as the app reads it (docs/flows.md). */
 export interface FlowSpecLike {

@@ -112,7 +112,13 @@ function Shell({ children }: { children: ReactNode }) {
           <img src="/favicon.svg" alt="" width={24} height={24} />
           <span>flowctl</span>
         </Link>
-        <button type="button" className="btn btn-small btn-side menu-button" aria-expanded={menuOpen} aria-controls="sidebar" onClick={() => setMenuOpen((o) => !o)}>
+        <button
+          type="button"
+          className="btn btn-small btn-side menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="sidebar"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
           <span aria-hidden="true">{menuOpen ? '✕' : '☰'}</span> Menu
         </button>
       </header>
@@ -171,7 +177,9 @@ function Shell({ children }: { children: ReactNode }) {
               <span className="user-email" data-testid="user-email" title={session.user.email}>
                 {session.user.email}
               </span>
-              <span className="user-role">{session.role} of {session.org.name}</span>
+              <span className="user-role">
+                {session.role} of {session.org.name}
+              </span>
             </span>
           </div>
           <div className="side-foot-row">

@@ -21,12 +21,13 @@ function Scalar({ value }: { value: unknown }) {
 function Node({ value, depth, collapseAt, last, name }: { value: unknown; depth: number; collapseAt: number; last: boolean; name?: string }): ReactNode {
   const [open, setOpen] = useState(depth < collapseAt);
   const indent = '  '.repeat(depth);
-  const key = name !== undefined ? (
-    <>
-      <span className="j-key">{JSON.stringify(name)}</span>
-      {': '}
-    </>
-  ) : null;
+  const key =
+    name !== undefined ? (
+      <>
+        <span className="j-key">{JSON.stringify(name)}</span>
+        {': '}
+      </>
+    ) : null;
   const comma = last ? '' : ',';
   if (value === null || typeof value !== 'object') {
     return (

@@ -131,7 +131,19 @@ export function Empty({ title, children, action }: { title: string; children?: R
 }
 
 /** Loading, error or the data (an empty check turns into the empty state). */
-export function Async<T>({ r, children, empty, isEmpty, label }: { r: Resource<T> & { reload(): Promise<void> }; children: (data: T) => ReactNode; empty?: ReactNode; isEmpty?: (data: T) => boolean; label?: string }) {
+export function Async<T>({
+  r,
+  children,
+  empty,
+  isEmpty,
+  label,
+}: {
+  r: Resource<T> & { reload(): Promise<void> };
+  children: (data: T) => ReactNode;
+  empty?: ReactNode;
+  isEmpty?: (data: T) => boolean;
+  label?: string;
+}) {
   if (r.state === 'error' && r.data === undefined) return <ErrorBox error={r.error} onRetry={() => void r.reload()} />;
   if (r.data === undefined) return <Loading label={label} />;
   return (
@@ -151,7 +163,20 @@ export function Badge({ tone, children, title }: { tone: 'green' | 'red' | 'gray
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  const tone = ({ published: 'green', succeeded: 'green', failing: 'red', failed: 'red', draft: 'gray', canceled: 'gray', running: 'blue', pending: 'blue', queued: 'blue' } as const)[status as 'draft'] ?? 'gray';
+  const tone =
+    (
+      {
+        published: 'green',
+        succeeded: 'green',
+        failing: 'red',
+        failed: 'red',
+        draft: 'gray',
+        canceled: 'gray',
+        running: 'blue',
+        pending: 'blue',
+        queued: 'blue',
+      } as const
+    )[status as 'draft'] ?? 'gray';
   return (
     <Badge tone={tone}>
       {status === 'running' || status === 'pending' ? <span className="pulse" aria-hidden="true" /> : null}
@@ -178,7 +203,19 @@ export function Digest({ value }: { value: string | null | undefined }) {
   );
 }
 
-export function Card({ title, actions, children, className, subtitle }: { title?: ReactNode; subtitle?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+export function Card({
+  title,
+  actions,
+  children,
+  className,
+  subtitle,
+}: {
+  title?: ReactNode;
+  subtitle?: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
     <section className={`card ${className ?? ''}`}>
       {title || actions ? (
@@ -209,7 +246,21 @@ export function PageHeader({ title, subtitle, actions, crumbs }: { title: ReactN
 }
 
 /** A destructive button that asks once more, inline (no browser dialog). */
-export function ConfirmButton({ label, confirm, onConfirm, disabled, busy, small = true }: { label: string; confirm: string; onConfirm(): void; disabled?: boolean; busy?: boolean; small?: boolean }) {
+export function ConfirmButton({
+  label,
+  confirm,
+  onConfirm,
+  disabled,
+  busy,
+  small = true,
+}: {
+  label: string;
+  confirm: string;
+  onConfirm(): void;
+  disabled?: boolean;
+  busy?: boolean;
+  small?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (
@@ -221,7 +272,8 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled, busy, small
   return (
     <span className="confirm">
       <span className="confirm-text">{confirm}</span>
-      <button type="button"
+      <button
+        type="button"
         className="btn btn-danger btn-small"
         onClick={() => {
           setAsking(false);
@@ -259,7 +311,17 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** The end of a grid form: the action's error (if any) across the grid, then its submit button. */
-export function FormFooter({ action, label, busyLabel, disabled }: { action: { busy: boolean; error?: ApiError }; label: string; busyLabel: string; disabled?: boolean }) {
+export function FormFooter({
+  action,
+  label,
+  busyLabel,
+  disabled,
+}: {
+  action: { busy: boolean; error?: ApiError };
+  label: string;
+  busyLabel: string;
+  disabled?: boolean;
+}) {
   return (
     <>
       {action.error ? (

@@ -82,7 +82,12 @@ function labelOf(el: Element): string {
   if (aria) return aria;
   const by = el.getAttribute('aria-labelledby');
   if (by) {
-    const text = norm(by.split(/\s+/).map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
+    const text = norm(
+      by
+        .split(/\s+/)
+        .map((id) => document.getElementById(id)?.textContent ?? '')
+        .join(' '),
+    );
     if (text) return text;
   }
   const labels = (el as HTMLInputElement).labels;
@@ -96,7 +101,8 @@ function textMatches(text: string): Element[] {
 }
 
 /** Classes a page sets by state (active, selected, completed...): they come and go, so they never name an element. */
-const STATEFUL_CLASS = /^(is-|has-|ng-|v-)|^(active|selected|current|checked|completed|done|disabled|enabled|hidden|visible|show|shown|open|opened|closed|expanded|collapsed|focus|focused|hover|hovered|pressed|loading|loaded|editing|error|invalid|valid|dirty|pristine|touched|untouched|even|odd|first|last|in|fade|highlighted)$|(--|__|-)(active|selected|current|checked|open|disabled|hidden|focus|focused|hover|hovered|expanded|collapsed)$/i;
+const STATEFUL_CLASS =
+  /^(is-|has-|ng-|v-)|^(active|selected|current|checked|completed|done|disabled|enabled|hidden|visible|show|shown|open|opened|closed|expanded|collapsed|focus|focused|hover|hovered|pressed|loading|loaded|editing|error|invalid|valid|dirty|pristine|touched|untouched|even|odd|first|last|in|fade|highlighted)$|(--|__|-)(active|selected|current|checked|open|disabled|hidden|focus|focused|hover|hovered|expanded|collapsed)$/i;
 /** Classes a build tool generates (CSS modules, CSS-in-JS hashes): they change with every build. */
 const GENERATED_CLASS = /^(css|sc|jsx|emotion|svelte|styled|jss|tw|makeStyles)-|__[\w-]{5,}$|\d{4,}/i;
 
@@ -121,7 +127,11 @@ function classSelector(el: Element): string | undefined {
   const classes = [...el.classList].filter(stableClass);
   if (classes.length === 0) return undefined;
   const tag = CSS.escape(el.localName);
-  const tries = [...classes.map((c) => `.${CSS.escape(c)}`), ...classes.map((c) => `${tag}.${CSS.escape(c)}`), `${tag}${classes.map((c) => `.${CSS.escape(c)}`).join('')}`];
+  const tries = [
+    ...classes.map((c) => `.${CSS.escape(c)}`),
+    ...classes.map((c) => `${tag}.${CSS.escape(c)}`),
+    `${tag}${classes.map((c) => `.${CSS.escape(c)}`).join('')}`,
+  ];
   return tries.find((css) => uniqueCss(css, el));
 }
 
@@ -213,7 +223,11 @@ function isTextEntry(el: Element): el is HTMLInputElement | HTMLTextAreaElement 
 
 /** The element a click acts on: the nearest interactive ancestor, as codegen retargets. */
 function actionable(el: Element): Element {
-  return el.closest('button, a[href], input, select, textarea, label, summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], [data-testid]') ?? el;
+  return (
+    el.closest(
+      'button, a[href], input, select, textarea, label, summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], [data-testid]',
+    ) ?? el
+  );
 }
 
 const isFileInput = (el: Element | null | undefined): boolean => el instanceof HTMLInputElement && el.type === 'file';
@@ -241,7 +255,11 @@ function install(): void {
   w.__flowctlStudioInstalled = true;
   if (window !== window.top) {
     // Frames are not captured: say so once, on the first interaction.
-    document.addEventListener('mousedown', () => send({ kind: 'refused', message: 'actions inside frames (iframes) are not captured: open the frame\'s page itself with the address bar' }), { capture: true, once: true });
+    document.addEventListener(
+      'mousedown',
+      () => send({ kind: 'refused', message: "actions inside frames (iframes) are not captured: open the frame's page itself with the address bar" }),
+      { capture: true, once: true },
+    );
     refuseFrameTyping(send);
     return;
   }
@@ -326,7 +344,9 @@ function install(): void {
       const selection = window.getSelection();
       if (selection && !selection.isCollapsed && selection.toString().trim() !== '') return;
       // Under the pointer, leaving out what is dragged (a library may move it along with the pointer).
-      const under = document.elementsFromPoint(event.clientX, event.clientY).find((el) => !p.el.contains(el) && el !== document.documentElement && el !== document.body);
+      const under = document
+        .elementsFromPoint(event.clientX, event.clientY)
+        .find((el) => !p.el.contains(el) && el !== document.documentElement && el !== document.body);
       if (!under) return;
       const drop = dropElement(under);
       if (drop === p.el || drop.contains(p.el)) return;
@@ -351,7 +371,8 @@ function install(): void {
       if (extracting()) return;
       const el = actionable(origin);
       // Focusing a field (a contenteditable too) or opening a select is not a step: its fill or select is.
-      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement || (origin instanceof HTMLElement && origin.isContentEditable)) return;
+      if (isTextEntry(el) || el instanceof HTMLSelectElement || el instanceof HTMLOptionElement || (origin instanceof HTMLElement && origin.isContentEditable))
+        return;
       if (el instanceof HTMLLabelElement && el.control && (isTextEntry(el.control) || el.control instanceof HTMLSelectElement)) return;
       // A file input's click opens its chooser: what is captured is the upload the chooser ends with.
       if (isFileInput(el) || (el instanceof HTMLLabelElement && isFileInput(el.control))) return;

@@ -65,9 +65,26 @@ interface Deferred {
 }
 
 const TEXT_INPUT = /^(text|email|password|search|tel|url|number|date|time|datetime-local|month|week|color)$/;
-const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'AltGraph', 'CapsLock', 'NumLock', 'ScrollLock', 'Fn', 'FnLock', 'Hyper', 'Super', 'Symbol', 'SymbolLock', 'OS']);
+const MODIFIER_KEYS = new Set([
+  'Shift',
+  'Control',
+  'Alt',
+  'Meta',
+  'AltGraph',
+  'CapsLock',
+  'NumLock',
+  'ScrollLock',
+  'Fn',
+  'FnLock',
+  'Hyper',
+  'Super',
+  'Symbol',
+  'SymbolLock',
+  'OS',
+]);
 /** Native controls that turn Enter or Space into a click (captured as the click). */
-const CLICKERS = 'button, a[href], area[href], summary, input[type=checkbox], input[type=radio], input[type=submit], input[type=button], input[type=reset], input[type=image], input[type=file], select, option';
+const CLICKERS =
+  'button, a[href], area[href], summary, input[type=checkbox], input[type=radio], input[type=submit], input[type=button], input[type=reset], input[type=image], input[type=file], select, option';
 
 function isTextInput(el: Element): el is HTMLInputElement | HTMLTextAreaElement {
   if (el instanceof HTMLTextAreaElement) return true;
@@ -114,7 +131,8 @@ export function installTyping(deps: TypingDeps): void {
   const deferred: Deferred[] = [];
 
   const fieldName = (el: Entry): string =>
-    (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.name || el.id || deps.labelOf(el) || el.type : el.id || deps.labelOf(el)) || 'field';
+    (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.name || el.id || deps.labelOf(el) || el.type : el.id || deps.labelOf(el)) ||
+    'field';
 
   /** The field for `el`, made current (its target computed now, once for this focus); another dirty one is committed first. */
   function fieldOf(el: Entry): Field {
@@ -289,7 +307,8 @@ export function refuseFrameTyping(send: (message: TypingMessage) => void): void 
   window.addEventListener(
     'input',
     (event) => {
-      if (event.isTrusted) send({ kind: 'refused', message: 'typing inside frames (iframes) is not captured: open the frame\'s page itself with the address bar' });
+      if (event.isTrusted)
+        send({ kind: 'refused', message: "typing inside frames (iframes) is not captured: open the frame's page itself with the address bar" });
     },
     { capture: true, once: true },
   );

@@ -69,7 +69,9 @@ function textAt(el: Element, x: number, y: number): boolean {
 /** The pick at (x, y): the innermost element showing text there (see the file's comment). */
 export function elementAt(x: number, y: number, overlay: Element | null): Element | null {
   const stack = document.elementsFromPoint(x, y).filter((el) => !overlay || (el !== overlay && !overlay.contains(el)));
-  return stack.find((el) => textAt(el, x, y)) ?? stack.find((el) => norm(el.textContent) !== '' && inside(el.getBoundingClientRect(), x, y)) ?? stack[0] ?? null;
+  return (
+    stack.find((el) => textAt(el, x, y)) ?? stack.find((el) => norm(el.textContent) !== '' && inside(el.getBoundingClientRect(), x, y)) ?? stack[0] ?? null
+  );
 }
 
 /** A list the pick is a value of: the container, the item holding the pick, its like siblings, the values. */
@@ -86,7 +88,10 @@ export function createPicker(deps: PickerDeps): Picker {
   const classKey = (el: Element) => [...el.classList].filter(deps.stableClass).sort().join(' ');
   /** An element's selector step: its tag and stable classes, with `:nth-of-type` when a sibling has the same step. */
   const stepOf = (el: Element, nth: boolean): string => {
-    const base = `${CSS.escape(el.localName)}${[...el.classList].filter(deps.stableClass).map((c) => `.${CSS.escape(c)}`).join('')}`;
+    const base = `${CSS.escape(el.localName)}${[...el.classList]
+      .filter(deps.stableClass)
+      .map((c) => `.${CSS.escape(c)}`)
+      .join('')}`;
     const parent = el.parentElement;
     if (!nth || !parent) return base;
     const alike = [...parent.children].filter((s) => s !== el && s.matches(base));
@@ -214,7 +219,13 @@ export function createPicker(deps: PickerDeps): Picker {
     });
     const text = (el: Element) => norm(el.textContent) || '(no text)';
     label.textContent = list
-      ? cut(`${values.length} items: ${values.slice(0, 3).map((v) => cut(text(v), 24)).join(', ')}${values.length > 3 ? '…' : ''}`, LABEL_CHARS)
+      ? cut(
+          `${values.length} items: ${values
+            .slice(0, 3)
+            .map((v) => cut(text(v), 24))
+            .join(', ')}${values.length > 3 ? '…' : ''}`,
+          LABEL_CHARS,
+        )
       : `${all ? 'no repeated items: ' : ''}${cut(text(pick), LABEL_CHARS)}`;
     // Above the pick, else below it, else inside its top; always in the viewport.
     const r = pick.getBoundingClientRect();

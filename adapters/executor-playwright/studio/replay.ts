@@ -29,9 +29,13 @@ function tools(): ToolRegistry {
 }
 
 function failed(step: StudioReplayStep, index: number, code: string, message: string): FlowError {
-  return new FlowError('replay_failed', `[flowctl] [studio] replay stopped at step ${step.id} (${index + 1}): ${message.replace(/^(\[[^\]]+\]\s*)+/, '').split('\n')[0]}`, {
-    data: { step: step.id, index, code },
-  });
+  return new FlowError(
+    'replay_failed',
+    `[flowctl] [studio] replay stopped at step ${step.id} (${index + 1}): ${message.replace(/^(\[[^\]]+\]\s*)+/, '').split('\n')[0]}`,
+    {
+      data: { step: step.id, index, code },
+    },
+  );
 }
 
 /**
@@ -68,7 +72,10 @@ export async function replayInSession(session: RunSession, steps: StudioReplaySt
     const controller = new AbortController();
     const abort = () => controller.abort(new FlowError('canceled', '[flowctl] [studio] the studio session ended'));
     signal.addEventListener('abort', abort, { once: true });
-    const timer = setTimeout(() => controller.abort(new FlowError('step_timeout', `[flowctl] [studio] step ${step.id} timed out after ${step.timeoutMs} ms`)), step.timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new FlowError('step_timeout', `[flowctl] [studio] step ${step.id} timed out after ${step.timeoutMs} ms`)),
+      step.timeoutMs,
+    );
     const ctx: ToolContext = {
       runId: 'studio',
       stepId: step.id,
@@ -125,6 +132,9 @@ async function mustBePasswordField(session: RunSession, step: StudioReplayStep, 
     act: (loc, timeout) => loc.evaluate((el) => el instanceof HTMLInputElement && el.type === 'password', undefined, { timeout }),
   });
   if (!isPassword) {
-    throw new FlowError('secret_not_shown', '[flowctl] [studio] the step types a secret into a field that is not a password field, so the studio would show it: re-record from this step');
+    throw new FlowError(
+      'secret_not_shown',
+      '[flowctl] [studio] the step types a secret into a field that is not a password field, so the studio would show it: re-record from this step',
+    );
   }
 }

@@ -92,7 +92,10 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       // playwright-core loads on the first session, not with the service (an API process that never
       // opens the studio does not carry it: bench/RESULTS.md#scale).
       const { chromium } = await import('playwright-core');
-      const { executablePath } = await resolveBrowser({ ...(options.executablePath ? { executablePath: options.executablePath } : {}), ...(options.env ? { env: options.env } : {}) });
+      const { executablePath } = await resolveBrowser({
+        ...(options.executablePath ? { executablePath: options.executablePath } : {}),
+        ...(options.env ? { env: options.env } : {}),
+      });
       return chromium.launch({ executablePath, headless: options.headless ?? true, args: [...LAUNCH_FLAGS] });
     })();
     return browser;
@@ -102,7 +105,12 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
     const b = await theBrowser();
     const proxy = options.egress ? await startEgressProxy(options.egress) : undefined;
     const context = await b
-      .newContext({ viewport: opts.viewport, acceptDownloads: false, serviceWorkers: 'block', ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}) })
+      .newContext({
+        viewport: opts.viewport,
+        acceptDownloads: false,
+        serviceWorkers: 'block',
+        ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}),
+      })
       .catch(async (err: unknown) => {
         await proxy?.close();
         throw err;
@@ -128,7 +136,9 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       pending = null;
       if (!p || closed || replaying) return;
       committed = `${p.key}\n${p.secret ? '' : String(p.value)}`;
-      opts.onAction(p.secret ? { kind: 'fill', target: p.target, secret: true, field: p.field } : { kind: 'fill', target: p.target, value: p.value, field: p.field });
+      opts.onAction(
+        p.secret ? { kind: 'fill', target: p.target, secret: true, field: p.field } : { kind: 'fill', target: p.target, value: p.value, field: p.field },
+      );
     };
     try {
       await context.exposeBinding(BINDING, (source, message: unknown) => {
@@ -196,7 +206,12 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           void (async () => {
             let found: { target: unknown; accept: string } = { target: undefined, accept: '' };
             // Only the top document's capture script names targets (frames are not captured).
-            if ((await fc.element().ownerFrame().catch(() => null)) === page.mainFrame()) {
+            if (
+              (await fc
+                .element()
+                .ownerFrame()
+                .catch(() => null)) === page.mainFrame()
+            ) {
               // In the page's main world, where the capture script is (an element handle's own evaluate runs in a utility world).
               found = await page
                 .evaluate((node) => {
@@ -232,7 +247,13 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         opts.onFrame({ data: f.data, width: Math.round(f.metadata.deviceWidth), height: Math.round(f.metadata.deviceHeight) }, ack);
       });
       const startScreencast = () =>
-        cdp.send('Page.startScreencast', { format: 'jpeg', quality: screencastQuality(viewport), maxWidth: viewport.width, maxHeight: viewport.height, everyNthFrame: 1 });
+        cdp.send('Page.startScreencast', {
+          format: 'jpeg',
+          quality: screencastQuality(viewport),
+          maxWidth: viewport.width,
+          maxHeight: viewport.height,
+          everyNthFrame: 1,
+        });
       await startScreencast();
       // HTML5 drags are handed to us (see above); one in progress holds its drag data.
       let drag: { data: unknown; entered: boolean } | null = null;
@@ -258,7 +279,9 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       /** After a move with the left button held: did the page start an HTML5 drag? Then wait for its data. */
       const dragBegan = async (): Promise<boolean> => {
         if (drag) return true;
-        const started = await page.evaluate(() => (window as unknown as { __flowctlStudioDragStarted?: () => boolean }).__flowctlStudioDragStarted?.() === true).catch(() => false);
+        const started = await page
+          .evaluate(() => (window as unknown as { __flowctlStudioDragStarted?: () => boolean }).__flowctlStudioDragStarted?.() === true)
+          .catch(() => false);
         if (!started) return false;
         if (!drag) {
           let timer: NodeJS.Timeout | undefined;
@@ -311,7 +334,13 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
             await cdp.send('Input.dispatchMouseEvent', { type: 'mouseWheel', ...base, deltaX: input.deltaX ?? 0, deltaY: input.deltaY ?? 0 });
           } else {
             held = input.action === 'down' ? held | BUTTONS[button]! : held & ~BUTTONS[button]!;
-            await cdp.send('Input.dispatchMouseEvent', { type: input.action === 'down' ? 'mousePressed' : 'mouseReleased', ...base, button, buttons: held, clickCount: input.clickCount ?? 1 });
+            await cdp.send('Input.dispatchMouseEvent', {
+              type: input.action === 'down' ? 'mousePressed' : 'mouseReleased',
+              ...base,
+              button,
+              buttons: held,
+              clickCount: input.clickCount ?? 1,
+            });
           }
         } else if (input.type === 'key') {
           if (drag) {
@@ -354,7 +383,8 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         },
         async replay(steps, replayOptions) {
           if (closed) throw new FlowError('replay_failed', '[flowctl] [studio] the page is closed', { data: { step: null, index: 0, code: 'page_closed' } });
-          if (replaying) throw new FlowError('replay_failed', '[flowctl] [studio] a replay is already running', { data: { step: null, index: 0, code: 'busy' } });
+          if (replaying)
+            throw new FlowError('replay_failed', '[flowctl] [studio] a replay is already running', { data: { step: null, index: 0, code: 'busy' } });
           const controller = new AbortController();
           replaying = controller;
           try {
@@ -375,7 +405,10 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           // The viewer's keys sent before are in the page first (bounded: input may keep coming).
           await within(drained(), COMMIT_WAIT_MS);
           if (closed || replaying) return;
-          await within(page.evaluate(settleAndBarrier, [BINDING, BARRIER, false] as const).catch(() => {}), COMMIT_WAIT_MS);
+          await within(
+            page.evaluate(settleAndBarrier, [BINDING, BARRIER, false] as const).catch(() => {}),
+            COMMIT_WAIT_MS,
+          );
           // What the page did not commit (it did not answer): the latest typing it reported.
           commitPending();
         },

@@ -48,7 +48,11 @@ export const QUEUE_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
         .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('svc_webhook_deliveries_newest').on('svc_webhook_deliveries').columns(['org_id', 'webhook_id', 'created_at desc', 'id desc']).execute();
+      await db.schema
+        .createIndex('svc_webhook_deliveries_newest')
+        .on('svc_webhook_deliveries')
+        .columns(['org_id', 'webhook_id', 'created_at desc', 'id desc'])
+        .execute();
     },
   },
   // The rows the reconcile sweep reads (executions.listUnfinished): few, whatever the table's size.

@@ -97,7 +97,10 @@ export function sqlAuditStore(ctx: ServiceContext): AuditStore {
       ctx.guard('audit.page', async () => {
         let q = audits().where('org_id', '=', orgId);
         if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
-        const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+        const rows = await q
+          .orderBy('seq', 'desc')
+          .limit(limit + 1)
+          .execute();
         const entries = rows.slice(0, limit).map(toAudit);
         return rows.length > limit ? { entries, nextBeforeSeq: entries[entries.length - 1]!.seq } : { entries };
       }),

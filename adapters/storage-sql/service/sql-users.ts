@@ -32,13 +32,21 @@ export function sqlOrgStore(ctx: ServiceContext): OrgStore {
     create: (o) =>
       ctx.guard('orgs.create', () =>
         insertUnique(
-          () => ctx.db.insertInto('svc_orgs').values({ id: o.id, name: o.name, created_at: timestamptz('created_at', o.created_at) }).execute(),
+          () =>
+            ctx.db
+              .insertInto('svc_orgs')
+              .values({ id: o.id, name: o.name, created_at: timestamptz('created_at', o.created_at) })
+              .execute(),
           () => 'id',
         ),
       ),
     get: (id) =>
       ctx.guard('orgs.get', () =>
-        ctx.db.selectFrom('svc_orgs').select(['id', 'name', isoTextNotNull('created_at', 'created_at')]).where('id', '=', id).executeTakeFirst(),
+        ctx.db
+          .selectFrom('svc_orgs')
+          .select(['id', 'name', isoTextNotNull('created_at', 'created_at')])
+          .where('id', '=', id)
+          .executeTakeFirst(),
       ),
   };
 }

@@ -53,9 +53,7 @@ async function argon2id(password: string, salt: Buffer, p: PasswordParams['argon
 function scrypt(password: string, salt: Buffer, p: PasswordParams['scrypt'], length: number): Promise<Buffer> {
   const N = 2 ** p.log2N;
   return new Promise((resolve, reject) =>
-    crypto.scrypt(password.normalize('NFC'), salt, length, { N, r: p.r, p: p.p, maxmem: 256 * N * p.r }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
+    crypto.scrypt(password.normalize('NFC'), salt, length, { N, r: p.r, p: p.p, maxmem: 256 * N * p.r }, (err, key) => (err ? reject(err) : resolve(key))),
   );
 }
 

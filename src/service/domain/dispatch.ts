@@ -29,7 +29,12 @@ export interface Dispatchable {
  * The automation `name` of the org that a key may run: published (or failing), and within the key's
  * scope. One `undefined` for unknown, draft and out-of-scope names (one 404 for the caller).
  */
-export async function runnableAutomation(deps: ServiceDeps, orgId: string, name: string, scope: readonly string[] | undefined): Promise<Dispatchable | undefined> {
+export async function runnableAutomation(
+  deps: ServiceDeps,
+  orgId: string,
+  name: string,
+  scope: readonly string[] | undefined,
+): Promise<Dispatchable | undefined> {
   const automation = await deps.storage.automations.getByName(orgId, name);
   if (!automation || automation.status === 'draft' || !automation.live_digest) return undefined;
   if (scope !== undefined && !scope.includes(name)) return undefined;
@@ -37,7 +42,10 @@ export async function runnableAutomation(deps: ServiceDeps, orgId: string, name:
   return resolved ? { automation, digest: resolved.digest, spec: resolved.spec } : undefined;
 }
 
-export const secretInputsOf = (spec: FlowSpec): string[] => Object.entries(spec.inputs ?? {}).filter(([, c]) => (c as { secret?: boolean }).secret === true).map(([n]) => n);
+export const secretInputsOf = (spec: FlowSpec): string[] =>
+  Object.entries(spec.inputs ?? {})
+    .filter(([, c]) => (c as { secret?: boolean }).secret === true)
+    .map(([n]) => n);
 
 /**
  * The gateway body shape `{inputs?}` (the gateway and the capture test): any other top-level key is
@@ -66,11 +74,16 @@ export function gatewayBodyInputs(body: unknown): unknown {
 /** Inputs as a caller sends them: an object, never a secret input. */
 export function checkCallerInputs(spec: FlowSpec, inputs: unknown): Record<string, unknown> {
   if (inputs === undefined || inputs === null) return {};
-  if (typeof inputs !== 'object' || Array.isArray(inputs)) throw invalidRequest([{ path: ['inputs'], message: 'must be an object of the automation\'s inputs by name', code: 'invalid_type' }]);
+  if (typeof inputs !== 'object' || Array.isArray(inputs))
+    throw invalidRequest([{ path: ['inputs'], message: "must be an object of the automation's inputs by name", code: 'invalid_type' }]);
   const secret = secretInputsOf(spec).filter((n) => n in (inputs as object));
   if (secret.length > 0) {
     throw invalidRequest(
-      secret.map((n) => ({ path: ['inputs', n], message: `"${n}" is a secret input: it is never sent; it resolves from the org secret of the same name`, code: 'secret_input' })),
+      secret.map((n) => ({
+        path: ['inputs', n],
+        message: `"${n}" is a secret input: it is never sent; it resolves from the org secret of the same name`,
+        code: 'secret_input',
+      })),
     );
   }
   return inputs as Record<string, unknown>;
@@ -101,16 +114,31 @@ export function runResult(run: Run) {
 
 function engineIssues(err: unknown): Issue[] {
   const data = (err as { data?: unknown }).data as { issues?: { path?: unknown; message?: string; code?: string }[] } | unknown[] | undefined;
-  const list = Array.isArray(data) ? data : (data as { issues?: unknown[] } | undefined)?.issues ?? [];
+  const list = Array.isArray(data) ? data : ((data as { issues?: unknown[] } | undefined)?.issues ?? []);
   return (list as { path?: unknown; instancePath?: string; message?: string; code?: string }[]).map((i) => ({
-    path: ['inputs', ...(Array.isArray(i.path) ? i.path : typeof i.path === 'string' ? i.path.split('.').filter(Boolean) : typeof i.instancePath === 'string' ? i.instancePath.split('/').filter(Boolean) : [])],
+    path: [
+      'inputs',
+      ...(Array.isArray(i.path)
+        ? i.path
+        : typeof i.path === 'string'
+          ? i.path.split('.').filter(Boolean)
+          : typeof i.instancePath === 'string'
+            ? i.instancePath.split('/').filter(Boolean)
+            : []),
+    ],
     message: i.message ?? 'invalid',
     code: i.code ?? 'invalid_inputs',
   }));
 }
 
 /** The executions index row of a run of `target`, as the dispatch that starts it writes it. */
-function executionRow(deps: ServiceDeps, target: Dispatchable, runId: string, via: { kind: DispatchKind; keyId?: string }, status: 'queued' | 'running'): ExecutionRecord {
+function executionRow(
+  deps: ServiceDeps,
+  target: Dispatchable,
+  runId: string,
+  via: { kind: DispatchKind; keyId?: string },
+  status: 'queued' | 'running',
+): ExecutionRecord {
   const { automation } = target;
   return {
     id: deps.ids.uuid(),
@@ -154,8 +182,12 @@ export const orgRunOptions = (deps: ServiceDeps, orgId: string): Pick<RunOptions
 });
 
 function inputError(err: unknown): unknown {
-  if (isFlowError(err, 'invalid_inputs')) return invalidRequest(engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }]);
-  if (isFlowError(err, 'secret_not_found')) return serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
+  if (isFlowError(err, 'invalid_inputs'))
+    return invalidRequest(
+      engineIssues(err).length ? engineIssues(err) : [{ path: ['inputs'], message: err.message.replace(/^(\[[^\]]+\]\s*)+/, ''), code: 'invalid_inputs' }],
+    );
+  if (isFlowError(err, 'secret_not_found'))
+    return serviceError('secret_not_found', `${err.message.replace(/^(\[[^\]]+\]\s*)+/, '')}; an owner sets it with PUT /api/secrets/{name}`);
   return err;
 }
 
@@ -169,7 +201,12 @@ export const queueDispatch = (deps: ServiceDeps): boolean => deps.settings.runDi
  * commit in one transaction: a crash or a lost database between them leaves none of them. When the
  * message cannot be stored nothing is kept and the caller gets 503 `queue_unavailable`.
  */
-export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
+export async function enqueueRun(
+  deps: ServiceDeps,
+  target: Dispatchable,
+  inputs: Record<string, unknown>,
+  via: { kind: DispatchKind; keyId?: string },
+): Promise<ExecutionRecord> {
   const { automation } = target;
   const engine = deps.engine;
   const queue = deps.queue;
@@ -226,7 +263,9 @@ export async function enqueueRun(deps: ServiceDeps, target: Dispatchable, inputs
     await queue.send(RUN_QUEUE, message(row));
   } catch (err) {
     await engine.cancel(prepared.run_id).catch(() => undefined);
-    await deps.storage.executions.update(row.org_id, row.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'queue_unavailable' }).catch(() => undefined);
+    await deps.storage.executions
+      .update(row.org_id, row.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'queue_unavailable' })
+      .catch(() => undefined);
     throw unavailable(prepared.run_id, err);
   }
   return row;
@@ -260,7 +299,14 @@ export async function runSync(
           created = deps.storage.executions.create(execution);
           created.catch(() => undefined);
           // The run live view (src/service/live/run-live.ts) finds it from now until it ends.
-          deps.liveRuns?.started({ run_id: runId, execution_id: execution.id, org_id: execution.org_id, automation_id: execution.automation_id, dispatch: via.kind, started_at: execution.created_at });
+          deps.liveRuns?.started({
+            run_id: runId,
+            execution_id: execution.id,
+            org_id: execution.org_id,
+            automation_id: execution.automation_id,
+            dispatch: via.kind,
+            started_at: execution.created_at,
+          });
           hooks.onRunId?.(runId, execution);
         },
       });
@@ -271,7 +317,9 @@ export async function runSync(
       // disagree with it.
       if (execution && !isUnavailable(err)) {
         const code = isFlowError(err) ? err.code : 'run_failed';
-        await deps.storage.executions.update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: code }).catch(() => undefined);
+        await deps.storage.executions
+          .update(execution.org_id, execution.id, { status: 'failed', finished_at: deps.clock.now(), error_code: code })
+          .catch(() => undefined);
       }
       throw inputError(err);
     }
@@ -289,7 +337,12 @@ export async function runSync(
 const finishedStatus = (run: Run | undefined): FinishedStatus => (run?.status === 'succeeded' || run?.status === 'canceled' ? run.status : 'failed');
 
 /** Start the live version; the execution row exists from the moment the engine run does. */
-export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: Record<string, unknown>, via: { kind: DispatchKind; keyId?: string }): Promise<ExecutionRecord> {
+export async function startRun(
+  deps: ServiceDeps,
+  target: Dispatchable,
+  inputs: Record<string, unknown>,
+  via: { kind: DispatchKind; keyId?: string },
+): Promise<ExecutionRecord> {
   const { automation } = target;
   const engine = deps.engine;
   if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
@@ -302,7 +355,14 @@ export async function startRun(deps: ServiceDeps, target: Dispatchable, inputs: 
   const execution: ExecutionRecord = executionRow(deps, target, started.run_id, via, 'running');
   await deps.storage.executions.create(execution);
   // It executes in this process: the run live view shows it until finishRun records its end.
-  deps.liveRuns?.started({ run_id: execution.run_id, execution_id: execution.id, org_id: execution.org_id, automation_id: execution.automation_id, dispatch: via.kind, started_at: execution.created_at });
+  deps.liveRuns?.started({
+    run_id: execution.run_id,
+    execution_id: execution.id,
+    org_id: execution.org_id,
+    automation_id: execution.automation_id,
+    dispatch: via.kind,
+    started_at: execution.created_at,
+  });
   return execution;
 }
 
@@ -362,7 +422,14 @@ export async function recordOutcome(deps: ServiceDeps, execution: ExecutionRecor
     await emitWebhookEvent(deps, execution.org_id, 'run.finished', data);
     if (run.status === 'failed') await emitWebhookEvent(deps, execution.org_id, 'run.failed', data);
     if (becameFailing && failed) {
-      await emitWebhookEvent(deps, execution.org_id, 'automation.failing', { automation_id: execution.automation_id, automation: execution.flow, flow_digest: execution.flow_digest, failing_step: failed.step, run_id: run.id, execution_id: execution.id });
+      await emitWebhookEvent(deps, execution.org_id, 'automation.failing', {
+        automation_id: execution.automation_id,
+        automation: execution.flow,
+        flow_digest: execution.flow_digest,
+        failing_step: failed.step,
+        run_id: run.id,
+        execution_id: execution.id,
+      });
     }
   }
 }

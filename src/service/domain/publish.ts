@@ -54,7 +54,12 @@ export function unknownSlotIssues(ops: readonly unknown[], inputSlots: readonly 
 }
 
 /** Compile the session's capture, or throw the structured problem (`invalid_request` or `secret_leak`). */
-export async function compileCapture(deps: ServiceDeps, stores: ServiceStores, automation: AutomationRecord, session: AuthoringRecord): Promise<CompiledCapture> {
+export async function compileCapture(
+  deps: ServiceDeps,
+  stores: ServiceStores,
+  automation: AutomationRecord,
+  session: AuthoringRecord,
+): Promise<CompiledCapture> {
   if (!deps.tools) throw serviceError('not_ready', 'this service has no tools to compile against');
   if (automation.task.trim() === '') {
     throw invalidRequest([{ path: ['task'], message: 'the automation needs a task (its description) before it is published', code: 'required' }]);
@@ -121,7 +126,12 @@ export async function publishVersion(deps: ServiceDeps, automation: AutomationRe
   const orgId = automation.org_id;
   return deps.storage.transaction(async (tx) => {
     await tx.versions.add({ automation_id: automation.id, org_id: orgId, flow_digest: digest, created_at: now, created_by: actor });
-    const next = await tx.automations.update(orgId, automation.id, { live_digest: digest, status: 'published', needs_attention: false, failing_step: undefined });
+    const next = await tx.automations.update(orgId, automation.id, {
+      live_digest: digest,
+      status: 'published',
+      needs_attention: false,
+      failing_step: undefined,
+    });
     await tx.authoring.update(orgId, automation.id, { state: 'published', error: null, updated_at: now });
     await audit(deps, tx, {
       org_id: orgId,

@@ -51,7 +51,9 @@ export function startReconcileLoop(deps: ServiceDeps, options: ReconcileOptions 
   const orphanMs = deps.settings.queueOrphanSeconds * 1000;
   /** A queued row old enough whose run queue message is neither waiting nor held. */
   const orphaned = async (row: { id: string; created_at: string }): Promise<boolean> =>
-    deps.queue !== undefined && Date.parse(row.created_at) <= Date.parse(deps.clock.now()) - orphanMs && !(await deps.queue.has(RUN_QUEUE, { execution_id: row.id }));
+    deps.queue !== undefined &&
+    Date.parse(row.created_at) <= Date.parse(deps.clock.now()) - orphanMs &&
+    !(await deps.queue.has(RUN_QUEUE, { execution_id: row.id }));
 
   const passOnce = async (): Promise<number> => {
     if (!engine) return 0;
@@ -67,7 +69,8 @@ export function startReconcileLoop(deps: ServiceDeps, options: ReconcileOptions 
         if (stopping.signal.aborted) break;
         const run = await engine.getRun(row.run_id);
         if (!run) {
-          if (await deps.storage.executions.finish(row.org_id, row.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'run_not_found' })) ended++;
+          if (await deps.storage.executions.finish(row.org_id, row.id, { status: 'failed', finished_at: deps.clock.now(), error_code: 'run_not_found' }))
+            ended++;
         } else if (TERMINAL.has(run.status)) {
           await recordOutcome(deps, row, run);
           ended++;

@@ -42,7 +42,9 @@ export function checkCron(cron: string, timezone: string | undefined, minSeconds
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: timezone });
     } catch {
-      throw invalidRequest([{ path: ['timezone'], message: `"${timezone.slice(0, 100)}" is not an IANA time zone (for example Europe/Berlin)`, code: 'invalid_timezone' }]);
+      throw invalidRequest([
+        { path: ['timezone'], message: `"${timezone.slice(0, 100)}" is not an IANA time zone (for example Europe/Berlin)`, code: 'invalid_timezone' },
+      ]);
     }
   }
   try {
@@ -121,7 +123,11 @@ export function scheduleJson(s: ScheduleRecord, flow: string, now: Date) {
  * The one place schedules start runs; it goes through the gateway's dispatch (startRun, then the
  * outcome recorded when the run ends), so a change of dispatch mode changes it here only.
  */
-export async function dispatchScheduleFire(deps: ServiceDeps, s: ScheduleRecord, signal: AbortSignal): Promise<{ executionId: string; done: Promise<unknown> }> {
+export async function dispatchScheduleFire(
+  deps: ServiceDeps,
+  s: ScheduleRecord,
+  signal: AbortSignal,
+): Promise<{ executionId: string; done: Promise<unknown> }> {
   const automation = await deps.storage.automations.get(s.org_id, s.automation_id);
   if (!automation || automation.status === 'draft') throw serviceError('not_found', 'the automation is gone or is a draft');
   const resolved = await deps.engine?.resolve({ digest: s.flow_digest as Digest });
@@ -170,7 +176,13 @@ export function startScheduleLoop(deps: ServiceDeps, options: ScheduleLoopOption
 
   const fire = async (s: ScheduleRecord, at: Date): Promise<void> => {
     const fireAt = at.toISOString();
-    const won = await deps.storage.schedules.claimFire({ schedule_id: s.id, org_id: s.org_id, fire_at: fireAt, claimed_at: deps.clock.now(), claimed_by: instance });
+    const won = await deps.storage.schedules.claimFire({
+      schedule_id: s.id,
+      org_id: s.org_id,
+      fire_at: fireAt,
+      claimed_at: deps.clock.now(),
+      claimed_by: instance,
+    });
     if (!won) return;
     try {
       const { executionId, done } = await dispatchScheduleFire(deps, s, runs.signal);
@@ -210,7 +222,9 @@ export function startScheduleLoop(deps: ServiceDeps, options: ScheduleLoopOption
             .finally(() => inFlight.delete(p));
           inFlight.add(p);
         } else {
-          logger.warn(`[flowctl] [service] schedule ${s.id}: ${MAX_FIRES_IN_FLIGHT} fires in flight in this process; ${latest.toISOString()} left to other processes`);
+          logger.warn(
+            `[flowctl] [service] schedule ${s.id}: ${MAX_FIRES_IN_FLIGHT} fires in flight in this process; ${latest.toISOString()} left to other processes`,
+          );
         }
       }
       const next = cron.nextRun(new Date(Math.max(now.getTime(), since)));

@@ -97,7 +97,10 @@ export function findSecretFieldValues(ops: readonly unknown[], secretSlots: read
 }
 
 export function leakMessage(findings: readonly LeakFinding[]): string {
-  const list = findings.slice(0, 5).map((f) => `${f.what} at ${f.at}`).join('; ');
+  const list = findings
+    .slice(0, 5)
+    .map((f) => `${f.what} at ${f.at}`)
+    .join('; ');
   return (
     `publishing would put secret material into the FlowSpec (${list}${findings.length > 5 ? `; ${findings.length - 5} more` : ''}). ` +
     'Provision it as an org secret, make the field a secret slot (secret_slots), and re-record the step without the value.'

@@ -53,7 +53,11 @@ export async function followSite(deps: ServiceDeps, execution: ExecutionRecord, 
     const change = changeOf(current, drifted);
     if (!change) return;
     const from = current.status === 'failing' ? 'failing' : current.needs_attention ? 'degraded' : 'published';
-    await tx.automations.update(execution.org_id, execution.automation_id, { status: change.status, needs_attention: change.needs_attention, failing_step: change.failing_step });
+    await tx.automations.update(execution.org_id, execution.automation_id, {
+      status: change.status,
+      needs_attention: change.needs_attention,
+      failing_step: change.failing_step,
+    });
     await audit(deps, tx, {
       org_id: execution.org_id,
       actor: SERVICE_ACTOR,

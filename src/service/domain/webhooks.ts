@@ -131,7 +131,10 @@ export async function startWebhookWorker(deps: ServiceDeps, options: { concurren
     const started = Date.now();
     const at = deps.clock.now();
     if (!hook?.enabled) {
-      const attempts = [...delivery.attempts, { at, error: hook ? `endpoint disabled${hook.disabled_reason ? ` (${hook.disabled_reason})` : ''}` : 'endpoint deleted', duration_ms: 0 }];
+      const attempts = [
+        ...delivery.attempts,
+        { at, error: hook ? `endpoint disabled${hook.disabled_reason ? ` (${hook.disabled_reason})` : ''}` : 'endpoint deleted', duration_ms: 0 },
+      ];
       await deps.storage.webhooks.updateDelivery(orgId, id, { status: 'failed', attempts, next_attempt_at: undefined, updated_at: at });
       return;
     }

@@ -94,12 +94,13 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
     if (!automation) return { code: 'not_found', message: 'no such automation in this org' };
     const runId = url.searchParams.get('run_id') ?? undefined;
     if (runId !== undefined) {
-      if (!RUN_ID.test(runId)) return { code: 'invalid_request', message: 'run_id must be a run id (as in the run result or the execution\'s run_id)' };
+      if (!RUN_ID.test(runId)) return { code: 'invalid_request', message: "run_id must be a run id (as in the run result or the execution's run_id)" };
       const execution = await storage.executions.getByRunId(auth.org.id, runId);
       if (!execution || execution.automation_id !== automation.id) return { code: 'not_found', message: 'no such run of this automation' };
     }
     if (!options) return { code: 'not_ready', message: 'this service has no run screencast (createHostedService({runLive}))' };
-    if (viewers.size + gate.pending() >= maxViewers) return { code: 'rate_limited', message: `the run live view has ${maxViewers} viewers connected: try again when one closes` };
+    if (viewers.size + gate.pending() >= maxViewers)
+      return { code: 'rate_limited', message: `the run live view has ${maxViewers} viewers connected: try again when one closes` };
     if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} run live viewers connected: close one first` };
     return { orgId: auth.org.id, automationId: automation.id, runId, cookie: req.headers.cookie };
   }
@@ -166,7 +167,12 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
 
     /** Wait for the next sync run of the automation in this process. */
     const wait = () => {
-      send({ type: 'waiting', automation_id: automationId, message: 'no run of this automation is executing here: the next one (a gateway or MCP call in sync dispatch, a studio test run, a schedule fire) is shown when it starts' });
+      send({
+        type: 'waiting',
+        automation_id: automationId,
+        message:
+          'no run of this automation is executing here: the next one (a gateway or MCP call in sync dispatch, a studio test run, a schedule fire) is shown when it starts',
+      });
       idle = setTimeout(() => {
         send({ type: 'closed', reason: 'idle', message: `no run started for ${Math.round(idleTimeoutMs / 1000)} s: the view was closed` });
         viewer.close(RUN_LIVE_CLOSE.idle, 'idle');
@@ -188,7 +194,11 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
             offEarly();
             if (ended) return;
             if (typeof auth === 'string' || auth.org.id !== orgId) {
-              send({ type: 'closed', reason: 'unauthenticated', message: 'the session that opened the view ended (logged out, revoked, or no longer a member of the org)' });
+              send({
+                type: 'closed',
+                reason: 'unauthenticated',
+                message: 'the session that opened the view ended (logged out, revoked, or no longer a member of the org)',
+              });
               viewer.close(RUN_LIVE_CLOSE.unauthenticated, 'unauthenticated');
               teardown();
               return;
@@ -236,7 +246,9 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
     const newest = registry.inFlight(orgId, automationId)[0];
     if (newest) return attach(newest);
     if (queueDispatch(deps)) {
-      return noFrames('runs of this service are queue-dispatched (SVC_RUN_DISPATCH=queue): they execute on a worker and relay no frames. Follow a run on the run stream (GET /api/runs/{id}/stream)');
+      return noFrames(
+        'runs of this service are queue-dispatched (SVC_RUN_DISPATCH=queue): they execute on a worker and relay no frames. Follow a run on the run stream (GET /api/runs/{id}/stream)',
+      );
     }
     wait();
   }

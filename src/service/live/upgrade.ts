@@ -26,7 +26,14 @@ export function answerUpgrade(socket: Duplex, code: string, message: string): vo
   const status = SERVICE_STATUS_BY_CODE[code] ?? 500;
   const body = JSON.stringify({ error: code, message });
   socket.end(
-    [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body].join('\r\n'),
+    [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
     () => socket.destroy(),
   );
 }
@@ -41,7 +48,10 @@ export function originRefusal(req: IncomingMessage, deps: Pick<ServiceDeps, 'set
   if (origin !== undefined && deps.settings.origins.includes(origin.replace(/\/+$/, ''))) return undefined;
   return {
     code: 'forbidden',
-    message: origin === undefined ? 'a WebSocket needs an Origin on SVC_ORIGINS' : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`,
+    message:
+      origin === undefined
+        ? 'a WebSocket needs an Origin on SVC_ORIGINS'
+        : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`,
   };
 }
 

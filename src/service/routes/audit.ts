@@ -8,8 +8,18 @@ import { AuditEntry, auditJson } from '../schemas.js';
 /** The audit log (docs/hosted-api.md, "Audit log"): newest first, opaque cursor, hash-chained per org. */
 
 const AuditQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
-  cursor: z.string().max(200).optional().openapi({ param: { name: 'cursor', in: 'query' } }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ param: { name: 'cursor', in: 'query' } }),
 });
 
 /** Cursors are opaque to clients: `a1.<seq>` in base64url. */
@@ -38,14 +48,17 @@ export function auditRoutes(deps: ServiceDeps): ServiceRoute[] {
           throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
         }
         const page = await storage.audit.page(c.get('auth').org.id, { limit, ...(beforeSeq !== undefined ? { beforeSeq } : {}) });
-        return c.json({ entries: page.entries.map(auditJson), next_cursor: page.nextBeforeSeq === undefined ? null : encodeAuditCursor(page.nextBeforeSeq) }, 200);
+        return c.json(
+          { entries: page.entries.map(auditJson), next_cursor: page.nextBeforeSeq === undefined ? null : encodeAuditCursor(page.nextBeforeSeq) },
+          200,
+        );
       },
     },
     {
       method: 'get',
       path: '/api/audit/verify',
       auth: 'owner',
-      summary: 'Verify the org\'s audit hash chain',
+      summary: "Verify the org's audit hash chain",
       tags: ['audit'],
       responses: {
         200: jsonResponse(

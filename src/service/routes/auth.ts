@@ -24,7 +24,6 @@ const SessionBody = z
   .object({ user: User, org: Org, role: RoleEnum, orgs: z.array(z.object({ id: z.string(), name: z.string(), role: RoleEnum })) })
   .openapi('Session');
 
-
 /** Signup and login attempts per IP (and Origin checked: a login CSRF is refused too). */
 function authAttempt(deps: ServiceDeps): MiddlewareHandler<ServiceEnv> {
   return async (c, next) => {
@@ -87,7 +86,10 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
       tags: ['accounts'],
       middleware: [authAttempt(deps)],
       request: jsonBody(SignupBody),
-      responses: { 201: jsonResponse('The new user and org; `svc_session` is set', UserOrg), 409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })) },
+      responses: {
+        201: jsonResponse('The new user and org; `svc_session` is set', UserOrg),
+        409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })),
+      },
       handler: async (c) => {
         const body = c.req.valid('json') as z.infer<typeof SignupBody>;
         const orgName = body.org_name ?? `${body.email.split('@')[0]!.slice(0, 100)}'s org`;
@@ -147,7 +149,10 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
       auth: 'public',
       summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
       tags: ['accounts'],
-      responses: { 200: jsonResponse('The session', SessionBody), 401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })) },
+      responses: {
+        200: jsonResponse('The session', SessionBody),
+        401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })),
+      },
       handler: async (c) => {
         const check = await loadSession(c, deps);
         if (check.ok) return c.json(sessionBody(c), 200);

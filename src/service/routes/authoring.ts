@@ -21,15 +21,28 @@ const Slot = z.string().regex(IDENTIFIER).max(64);
 const PatchSessionBody = z
   .object({
     captured_ops: z.array(z.unknown()).max(2000).optional(),
-    input_params: z.array(z.object({ name: Slot, required: z.boolean(), sample: z.string().max(10_000) })).max(200).optional(),
+    input_params: z
+      .array(z.object({ name: Slot, required: z.boolean(), sample: z.string().max(10_000) }))
+      .max(200)
+      .optional(),
     input_slots: z.array(Slot).max(200).optional(),
     secret_slots: z.array(Slot).max(200).optional(),
   })
   .openapi('PatchAuthoringBody');
 const FileBody = z.object({ content_base64: z.string().max(1_400_000) }).openapi('AuthoringFileBody');
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 const FileParams = z.object({
-  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }),
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
   name: z
     .string()
     .min(1)
@@ -98,13 +111,13 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'patch',
       path: '/api/authoring/{id}',
       auth: 'session',
-      summary: 'Replace the capture (ops in the engine\'s format, params, slots); 409 `not_editable` while published',
+      summary: "Replace the capture (ops in the engine's format, params, slots); 409 `not_editable` while published",
       tags: ['authoring'],
       request: { params: IdParam, ...jsonBody(PatchSessionBody) },
       responses: {
         200: jsonResponse('The session', z.object({ session: Session })),
         409: jsonResponse('`not_editable`: published and not reopened', z.object({ error: z.string(), message: z.string() })),
-        422: jsonResponse('`invalid_request`, or `secret_leak` when an op holds an org secret\'s value', z.object({ error: z.string() })),
+        422: jsonResponse("`invalid_request`, or `secret_leak` when an op holds an org secret's value", z.object({ error: z.string() })),
       },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
@@ -117,13 +130,27 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
           // An empty capture is allowed while editing (publish needs at least one op).
           const real = body.captured_ops.length === 0 ? [] : issues;
           if (real.length > 0) {
-            throw invalidRequest(real.map((i) => ({ path: ['captured_ops', ...i.path.replace(/^ops/, '').split(/[.[\]]+/).filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p))], message: i.message, code: 'invalid_op' })));
+            throw invalidRequest(
+              real.map((i) => ({
+                path: [
+                  'captured_ops',
+                  ...i.path
+                    .replace(/^ops/, '')
+                    .split(/[.[\]]+/)
+                    .filter(Boolean)
+                    .map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
+                ],
+                message: i.message,
+                code: 'invalid_op',
+              })),
+            );
           }
         }
         const secretSlots = body.secret_slots ?? session.secret_slots;
         const inputSlots = body.input_slots ?? session.input_slots;
         const both = inputSlots.filter((s) => secretSlots.includes(s));
-        if (both.length > 0) throw invalidRequest([{ path: ['secret_slots'], message: `slots ${both.join(', ')} are both input and secret slots`, code: 'slot_conflict' }]);
+        if (both.length > 0)
+          throw invalidRequest([{ path: ['secret_slots'], message: `slots ${both.join(', ')} are both input and secret slots`, code: 'slot_conflict' }]);
         // Every op's slot is one of the lists, as the capture stands after this PATCH.
         const unknown = unknownSlotIssues(body.captured_ops ?? session.captured_ops, inputSlots, secretSlots);
         if (unknown.length > 0) throw invalidRequest(unknown);
@@ -155,7 +182,8 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const orgId = c.get('auth').org.id;
         const { session } = await load(orgId, id);
         if (session.state === 'published') throw serviceError('not_editable', 'the session is published: reopen it with POST /api/authoring/{id}/edit first');
-        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(content_base64)) throw invalidRequest([{ path: ['content_base64'], message: 'must be base64', code: 'invalid_string' }]);
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(content_base64))
+          throw invalidRequest([{ path: ['content_base64'], message: 'must be base64', code: 'invalid_string' }]);
         const bytes = new Uint8Array(Buffer.from(content_base64, 'base64'));
         const digest = digestBytes(bytes);
         await storage.authoring.putFile(orgId, id, { name, digest, bytes });
@@ -179,14 +207,18 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
         const { org, user } = c.get('auth');
         const { automation, session } = await load(org.id, id);
-        if (session.captured_ops.length === 0) throw invalidRequest([{ path: ['captured_ops'], message: 'capture at least one operation before publishing', code: 'too_small' }]);
+        if (session.captured_ops.length === 0)
+          throw invalidRequest([{ path: ['captured_ops'], message: 'capture at least one operation before publishing', code: 'too_small' }]);
         let compiled;
         try {
           compiled = await compileCapture(deps, storage, automation, session);
         } catch (err) {
           // The session keeps the last problem, in words (never a secret: messages name where, not what).
           const e = err as { code?: string; message?: string; data?: { issues?: { message: string }[] } };
-          const words = e.code === 'invalid_request' ? (e.data?.issues ?? []).map((i) => i.message).join('; ') : (e.message ?? String(err)).replace(/^(\[[^\]]+\]\s*)+/, '');
+          const words =
+            e.code === 'invalid_request'
+              ? (e.data?.issues ?? []).map((i) => i.message).join('; ')
+              : (e.message ?? String(err)).replace(/^(\[[^\]]+\]\s*)+/, '');
           await storage.authoring.update(org.id, id, { error: words.slice(0, 2000) });
           throw err;
         }
@@ -213,7 +245,8 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const engine = deps.engine;
         if (!engine) throw serviceError('not_ready', 'this service has no engine to run automations');
         const { automation, session } = await load(org.id, id);
-        if (session.captured_ops.length === 0) throw invalidRequest([{ path: ['captured_ops'], message: 'capture at least one operation before testing', code: 'too_small' }]);
+        if (session.captured_ops.length === 0)
+          throw invalidRequest([{ path: ['captured_ops'], message: 'capture at least one operation before testing', code: 'too_small' }]);
         // The same compile (and secret_leak check) as publish; the FlowSpec is stored by digest (it
         // is what the run executes) but no version is made and the live one stays live.
         const compiled = await compileCapture(deps, storage, automation, session);

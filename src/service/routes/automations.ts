@@ -17,10 +17,24 @@ const CreateAutomationBody = z
     params: z.array(Param).max(200).optional(),
   })
   .openapi('CreateAutomationBody');
-const PatchAutomationBody = z.object({ site: z.string().min(1).optional(), task: z.string().optional(), mcp_enabled: z.boolean().optional() }).openapi('PatchAutomationBody');
+const PatchAutomationBody = z
+  .object({ site: z.string().min(1).optional(), task: z.string().optional(), mcp_enabled: z.boolean().optional() })
+  .openapi('PatchAutomationBody');
 const RollbackBody = z.object({ flow_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/) }).openapi('RollbackBody');
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
-const NameParam = z.object({ name: z.string().min(1).max(200).openapi({ param: { name: 'name', in: 'path' } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
+const NameParam = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'name', in: 'path' } }),
+});
 
 export const Automation = z
   .object({
@@ -43,7 +57,11 @@ export const Automation = z
 const Version = z.object({ flow_digest: z.string(), created_at: z.string(), created_by: z.string() }).openapi('Version');
 
 /** The Automation resource (`calls_7d` and `last_run_at` come from the executions index). */
-export function automationJson(deps: ServiceDeps, a: AutomationRecord, usage: { calls_7d: number; last_run_at: string | null } = { calls_7d: 0, last_run_at: null }) {
+export function automationJson(
+  deps: ServiceDeps,
+  a: AutomationRecord,
+  usage: { calls_7d: number; last_run_at: string | null } = { calls_7d: 0, last_run_at: null },
+) {
   const base = deps.settings.publicUrl.replace(/\/+$/, '');
   return {
     id: a.id,
@@ -58,7 +76,10 @@ export function automationJson(deps: ServiceDeps, a: AutomationRecord, usage: { 
     last_run_at: usage.last_run_at,
     needs_attention: a.needs_attention,
     // Failing, or degraded (published, a step that succeeded only through a fallback): re-record it.
-    rerecord_href: a.status === 'failing' || (a.needs_attention && a.failing_step) ? `${base}/automations/${a.id}/studio${a.failing_step ? `?step=${encodeURIComponent(a.failing_step)}` : ''}` : null,
+    rerecord_href:
+      a.status === 'failing' || (a.needs_attention && a.failing_step)
+        ? `${base}/automations/${a.id}/studio${a.failing_step ? `?step=${encodeURIComponent(a.failing_step)}` : ''}`
+        : null,
     status: a.status,
   };
 }
@@ -120,7 +141,10 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'Create a draft automation and its authoring session',
       tags: ['automations'],
       request: jsonBody(CreateAutomationBody),
-      responses: { 201: jsonResponse('The draft', z.object({ automation: Automation })), 409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })) },
+      responses: {
+        201: jsonResponse('The draft', z.object({ automation: Automation })),
+        409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })),
+      },
       handler: async (c) => {
         const body = c.req.valid('json') as z.infer<typeof CreateAutomationBody>;
         const { org, user } = c.get('auth');
@@ -133,7 +157,13 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
             throw err;
           }
           await tx.authoring.create(session);
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${automation.id}`, action: 'automation.create', detail: { name: automation.name } });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: user.id,
+            target: `automation:${automation.id}`,
+            action: 'automation.create',
+            detail: { name: automation.name },
+          });
         });
         return c.json({ automation: automationJson(deps, automation) }, 201);
       },
@@ -142,7 +172,7 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/automations',
       auth: 'session',
-      summary: 'The org\'s automations, oldest first',
+      summary: "The org's automations, oldest first",
       tags: ['automations'],
       responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
       handler: async (c) => {
@@ -183,7 +213,13 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         const updated = await storage.transaction(async (tx) => {
           const next = await tx.automations.update(org.id, id, body);
           if (body.mcp_enabled !== undefined && body.mcp_enabled !== before.mcp_enabled) {
-            await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.mcp_enabled', detail: { name: before.name, to: body.mcp_enabled } });
+            await audit(deps, tx, {
+              org_id: org.id,
+              actor: user.id,
+              target: `automation:${id}`,
+              action: 'automation.mcp_enabled',
+              detail: { name: before.name, to: body.mcp_enabled },
+            });
           }
           return next!;
         });
@@ -223,8 +259,19 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
           throw invalidRequest([{ path: ['flow_digest'], message: 'not a published version of this automation', code: 'unknown_version' }]);
         }
         const updated = await storage.transaction(async (tx) => {
-          const next = await tx.automations.update(org.id, id, { live_digest: flow_digest, status: 'published', needs_attention: false, failing_step: undefined });
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.rollback', detail: { name: before.name, from: before.live_digest ?? null, to: flow_digest } });
+          const next = await tx.automations.update(org.id, id, {
+            live_digest: flow_digest,
+            status: 'published',
+            needs_attention: false,
+            failing_step: undefined,
+          });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: user.id,
+            target: `automation:${id}`,
+            action: 'automation.rollback',
+            detail: { name: before.name, from: before.live_digest ?? null, to: flow_digest },
+          });
           return next!;
         });
         return c.json({ automation: automationJson(deps, updated) }, 200);
@@ -237,7 +284,9 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
       tags: ['automations'],
       request: { params: NameParam },
-      responses: { 200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+      responses: {
+        200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+      },
       handler: async (c) => {
         const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
         const spec = await liveSpec(deps, c.get('auth').org.id, name);

@@ -81,7 +81,13 @@ export function exampleRoutes(deps: ServiceDeps): ServiceRoute[] {
           await storage.transaction(async (tx) => {
             await tx.automations.create(automation);
             await tx.authoring.create(session);
-            await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${automation.id}`, action: 'automation.create', detail: { name: automation.name, example: true } });
+            await audit(deps, tx, {
+              org_id: org.id,
+              actor: user.id,
+              target: `automation:${automation.id}`,
+              action: 'automation.create',
+              detail: { name: automation.name, example: true },
+            });
           });
         } catch (err) {
           // A concurrent call (or an automation already named like the example) won: answer with it.

@@ -7,13 +7,38 @@ import { jsonResponse, type ServiceRoute } from '../route-table.js';
 /** The executions index (docs/hosted-api.md, "Executions"): run_ref rows, the engine run dereferenced on fetch. */
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ param: { name: 'limit', in: 'query' } }),
-  cursor: z.string().max(300).optional().openapi({ param: { name: 'cursor', in: 'query' } }),
-  flow: z.string().min(1).max(64).optional().openapi({ param: { name: 'flow', in: 'query' } }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ param: { name: 'limit', in: 'query' } }),
+  cursor: z
+    .string()
+    .max(300)
+    .optional()
+    .openapi({ param: { name: 'cursor', in: 'query' } }),
+  flow: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({ param: { name: 'flow', in: 'query' } }),
 });
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 const ArtifactParams = z.object({
-  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }),
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
   digest: z
     .string()
     .regex(/^sha256:[0-9a-f]{64}$/, 'an artifact digest: sha256:<64 lowercase hex>, as a step_succeeded entry lists it')
@@ -55,7 +80,8 @@ const encodeCursor = (e: ExecutionRecord) => Buffer.from(JSON.stringify(['e1', e
 function decodeCursor(cursor: string): { created_at: string; id: string } | undefined {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v[0] === 'e1' && typeof v[1] === 'string' && /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v[1]) && typeof v[2] === 'string') return { created_at: v[1], id: v[2] };
+    if (Array.isArray(v) && v[0] === 'e1' && typeof v[1] === 'string' && /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v[1]) && typeof v[2] === 'string')
+      return { created_at: v[1], id: v[2] };
   } catch {
     /* not ours */
   }
@@ -73,7 +99,7 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/executions',
       auth: 'session',
-      summary: 'Runs of the org\'s automations, newest first',
+      summary: "Runs of the org's automations, newest first",
       tags: ['executions'],
       request: { query: ListQuery },
       responses: { 200: jsonResponse('A page', z.object({ executions: z.array(Execution), next_cursor: z.string().nullable() })) },
@@ -93,7 +119,12 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'One execution: its header, the engine Run and the journal (id: run_ref id or engine run id)',
       tags: ['executions'],
       request: { params: IdParam },
-      responses: { 200: jsonResponse('The execution', z.object({ execution: Execution, run: z.record(z.string(), z.unknown()), journal: z.array(z.record(z.string(), z.unknown())) })) },
+      responses: {
+        200: jsonResponse(
+          'The execution',
+          z.object({ execution: Execution, run: z.record(z.string(), z.unknown()), journal: z.array(z.record(z.string(), z.unknown())) }),
+        ),
+      },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
         const execution = await findExecution(deps, c.get('auth').org.id, id);
@@ -115,7 +146,10 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
           content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/jpeg': { schema: z.string().openapi({ format: 'binary' }) } },
         },
         304: { description: 'Not modified (If-None-Match names the digest)' },
-        404: jsonResponse('`not_found`: no such execution in this org, or the digest is in none of its steps', z.object({ error: z.string(), message: z.string() })),
+        404: jsonResponse(
+          '`not_found`: no such execution in this org, or the digest is in none of its steps',
+          z.object({ error: z.string(), message: z.string() }),
+        ),
       },
       handler: async (c) => {
         const { id, digest } = c.req.valid('param') as z.infer<typeof ArtifactParams>;
@@ -132,7 +166,8 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
           etag: `"${digest}"`,
           'content-type': IMAGE_TYPES.has(artifact.mediaType) ? artifact.mediaType : 'application/octet-stream',
         };
-        if (!IMAGE_TYPES.has(artifact.mediaType)) headers['content-disposition'] = `attachment; filename="${digest.slice('sha256:'.length, 'sha256:'.length + 16)}.bin"`;
+        if (!IMAGE_TYPES.has(artifact.mediaType))
+          headers['content-disposition'] = `attachment; filename="${digest.slice('sha256:'.length, 'sha256:'.length + 16)}.bin"`;
         const match = c.req.header('if-none-match');
         if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${digest}"`)) return c.body(null, 304, headers);
         headers['content-length'] = String(artifact.bytes.byteLength);

@@ -6,10 +6,19 @@ import { jsonResponse, type ServiceRoute } from '../route-table.js';
 
 /** The run gateway (spec "Run gateway"; docs/hosted-api.md): `POST /v1/run/{flow}` with a bearer key. */
 
-const FlowParam = z.object({ flow: z.string().min(1).max(200).openapi({ param: { name: 'flow', in: 'path' }, example: 'shop-search' }) });
+const FlowParam = z.object({
+  flow: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'flow', in: 'path' }, example: 'shop-search' }),
+});
 const RunBody = z
   .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The typed non-secret inputs by name' }) })
-  .openapi('RunGatewayBody', { description: 'Only `inputs`: any other top-level key is 422 `invalid_request` (the inputs go under `inputs`)', additionalProperties: false });
+  .openapi('RunGatewayBody', {
+    description: 'Only `inputs`: any other top-level key is 422 `invalid_request` (the inputs go under `inputs`)',
+    additionalProperties: false,
+  });
 
 /** The queue-dispatch acknowledgement (spec "Queue-dispatch acknowledgement"). */
 export const QueuedResult = z.object({ run_id: z.string(), status: z.literal('queued') }).openapi('QueuedRun');
@@ -34,11 +43,20 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
       tags: ['gateway'],
       request: { params: FlowParam, body: { content: { 'application/json': { schema: RunBody } }, required: false } },
       responses: {
-        200: jsonResponse('The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once', z.union([RunResult, QueuedResult])),
-        503: jsonResponse('`queue_unavailable`: queue dispatch could not store the run (nothing was started)', z.object({ error: z.string(), message: z.string() })),
-        422: jsonResponse('`invalid_request`: a top-level key other than `inputs` (issue at that key, naming `inputs`), a secret input, or inputs the FlowSpec refuses; `secret_not_found`', z.object({ error: z.string() })),
+        200: jsonResponse(
+          'The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once',
+          z.union([RunResult, QueuedResult]),
+        ),
+        503: jsonResponse(
+          '`queue_unavailable`: queue dispatch could not store the run (nothing was started)',
+          z.object({ error: z.string(), message: z.string() }),
+        ),
+        422: jsonResponse(
+          '`invalid_request`: a top-level key other than `inputs` (issue at that key, naming `inputs`), a secret input, or inputs the FlowSpec refuses; `secret_not_found`',
+          z.object({ error: z.string() }),
+        ),
         403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
-        404: jsonResponse('`not_found`: unknown, draft, or outside the key\'s scope (one answer)', z.object({ error: z.string(), message: z.string() })),
+        404: jsonResponse("`not_found`: unknown, draft, or outside the key's scope (one answer)", z.object({ error: z.string(), message: z.string() })),
       },
       handler: async (c) => {
         const { flow } = c.req.valid('param') as z.infer<typeof FlowParam>;

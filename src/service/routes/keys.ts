@@ -18,7 +18,13 @@ const MintKeyBody = z
       .openapi({ description: 'Scope allowlist of automation names; absent: every automation of the org' }),
   })
   .openapi('MintKeyBody');
-const KeyIdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const KeyIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 export function keyRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
@@ -65,7 +71,7 @@ export function keyRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/keys',
       auth: 'owner',
-      summary: 'The org\'s keys, newest first; never a secret',
+      summary: "The org's keys, newest first; never a secret",
       tags: ['keys'],
       responses: { 200: jsonResponse('Keys', z.object({ keys: z.array(ApiKey) })) },
       handler: async (c) => c.json({ keys: (await storage.apiKeys.list(c.get('auth').org.id)).map(keyJson) }, 200),
@@ -86,7 +92,13 @@ export function keyRoutes(deps: ServiceDeps): ServiceRoute[] {
         if (key.revoked_at === undefined) {
           await storage.transaction(async (tx) => {
             if (await tx.apiKeys.revoke(org.id, id, deps.clock.now())) {
-              await audit(deps, tx, { org_id: org.id, actor: user.id, target: `key:${id}`, action: 'key.revoke', detail: { name: key.name, prefix: key.prefix } });
+              await audit(deps, tx, {
+                org_id: org.id,
+                actor: user.id,
+                target: `key:${id}`,
+                action: 'key.revoke',
+                detail: { name: key.name, prefix: key.prefix },
+              });
             }
           });
         }

@@ -60,8 +60,14 @@ export function sseFirst(accept: string | undefined): boolean {
 export const RUN_STATUS_TOOL = 'get-run-status';
 const RUN_STATUS_TOOL_DEF: McpTool = {
   name: RUN_STATUS_TOOL,
-  description: 'The status of a run a queued tool call started: queued, running, succeeded (with its output), failed (with the failing step and error code) or canceled.',
-  inputSchema: { type: 'object', properties: { run_id: { type: 'string', description: 'The run_id the queued call answered' } }, required: ['run_id'], additionalProperties: false },
+  description:
+    'The status of a run a queued tool call started: queued, running, succeeded (with its output), failed (with the failing step and error code) or canceled.',
+  inputSchema: {
+    type: 'object',
+    properties: { run_id: { type: 'string', description: 'The run_id the queued call answered' } },
+    required: ['run_id'],
+    additionalProperties: false,
+  },
   annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
 };
 
@@ -72,10 +78,14 @@ const RUN_STATUS_TOOL_DEF: McpTool = {
  */
 function toolError(err: unknown): CallToolResult {
   const { status, body } = serviceErrorBody(err);
-  if (status === 503 && body.error === 'unavailable') return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'unavailable', message: body.message } }) }] };
+  if (status === 503 && body.error === 'unavailable')
+    return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'unavailable', message: body.message } }) }] };
   if (!isFlowError(err)) throw err;
   const data = err.data as { issues?: unknown } | undefined;
-  return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }] };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }],
+  };
 }
 
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
@@ -93,7 +103,12 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
   const shapeOf = (digest: string, spec: FlowSpec): ToolShape => {
     let shape = shapes.get(digest);
     if (!shape) {
-      shape = { inputSchema: toolInputSchema(spec), output: toolOutputShape(spec, deps.tools), annotations: toolAnnotations(spec), secretInputs: secretInputsOf(spec) };
+      shape = {
+        inputSchema: toolInputSchema(spec),
+        output: toolOutputShape(spec, deps.tools),
+        annotations: toolAnnotations(spec),
+        secretInputs: secretInputsOf(spec),
+      };
       shapes.set(digest, shape);
     }
     return shape;
@@ -131,7 +146,10 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
     return { fp, rows, stable };
   };
 
-  const visible = async (key: ApiKeyRecord, rows?: McpToolRow[]): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
+  const visible = async (
+    key: ApiKeyRecord,
+    rows?: McpToolRow[],
+  ): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
     const scope = key.automations !== undefined ? new Set(key.automations) : undefined;
     const out = [];
     for (const row of rows ?? (await toolRows(key.org_id)).rows) {
@@ -178,16 +196,41 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
   const runStatus = async (key: ApiKeyRecord, args: Record<string, unknown>): Promise<CallToolResult> => {
     const runId = args.run_id;
     if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200 || Object.keys(args).some((k) => k !== 'run_id')) {
-      return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: [{ path: ['run_id'], message: 'run_id (a string: the run_id a queued call answered) is required, and nothing else', code: 'invalid_type' }] } }) }] };
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: prettyJson({
+              error: {
+                code: 'invalid_arguments',
+                issues: [
+                  { path: ['run_id'], message: 'run_id (a string: the run_id a queued call answered) is required, and nothing else', code: 'invalid_type' },
+                ],
+              },
+            }),
+          },
+        ],
+      };
     }
     const execution = (await deps.storage.executions.getByRunId(key.org_id, runId)) ?? (await deps.storage.executions.get(key.org_id, runId));
     // Another org's run, or one outside the key's scope, is the same answer as an unknown one.
     if (!execution || (key.automations !== undefined && !key.automations.includes(execution.flow))) {
-      return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` } }) }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: prettyJson({ error: { code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` } }) }],
+      };
     }
     const run = await deps.engine!.getRun(execution.run_id);
     const terminal = run && (run.status === 'succeeded' || run.status === 'failed' || run.status === 'canceled');
-    const status = terminal ? runResult(run) : { run_id: execution.run_id, status: execution.status === 'queued' || run?.status === 'pending' ? 'queued' : 'running', flow_digest: execution.flow_digest, output: null };
+    const status = terminal
+      ? runResult(run)
+      : {
+          run_id: execution.run_id,
+          status: execution.status === 'queued' || run?.status === 'pending' ? 'queued' : 'running',
+          flow_digest: execution.flow_digest,
+          output: null,
+        };
     const structured = { ...status, flow: execution.flow } as Record<string, unknown>;
     return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
   };
@@ -248,7 +291,11 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         try {
           const q = await enqueueRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
           const ack = { run_id: q.run_id, status: 'queued' };
-          return { content: [{ type: 'text', text: prettyJson(ack) }], structuredContent: ack, _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest } };
+          return {
+            content: [{ type: 'text', text: prettyJson(ack) }],
+            structuredContent: ack,
+            _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest },
+          };
         } catch (err) {
           return toolError(err);
         }
@@ -273,19 +320,27 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
       hangup?.addEventListener('abort', cancelRun, { once: true });
       let run;
       try {
-        run = await runSync(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id }, {
-          onRunId: (id, row) => {
-            runId = id;
-            execution = row;
-            if (hangup?.aborted) cancelRun();
+        run = await runSync(
+          deps,
+          target,
+          args as Record<string, unknown>,
+          { kind: 'mcp', keyId: key.id },
+          {
+            onRunId: (id, row) => {
+              runId = id;
+              execution = row;
+              if (hangup?.aborted) cancelRun();
+            },
+            onEntry: (entry) => {
+              const update = progress(entry as JournalEntry);
+              if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
+                sent = sent.then(() =>
+                  extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined),
+                );
+              }
+            },
           },
-          onEntry: (entry) => {
-            const update = progress(entry as JournalEntry);
-            if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
-              sent = sent.then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined));
-            }
-          },
-        });
+        );
       } catch (err) {
         return toolError(err);
       } finally {
@@ -312,8 +367,14 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
       tags: ['mcp'],
       responses: {
-        200: { description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json', content: { 'application/json': { schema: z.unknown() } } },
-        403: { description: '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)' },
+        200: {
+          description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json',
+          content: { 'application/json': { schema: z.unknown() } },
+        },
+        403: {
+          description:
+            '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)',
+        },
       },
       handler: async (c) => {
         const { record: key } = c.get('key');
@@ -323,7 +384,9 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         const origin = c.req.header('origin');
         if (origin !== undefined && !deps.settings.origins.includes(origin.replace(/\/+$/, ''))) {
           return c.body(
-            jsonRpcError(null, -32000, `forbidden: requests from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`, { error: 'forbidden' }),
+            jsonRpcError(null, -32000, `forbidden: requests from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`, {
+              error: 'forbidden',
+            }),
             403,
             { 'content-type': 'application/json' },
           );
@@ -336,20 +399,31 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         try {
           text = await readBodyText(raw, deps.settings.maxBodyBytes);
           if (jsonDeeperThan(text, MAX_BODY_DEPTH)) {
-            return c.body(jsonRpcError(null, -32600, `the request nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`), 400, { 'content-type': 'application/json' });
+            return c.body(jsonRpcError(null, -32600, `the request nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`), 400, {
+              'content-type': 'application/json',
+            });
           }
           parsed = JSON.parse(text);
         } catch (err) {
-          if (isFlowError(err, 'body_too_large')) return c.body(jsonRpcError(null, -32600, 'the request body is larger than 1 MiB'), 413, { 'content-type': 'application/json' });
+          if (isFlowError(err, 'body_too_large'))
+            return c.body(jsonRpcError(null, -32600, 'the request body is larger than 1 MiB'), 413, { 'content-type': 'application/json' });
           parsed = undefined;
         }
         // Postgres stores no NUL: a string with one would fail the lookup or run it names (request-guards.ts).
         const nul = nulIssues(parsed);
         if (nul.length > 0) {
           const id = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as { id?: unknown }).id : null;
-          return c.body(jsonRpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32602, `invalid params: ${nul.map((i) => i.path.join('.') || '(message)').join(', ')} must not contain the NUL character (U+0000)`), 400, {
-            'content-type': 'application/json',
-          });
+          return c.body(
+            jsonRpcError(
+              typeof id === 'string' || typeof id === 'number' ? id : null,
+              -32602,
+              `invalid params: ${nul.map((i) => i.path.join('.') || '(message)').join(', ')} must not contain the NUL character (U+0000)`,
+            ),
+            400,
+            {
+              'content-type': 'application/json',
+            },
+          );
         }
         const messages = Array.isArray(parsed) ? parsed : parsed === undefined ? [] : [parsed];
         for (const m of messages as { method?: string; id?: unknown; params?: { name?: string } }[]) {
@@ -357,7 +431,9 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           const found = await visibleByName(key, m.params.name);
           if (found && shapeOf(found.digest, found.spec).secretInputs.length > 0) {
             return c.body(
-              jsonRpcError(m.id, -32001, 'test_key_forbidden: this automation uses production credentials (a secret input); call it with a svc_live_ key', { error: 'test_key_forbidden' }),
+              jsonRpcError(m.id, -32001, 'test_key_forbidden: this automation uses production credentials (a secret input); call it with a svc_live_ key', {
+                error: 'test_key_forbidden',
+              }),
               403,
               { 'content-type': 'application/json' },
             );

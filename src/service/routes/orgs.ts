@@ -11,7 +11,13 @@ import { rotateSession } from './auth.js';
 const CreateOrgBody = z.object({ name: z.string().trim().min(1).max(120) }).openapi('CreateOrgBody');
 const AddMemberBody = z.object({ email: Email, role: RoleEnum }).openapi('AddMemberBody');
 const ChangeRoleBody = z.object({ role: RoleEnum }).openapi('ChangeRoleBody');
-const UserIdParam = z.object({ userId: z.string().min(1).max(200).openapi({ param: { name: 'userId', in: 'path' } }) });
+const UserIdParam = z.object({
+  userId: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'userId', in: 'path' } }),
+});
 
 const memberJson = (m: { user_id: string; email: string; role: 'owner' | 'member'; created_at: string }) => ({
   user_id: m.user_id,
@@ -96,7 +102,7 @@ export function orgRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'patch',
       path: '/api/members/{userId}',
       auth: 'owner',
-      summary: 'Change a member\'s role; 409 `last_owner` when it would leave no owner',
+      summary: "Change a member's role; 409 `last_owner` when it would leave no owner",
       tags: ['orgs'],
       request: { params: UserIdParam, ...jsonBody(ChangeRoleBody) },
       responses: {
@@ -111,7 +117,13 @@ export function orgRoutes(deps: ServiceDeps): ServiceRoute[] {
         await storage.transaction(async (tx) => {
           const updated = await tx.members.setRole(org.id, userId, role);
           if (!updated) throw serviceError('not_found', 'no such member in this org');
-          await audit(deps, tx, { org_id: org.id, actor: actor.id, target: `member:${userId}`, action: 'member.role', detail: { from: before.role, to: role } });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: actor.id,
+            target: `member:${userId}`,
+            action: 'member.role',
+            detail: { from: before.role, to: role },
+          });
         });
         return c.json({ member: memberJson({ ...before, role }) }, 200);
       },

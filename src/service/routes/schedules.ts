@@ -15,9 +15,19 @@ import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 const Inputs = z.record(z.string(), z.unknown()).openapi({ description: 'Fixed non-secret inputs of every fire, checked against the version it runs' });
 const Timezone = z.string().min(1).max(100).openapi({ description: 'IANA time zone the cron is read in; default UTC', example: 'Europe/Berlin' });
 const Cron = z.string().trim().min(1).max(200).openapi({ description: '5 fields, or 6 with a leading seconds field', example: '0 7 * * 1-5' });
-const CreateScheduleBody = z.object({ cron: Cron, inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.optional() }).openapi('CreateScheduleBody');
-const PatchScheduleBody = z.object({ cron: Cron.optional(), inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.nullable().optional() }).openapi('PatchScheduleBody');
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const CreateScheduleBody = z
+  .object({ cron: Cron, inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.optional() })
+  .openapi('CreateScheduleBody');
+const PatchScheduleBody = z
+  .object({ cron: Cron.optional(), inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.nullable().optional() })
+  .openapi('PatchScheduleBody');
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 export const Schedule = z
   .object({
@@ -37,14 +47,21 @@ export const Schedule = z
 export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
   const now = () => new Date(deps.clock.now());
-  const detail = (s: ScheduleRecord, flow: string) => ({ flow, cron: s.cron, timezone: s.timezone ?? null, enabled: s.enabled, flow_digest: s.flow_digest, inputs: Object.keys(s.inputs) });
+  const detail = (s: ScheduleRecord, flow: string) => ({
+    flow,
+    cron: s.cron,
+    timezone: s.timezone ?? null,
+    enabled: s.enabled,
+    flow_digest: s.flow_digest,
+    inputs: Object.keys(s.inputs),
+  });
 
   return [
     {
       method: 'post',
       path: '/api/automations/{id}/schedules',
       auth: 'owner',
-      summary: 'Schedule the automation\'s live version on a cron (422 when it would fire more often than SVC_MIN_CRON_INTERVAL)',
+      summary: "Schedule the automation's live version on a cron (422 when it would fire more often than SVC_MIN_CRON_INTERVAL)",
       tags: ['schedules'],
       request: { params: IdParam, ...jsonBody(CreateScheduleBody) },
       responses: {
@@ -59,9 +76,10 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         const automation = await storage.automations.get(org.id, id);
         if (!automation) throw serviceError('not_found', 'no such automation in this org');
         checkCron(body.cron, body.timezone, deps.settings.minCronIntervalSeconds, now());
-        if (automation.status === 'draft' || !automation.live_digest) throw serviceError('conflict', 'publish the automation first: a schedule runs its live version');
+        if (automation.status === 'draft' || !automation.live_digest)
+          throw serviceError('conflict', 'publish the automation first: a schedule runs its live version');
         const resolved = await deps.engine?.resolve({ digest: automation.live_digest as Digest });
-        if (!resolved) throw serviceError('not_ready', 'the live version is not stored in this service\'s engine');
+        if (!resolved) throw serviceError('not_ready', "the live version is not stored in this service's engine");
         const inputs = checkScheduleInputs(resolved.spec, body.inputs ?? {});
         const at = deps.clock.now();
         const record: ScheduleRecord = {
@@ -80,7 +98,13 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         };
         await storage.transaction(async (tx) => {
           await tx.schedules.create(record);
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `schedule:${record.id}`, action: 'schedule.create', detail: detail(record, automation.name) });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: user.id,
+            target: `schedule:${record.id}`,
+            action: 'schedule.create',
+            detail: detail(record, automation.name),
+          });
         });
         deps.scheduler?.poke();
         return c.json({ schedule: scheduleJson(record, automation.name, now()) }, 201);
@@ -90,7 +114,7 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/automations/{id}/schedules',
       auth: 'session',
-      summary: 'The automation\'s schedules, oldest first',
+      summary: "The automation's schedules, oldest first",
       tags: ['schedules'],
       request: { params: IdParam },
       responses: {
@@ -110,7 +134,7 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'patch',
       path: '/api/schedules/{id}',
       auth: 'owner',
-      summary: 'Change a schedule\'s cron, time zone, inputs or enabled (it keeps running its recorded version)',
+      summary: "Change a schedule's cron, time zone, inputs or enabled (it keeps running its recorded version)",
       tags: ['schedules'],
       request: { params: IdParam, ...jsonBody(PatchScheduleBody) },
       responses: {
@@ -132,7 +156,7 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         let inputs: Record<string, unknown> | undefined;
         if (body.inputs !== undefined) {
           const resolved = await deps.engine?.resolve({ digest: current.flow_digest as Digest });
-          if (!resolved) throw serviceError('not_ready', 'the schedule\'s version is not stored in this service\'s engine');
+          if (!resolved) throw serviceError('not_ready', "the schedule's version is not stored in this service's engine");
           inputs = checkScheduleInputs(resolved.spec, body.inputs);
         }
         const at = deps.clock.now();
@@ -180,7 +204,13 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         const automation = await storage.automations.get(org.id, current.automation_id);
         await storage.transaction(async (tx) => {
           if (!(await tx.schedules.delete(org.id, id))) throw serviceError('not_found', 'no such schedule in this org');
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `schedule:${id}`, action: 'schedule.delete', detail: detail(current, automation?.name ?? '') });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: user.id,
+            target: `schedule:${id}`,
+            action: 'schedule.delete',
+            detail: detail(current, automation?.name ?? ''),
+          });
         });
         deps.scheduler?.poke();
         return c.body(null, 204);

@@ -10,7 +10,12 @@ import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 /** The org secret store (docs/hosted-api.md, "Secrets"): values go in, never out. */
 
 export const SECRET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
-const NameParam = z.object({ name: z.string().regex(SECRET_NAME, 'letters, digits, _ . -; at most 128').openapi({ param: { name: 'name', in: 'path' } }) });
+const NameParam = z.object({
+  name: z
+    .string()
+    .regex(SECRET_NAME, 'letters, digits, _ . -; at most 128')
+    .openapi({ param: { name: 'name', in: 'path' } }),
+});
 const SetSecretBody = z.object({ value: z.string().min(1).max(65_536) }).openapi('SetSecretBody');
 const SecretMeta = z.object({ name: z.string(), updated_at: z.string() }).openapi('Secret');
 
@@ -22,10 +27,15 @@ export function orgSecretStore(deps: ServiceDeps, stores: ServiceStores, orgId: 
   return {
     name: 'org-secrets',
     async resolve(ref: string) {
-      if (!isSecretRef(ref)) throw new FlowError('invalid_secret_ref', `[flowctl] [service] "${String(ref).slice(0, 128)}" is not a secret reference (secret:<name>)`);
+      if (!isSecretRef(ref))
+        throw new FlowError('invalid_secret_ref', `[flowctl] [service] "${String(ref).slice(0, 128)}" is not a secret reference (secret:<name>)`);
       const name = ref.slice('secret:'.length);
       const rec = SECRET_NAME.test(name) ? await stores.secrets.get(orgId, name) : undefined;
-      if (!rec) throw new FlowError('secret_not_found', `[flowctl] [service] the org has no secret "${name.slice(0, 128)}" (set it with PUT /api/secrets/${name.slice(0, 128)})`);
+      if (!rec)
+        throw new FlowError(
+          'secret_not_found',
+          `[flowctl] [service] the org has no secret "${name.slice(0, 128)}" (set it with PUT /api/secrets/${name.slice(0, 128)})`,
+        );
       return deps.box.open(orgId, name, rec.ciphertext);
     },
   };
@@ -41,7 +51,7 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'Set an org secret (encrypted at rest); the value is never returned by any route',
       tags: ['secrets'],
       request: { params: NameParam, ...jsonBody(SetSecretBody) },
-      responses: { 200: jsonResponse('The secret\'s name and time', z.object({ secret: SecretMeta })) },
+      responses: { 200: jsonResponse("The secret's name and time", z.object({ secret: SecretMeta })) },
       handler: async (c) => {
         const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
         const { value } = c.req.valid('json') as z.infer<typeof SetSecretBody>;
@@ -59,10 +69,11 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/secrets',
       auth: 'session',
-      summary: 'The org\'s secrets: names and times only',
+      summary: "The org's secrets: names and times only",
       tags: ['secrets'],
       responses: { 200: jsonResponse('Secrets', z.object({ secrets: z.array(SecretMeta) })) },
-      handler: async (c) => c.json({ secrets: (await storage.secrets.list(c.get('auth').org.id)).map((s) => ({ name: s.name, updated_at: s.updated_at })) }, 200),
+      handler: async (c) =>
+        c.json({ secrets: (await storage.secrets.list(c.get('auth').org.id)).map((s) => ({ name: s.name, updated_at: s.updated_at })) }, 200),
     },
     {
       method: 'delete',

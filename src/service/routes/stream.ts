@@ -12,7 +12,13 @@ import { findExecution } from './executions.js';
  * resumes after that entry. Read from the one journal, as every surface is.
  */
 
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 /** One SSE frame; the JSON has no newlines, so one `data:` line carries it. */
 export function sseFrame(entry: JournalEntry): string {
@@ -25,10 +31,12 @@ export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/runs/{id}/stream',
       auth: 'session',
-      summary: 'The run\'s journal as server-sent events (id: run_ref id or engine run id); Last-Event-ID resumes',
+      summary: "The run's journal as server-sent events (id: run_ref id or engine run id); Last-Event-ID resumes",
       tags: ['executions'],
       request: { params: IdParam },
-      responses: { 200: { description: 'text/event-stream: one event per journal entry, named by its kind', content: { 'text/event-stream': { schema: z.string() } } } },
+      responses: {
+        200: { description: 'text/event-stream: one event per journal entry, named by its kind', content: { 'text/event-stream': { schema: z.string() } } },
+      },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
         const execution = await findExecution(deps, c.get('auth').org.id, id);

@@ -13,11 +13,7 @@ import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
 
 const MAX_WEBHOOKS_PER_ORG = 20;
 const Event = z.enum(WEBHOOK_EVENTS as [WebhookEventType, ...WebhookEventType[]]);
-const Url = z
-  .string()
-  .min(1)
-  .max(2048)
-  .openapi({ example: 'https://hooks.example.com/flowctl' });
+const Url = z.string().min(1).max(2048).openapi({ example: 'https://hooks.example.com/flowctl' });
 const CreateBody = z
   .object({
     url: Url,
@@ -26,9 +22,20 @@ const CreateBody = z
   })
   .openapi('CreateWebhookBody');
 const PatchBody = z
-  .object({ url: Url.optional(), events: z.array(Event).min(1).max(WEBHOOK_EVENTS.length).optional(), description: z.string().max(500).optional(), enabled: z.boolean().optional() })
+  .object({
+    url: Url.optional(),
+    events: z.array(Event).min(1).max(WEBHOOK_EVENTS.length).optional(),
+    description: z.string().max(500).optional(),
+    enabled: z.boolean().optional(),
+  })
   .openapi('PatchWebhookBody');
-const IdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 const LimitQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional() });
 
 const Webhook = z
@@ -85,8 +92,10 @@ function checkUrl(url: string): string {
   } catch {
     throw invalidRequest([{ path: ['url'], message: 'must be an absolute http(s) URL', code: 'invalid_url' }]);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw invalidRequest([{ path: ['url'], message: 'must be an http or https URL', code: 'invalid_url' }]);
-  if (u.username || u.password) throw invalidRequest([{ path: ['url'], message: 'must not carry credentials; the signature authenticates the service to you', code: 'invalid_url' }]);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw invalidRequest([{ path: ['url'], message: 'must be an http or https URL', code: 'invalid_url' }]);
+  if (u.username || u.password)
+    throw invalidRequest([{ path: ['url'], message: 'must not carry credentials; the signature authenticates the service to you', code: 'invalid_url' }]);
   u.hash = '';
   return u.toString();
 }
@@ -110,7 +119,8 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
         const body = c.req.valid('json') as z.infer<typeof CreateBody>;
         const { org, user } = c.get('auth');
         const url = checkUrl(body.url);
-        if ((await storage.webhooks.list(org.id)).length >= MAX_WEBHOOKS_PER_ORG) throw serviceError('conflict', `an org has at most ${MAX_WEBHOOKS_PER_ORG} webhook endpoints`);
+        if ((await storage.webhooks.list(org.id)).length >= MAX_WEBHOOKS_PER_ORG)
+          throw serviceError('conflict', `an org has at most ${MAX_WEBHOOKS_PER_ORG} webhook endpoints`);
         const now = deps.clock.now();
         const id = `wh_${deps.ids.uuid().replaceAll('-', '')}`;
         const secret = newWebhookSecret();
@@ -127,7 +137,13 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
         };
         await storage.transaction(async (tx) => {
           await tx.webhooks.create(record);
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.create', detail: { url: new URL(url).origin, events: record.events } });
+          await audit(deps, tx, {
+            org_id: org.id,
+            actor: user.id,
+            target: `webhook:${id}`,
+            action: 'webhook.create',
+            detail: { url: new URL(url).origin, events: record.events },
+          });
         });
         forgetWebhooks(deps, org.id);
         return c.json({ webhook: publicWebhook(record), secret }, 201);
@@ -137,7 +153,7 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/webhooks',
       auth: 'owner',
-      summary: 'The org\'s webhook endpoints (never their secrets)',
+      summary: "The org's webhook endpoints (never their secrets)",
       tags: ['webhooks'],
       responses: { 200: jsonResponse('Endpoints', z.object({ webhooks: z.array(Webhook) })) },
       handler: async (c) => c.json({ webhooks: (await storage.webhooks.list(c.get('auth').org.id)).map(publicWebhook) }, 200),
@@ -149,7 +165,10 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
       summary: 'Change an endpoint: url, events, description, enabled (re-enables one disabled by a 410)',
       tags: ['webhooks'],
       request: { params: IdParam, ...jsonBody(PatchBody) },
-      responses: { 200: jsonResponse('The endpoint', z.object({ webhook: Webhook })), 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
+      responses: {
+        200: jsonResponse('The endpoint', z.object({ webhook: Webhook })),
+        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+      },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
         const body = c.req.valid('json') as z.infer<typeof PatchBody>;
@@ -196,10 +215,13 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
       method: 'get',
       path: '/api/webhooks/{id}/deliveries',
       auth: 'owner',
-      summary: 'The endpoint\'s delivery log, newest first: each delivery with every attempt',
+      summary: "The endpoint's delivery log, newest first: each delivery with every attempt",
       tags: ['webhooks'],
       request: { params: IdParam, query: LimitQuery },
-      responses: { 200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })), 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
+      responses: {
+        200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })),
+        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+      },
       handler: async (c) => {
         const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
         const { limit } = c.req.valid('query') as z.infer<typeof LimitQuery>;

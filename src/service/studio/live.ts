@@ -67,7 +67,9 @@ export const egressRefusalMessage = (r: { target: string; message: string }): st
   `the studio may not reach ${r.target}: ${r.message}, so runs may not reach it either. To record this site, add ${r.target} to ${EGRESS_SETTING} (comma-separated entries) and restart the service`;
 /** The studio browser's own notice for a refused page (a link or redirect to it): the setting is named too. */
 const withEgressHint = (message: string): string =>
-  /^the studio may not reach /.test(message) && !message.includes(EGRESS_SETTING) ? `${message}. The service allows a destination with ${EGRESS_SETTING}` : message;
+  /^the studio may not reach /.test(message) && !message.includes(EGRESS_SETTING)
+    ? `${message}. The service allows a destination with ${EGRESS_SETTING}`
+    : message;
 
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.round(n)));
 
@@ -83,7 +85,11 @@ function viewportOf(width: unknown, height: unknown): StudioViewport {
 /** A slot name (identifier) from a field's name, id or label. */
 export function slotName(field: unknown, fallback: string): string {
   const raw = typeof field === 'string' ? field : '';
-  let s = raw.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase().slice(0, 48);
+  let s = raw
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toLowerCase()
+    .slice(0, 48);
   if (s === '') s = fallback;
   if (!/^[A-Za-z_]/.test(s)) s = `_${s}`;
   return IDENTIFIER.test(s) ? s : fallback;
@@ -175,15 +181,21 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       site = new URL(automation.site);
       if (site.protocol !== 'http:' && site.protocol !== 'https:') throw new Error('not http');
     } catch {
-      return { code: 'invalid_request', message: 'the automation\'s site is not an http(s) URL: set it first' };
+      return { code: 'invalid_request', message: "the automation's site is not an http(s) URL: set it first" };
     }
     if (!options) return { code: 'not_ready', message: 'this service has no studio browser (createHostedService({studio}))' };
-    if (lives.size + gate.pending() >= maxSessions) return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
+    if (lives.size + gate.pending() >= maxSessions)
+      return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
     if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} live studio sessions open: close one first` };
     return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: req.headers.cookie };
   }
 
-  async function run(ws: WebSocket, who: { orgId: string; automationId: string; site: string; cookie: string | undefined }, viewport: StudioViewport, fromStep?: string): Promise<void> {
+  async function run(
+    ws: WebSocket,
+    who: { orgId: string; automationId: string; site: string; cookie: string | undefined },
+    viewport: StudioViewport,
+    fromStep?: string,
+  ): Promise<void> {
     const { orgId, automationId, site } = who;
     const sendJson = (message: unknown, cb?: (err?: Error) => void) => {
       if (ws.readyState !== ws.OPEN) return cb?.(new Error('closed'));
@@ -237,7 +249,8 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
     let cursor: CaptureCursor = appendCursor;
     let chain: Promise<void> = Promise.resolve();
     const append = (op: Record<string, unknown>, secretSlot?: string, files?: { name: string; digest: string; bytes: Uint8Array }[]) => {
-      chain = chain.then(() => withCaptureLock(automationId, async () => {
+      chain = chain.then(() =>
+        withCaptureLock(automationId, async () => {
           if (sealed) return;
           const { issues } = checkOps([op]);
           if (issues.length > 0 || JSON.stringify(op).length > MAX_OP_BYTES) {
@@ -248,7 +261,11 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           // session or a demotion ends the capture).
           const auth = await sessionFromCookie(who.cookie, deps);
           if (typeof auth === 'string' || auth.role !== 'owner' || auth.org.id !== orgId) {
-            sendJson({ type: 'closed', reason: 'unauthenticated', message: 'the session that opened the studio ended (logged out, revoked, or no longer an owner)' });
+            sendJson({
+              type: 'closed',
+              reason: 'unauthenticated',
+              message: 'the session that opened the studio ended (logged out, revoked, or no longer an owner)',
+            });
             live.close(4001, 'unauthenticated');
             return;
           }
@@ -264,7 +281,12 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
             return;
           }
           const replacing = cursor.replacing(session.captured_ops);
-          if (op.kind === 'extract' && session.captured_ops.some((o) => o !== replacing && (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name)) {
+          if (
+            op.kind === 'extract' &&
+            session.captured_ops.some(
+              (o) => o !== replacing && (o as { kind?: string; name?: string }).kind === 'extract' && (o as { name?: string }).name === op.name,
+            )
+          ) {
             notice(`an output field "${String(op.name)}" is already extracted: pick another name`);
             return;
           }
@@ -284,16 +306,32 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           let attached = session.files;
           for (const f of files ?? []) {
             await storage.authoring.putFile(orgId, automationId, f);
-            attached = [...attached.filter((x) => x.name !== f.name), { name: f.name, digest: f.digest, size: f.bytes.byteLength }].sort((a, b) => a.name.localeCompare(b.name));
+            attached = [...attached.filter((x) => x.name !== f.name), { name: f.name, digest: f.digest, size: f.bytes.byteLength }].sort((a, b) =>
+              a.name.localeCompare(b.name),
+            );
           }
           const placed = cursor.place(session.captured_ops, op);
           // A replaced op's slot that no op uses any more leaves the slot lists (publish refuses unused slots).
-          const slots = placed.replaced ? { secret_slots: usedSlots(placed.ops, secretSlots), input_slots: usedSlots(placed.ops, session.input_slots) } : { secret_slots: secretSlots };
-          await storage.authoring.update(orgId, automationId, { captured_ops: placed.ops, ...slots, ...(files ? { files: attached } : {}), updated_at: deps.clock.now() });
+          const slots = placed.replaced
+            ? { secret_slots: usedSlots(placed.ops, secretSlots), input_slots: usedSlots(placed.ops, session.input_slots) }
+            : { secret_slots: secretSlots };
+          await storage.authoring.update(orgId, automationId, {
+            captured_ops: placed.ops,
+            ...slots,
+            ...(files ? { files: attached } : {}),
+            updated_at: deps.clock.now(),
+          });
           placed.commit();
           if (files) sendJson({ type: 'files_received', files: files.map((f) => ({ name: f.name, digest: f.digest, size: f.bytes.byteLength })) });
-          sendJson({ type: 'op', op, index: placed.index, ...(placed.replaced ? { replaced: true, input_slots: slots.input_slots } : {}), secret_slots: slots.secret_slots });
-      }));
+          sendJson({
+            type: 'op',
+            op,
+            index: placed.index,
+            ...(placed.replaced ? { replaced: true, input_slots: slots.input_slots } : {}),
+            secret_slots: slots.secret_slots,
+          });
+        }),
+      );
       chain = chain.catch((err) => {
         logger.error(`[flowctl] [studio] append: ${(err as Error)?.stack ?? String(err)}`);
         notice('an action could not be stored');
@@ -396,7 +434,9 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       try {
         await live.page!.setFiles(files.map((f) => ({ name: f.name, bytes: f.bytes })));
       } catch (err) {
-        return notice(`the files could not be given to the page (${isFlowError(err) ? err.message.replace(/^(\[[^\]]+\]\s*)+/, '') : 'its file input is gone'}): nothing was captured`);
+        return notice(
+          `the files could not be given to the page (${isFlowError(err) ? err.message.replace(/^(\[[^\]]+\]\s*)+/, '') : 'its file input is gone'}): nothing was captured`,
+        );
       }
       const names = files.map((f) => f.name);
       append({ kind: 'upload', target: c.target, files: names.length === 1 ? names[0] : names }, undefined, files);
@@ -484,7 +524,12 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
       }
       const limited = () => {
         if (++inWindow <= MAX_MESSAGES_PER_SECOND) return false;
-        if (inWindow === MAX_MESSAGES_PER_SECOND + 1) sendJson({ type: 'error', error: 'rate_limited', message: `more than ${MAX_MESSAGES_PER_SECOND} messages in a second: the rest of this second is dropped` });
+        if (inWindow === MAX_MESSAGES_PER_SECOND + 1)
+          sendJson({
+            type: 'error',
+            error: 'rate_limited',
+            message: `more than ${MAX_MESSAGES_PER_SECOND} messages in a second: the rest of this second is dropped`,
+          });
         return true;
       };
       if (isBinary) return limited() ? undefined : sendJson({ type: 'error', error: 'invalid_message', message: 'messages are JSON text' });
@@ -528,9 +573,14 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           const field = m.field;
           if (field === null) return void page.extract(null).catch(() => {});
           if (typeof field !== 'string' || !IDENTIFIER.test(field) || field.length > 64) {
-            return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.field must be an identifier (letters, digits, _; not starting with a digit)' });
+            return sendJson({
+              type: 'error',
+              error: 'invalid_message',
+              message: 'extract.field must be an identifier (letters, digits, _; not starting with a digit)',
+            });
           }
-          if (m.all !== undefined && typeof m.all !== 'boolean') return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.all must be true or false' });
+          if (m.all !== undefined && typeof m.all !== 'boolean')
+            return sendJson({ type: 'error', error: 'invalid_message', message: 'extract.all must be true or false' });
           const all = m.all === true;
           return void page.extract(field, { all }).then(
             () => sendJson({ type: 'extract_armed', field, all }),
@@ -545,22 +595,29 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           );
         }
         case 'files': {
-          if (!chooser) return sendJson({ type: 'error', error: 'invalid_message', message: 'no file chooser is open: click the page\'s file input first' });
+          if (!chooser) return sendJson({ type: 'error', error: 'invalid_message', message: "no file chooser is open: click the page's file input first" });
           const list = m.files;
           if (!Array.isArray(list) || list.length === 0 || list.length > MAX_UPLOAD_FILES) {
             return sendJson({ type: 'error', error: 'invalid_message', message: `files must list 1 to ${MAX_UPLOAD_FILES} files {name, size}` });
           }
           const files: { name: string; size: number }[] = [];
           for (const f of list as { name?: unknown; size?: unknown }[]) {
-            if (f === null || typeof f !== 'object' || !validFileName(f.name)) return sendJson({ type: 'error', error: 'invalid_message', message: 'a file name is 1 to 200 characters, with no / \\ or control characters' });
-            if (typeof f.size !== 'number' || !Number.isSafeInteger(f.size) || f.size < 0) return sendJson({ type: 'error', error: 'invalid_message', message: 'a file size is a whole number of bytes' });
-            if (files.some((x) => x.name === f.name)) return sendJson({ type: 'error', error: 'invalid_message', message: `two files are named ${JSON.stringify(f.name)}` });
+            if (f === null || typeof f !== 'object' || !validFileName(f.name))
+              return sendJson({ type: 'error', error: 'invalid_message', message: 'a file name is 1 to 200 characters, with no / \\ or control characters' });
+            if (typeof f.size !== 'number' || !Number.isSafeInteger(f.size) || f.size < 0)
+              return sendJson({ type: 'error', error: 'invalid_message', message: 'a file size is a whole number of bytes' });
+            if (files.some((x) => x.name === f.name))
+              return sendJson({ type: 'error', error: 'invalid_message', message: `two files are named ${JSON.stringify(f.name)}` });
             files.push({ name: f.name, size: f.size });
           }
           const total = files.reduce((n, f) => n + f.size, 0);
           if (total > MAX_UPLOAD_BYTES) {
             transfer = null;
-            return sendJson({ type: 'error', error: 'file_too_large', message: `the files are ${total} bytes: at most ${MAX_UPLOAD_BYTES} bytes (10 MiB) in all` });
+            return sendJson({
+              type: 'error',
+              error: 'file_too_large',
+              message: `the files are ${total} bytes: at most ${MAX_UPLOAD_BYTES} bytes (10 MiB) in all`,
+            });
           }
           transfer = { files, total, chunks: [], received: 0 };
           if (total === 0) void finishUpload();
@@ -572,12 +629,20 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
           const text = m.data;
           if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
             transfer = null;
-            return sendJson({ type: 'error', error: 'invalid_message', message: 'file_data.data must be base64; the transfer was dropped: send the files again' });
+            return sendJson({
+              type: 'error',
+              error: 'invalid_message',
+              message: 'file_data.data must be base64; the transfer was dropped: send the files again',
+            });
           }
           const bytes = Buffer.from(text, 'base64');
           if (bytes.byteLength > MAX_FILE_CHUNK_BYTES || t.received + bytes.byteLength > t.total) {
             transfer = null;
-            return sendJson({ type: 'error', error: 'invalid_message', message: `more bytes than announced, or a chunk over ${MAX_FILE_CHUNK_BYTES} bytes: the transfer was dropped` });
+            return sendJson({
+              type: 'error',
+              error: 'invalid_message',
+              message: `more bytes than announced, or a chunk over ${MAX_FILE_CHUNK_BYTES} bytes: the transfer was dropped`,
+            });
           }
           t.chunks.push(bytes);
           t.received += bytes.byteLength;

@@ -48,7 +48,10 @@ export async function planRerecord(deps: ServiceDeps, automation: AutomationReco
   const op = ops[index] as { kind?: string } | undefined;
   if (!op) throw serviceError('invalid_request', `step ${step} is not in the capture: it has ${ops.length} operation${ops.length === 1 ? '' : 's'}`);
   if (op.kind !== m[1]) {
-    throw serviceError('invalid_request', `operation ${index + 1} of the capture is a ${String(op.kind)}, not a ${m[1]}: the capture changed since that run; re-record from its current step`);
+    throw serviceError(
+      'invalid_request',
+      `operation ${index + 1} of the capture is a ${String(op.kind)}, not a ${m[1]}: the capture changed since that run; re-record from its current step`,
+    );
   }
   const plan: RerecordPlan = { step, index, drifted: canonicalJson(op), steps: [], secrets: [] };
   const prefix = ops.slice(0, index);
@@ -87,7 +90,11 @@ export async function planRerecord(deps: ServiceDeps, automation: AutomationReco
       continue;
     }
     const found = secrets.find((s) => s.name === slot);
-    if (!found) throw serviceError('secret_not_found', `the replay types the secret slot "${slot}" before step ${step}, and the org secret "${slot}" is not set: set it (PUT /api/secrets/${slot}) first`);
+    if (!found)
+      throw serviceError(
+        'secret_not_found',
+        `the replay types the secret slot "${slot}" before step ${step}, and the org secret "${slot}" is not set: set it (PUT /api/secrets/${slot}) first`,
+      );
     inputs[slot] = found.value;
     secretSlots.add(slot);
     plan.secrets.push(found.value);

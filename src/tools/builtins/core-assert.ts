@@ -48,11 +48,10 @@ export const coreAssert = defineTool<AssertInput, { ok: true }>(
         });
       }
     } else if (canonicalJson(input.actual) !== canonicalJson(input.expected)) {
-      throw toolError(
-        'assertion_failed',
-        `[flowctl] [core/assert] ${label}: expected ${canonicalJson(input.expected)}, got ${canonicalJson(input.actual)}`,
-        { retryable: false, data: { actual: input.actual, expected: input.expected } },
-      );
+      throw toolError('assertion_failed', `[flowctl] [core/assert] ${label}: expected ${canonicalJson(input.expected)}, got ${canonicalJson(input.actual)}`, {
+        retryable: false,
+        data: { actual: input.actual, expected: input.expected },
+      });
     }
     return { ok: true };
   },

@@ -63,7 +63,8 @@ export const fsWrite = defineTool<WriteInput, WriteOutput>(
   async (input, ctx) => {
     if (ctx.signal.aborted) throw abortError(ctx.signal, NAME);
     const target = rootedPath(NAME, ctx.cwd, input.path);
-    if (target.rel === '.') throw toolError('fs_bad_path', `[flowctl] [${NAME}] cannot write the root itself`, { retryable: false, data: { path: input.path } });
+    if (target.rel === '.')
+      throw toolError('fs_bad_path', `[flowctl] [${NAME}] cannot write the root itself`, { retryable: false, data: { path: input.path } });
     await assertRealPathInside(NAME, ctx.cwd, target, input.path);
     const bytes =
       input.json !== undefined

@@ -59,7 +59,11 @@ function buildUrl(input: HttpInput): URL {
   }
   // fetch refuses them anyway, with a message that repeats the URL; a password there is often a secret.
   if (url.username !== '' || url.password !== '') {
-    throw err('http_bad_url', `a URL of ${url.origin} carries credentials before its host, which fetch does not send; pass them in an authorization header`, false);
+    throw err(
+      'http_bad_url',
+      `a URL of ${url.origin} carries credentials before its host, which fetch does not send; pass them in an authorization header`,
+      false,
+    );
   }
   for (const [key, value] of Object.entries(input.query ?? {})) {
     for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(key, String(v));
@@ -164,7 +168,8 @@ async function request(input: HttpInput, ctx: ToolContext): Promise<HttpOutput> 
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
   const classify = (e: unknown): FlowError => {
     if (ctx.signal.aborted) return abortError(ctx.signal, NAME);
-    if (timeout.signal.aborted) return err('http_timeout', `${method} ${url.origin} timed out after ${input.timeout_ms} ms`, true, { timeout_ms: input.timeout_ms });
+    if (timeout.signal.aborted)
+      return err('http_timeout', `${method} ${url.origin} timed out after ${input.timeout_ms} ms`, true, { timeout_ms: input.timeout_ms });
     if (e instanceof FlowError) return e;
     // The guard's refusal comes back as the cause of fetch's TypeError('fetch failed').
     const cause = (e as { cause?: unknown }).cause;

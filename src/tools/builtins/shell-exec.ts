@@ -83,7 +83,8 @@ function run(input: ExecInput, ctx: ToolContext, cwd: string): Promise<ExecOutpu
       input.timeout_ms === undefined
         ? undefined
         : setTimeout(
-            () => stop(fail('exec_timeout', `"${input.command}" ran longer than ${input.timeout_ms} ms and was killed`, true, { timeout_ms: input.timeout_ms })),
+            () =>
+              stop(fail('exec_timeout', `"${input.command}" ran longer than ${input.timeout_ms} ms and was killed`, true, { timeout_ms: input.timeout_ms })),
             input.timeout_ms,
           );
     const onAbort = () => stop(abortError(ctx.signal, NAME));
@@ -114,8 +115,11 @@ function run(input: ExecInput, ctx: ToolContext, cwd: string): Promise<ExecOutpu
       ctx.signal.removeEventListener('abort', onAbort);
       if (stopped) return reject(stopped);
       if (spawnError) {
-        if (spawnError.code === 'ENOENT') return reject(fail('exec_not_found', `command "${input.command}" not found`, false, { command: input.command }, spawnError));
-        return reject(fail('exec_spawn_failed', `cannot start "${input.command}": ${spawnError.code ?? spawnError.message}`, false, { command: input.command }, spawnError));
+        if (spawnError.code === 'ENOENT')
+          return reject(fail('exec_not_found', `command "${input.command}" not found`, false, { command: input.command }, spawnError));
+        return reject(
+          fail('exec_spawn_failed', `cannot start "${input.command}": ${spawnError.code ?? spawnError.message}`, false, { command: input.command }, spawnError),
+        );
       }
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');

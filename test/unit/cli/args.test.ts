@@ -16,8 +16,30 @@ describe('argument rules (spec/engine.md)', () => {
   });
 
   it('rule 2: every value flag of the spec binds its separated value', () => {
-    const valueFlags = ['input', 'input-file', 'record-journal', 'sandbox', 'to', 'step', 'run-id', 'version', 'registry',
-      'from', 'lock', 'mode', 'packs', 'body', 'port', 'host', 'token', 'cron', 'name', 'task', 'ops', 'secret'];
+    const valueFlags = [
+      'input',
+      'input-file',
+      'record-journal',
+      'sandbox',
+      'to',
+      'step',
+      'run-id',
+      'version',
+      'registry',
+      'from',
+      'lock',
+      'mode',
+      'packs',
+      'body',
+      'port',
+      'host',
+      'token',
+      'cron',
+      'name',
+      'task',
+      'ops',
+      'secret',
+    ];
     for (const f of valueFlags) expect(parseArgs([`--${f}`, 'v']).flags).toEqual({ [f]: 'v' });
   });
 

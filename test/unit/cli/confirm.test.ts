@@ -53,7 +53,13 @@ describe('confirmation gate', () => {
   });
 
   it('on a terminal, y means yes and anything else (or end of input) means no', async () => {
-    for (const [answer, expected] of [['y\n', true], ['YES\n', true], ['n\n', false], ['\n', false], ['', false]] as const) {
+    for (const [answer, expected] of [
+      ['y\n', true],
+      ['YES\n', true],
+      ['n\n', false],
+      ['\n', false],
+      ['', false],
+    ] as const) {
       const { io, stdin, err } = memoryIO({ stdinTTY: true });
       const gate = createConfirmGate(io, { yes: false, action: 'run x' });
       const pending = gate.confirm!(outward);

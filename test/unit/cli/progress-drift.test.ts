@@ -8,19 +8,52 @@ import { memoryIO } from './io-helpers.js';
 
 const D = `sha256:${'0'.repeat(64)}` as const;
 const pin = { ref: 'browser/fill', version: '1.0.0', contract_digest: D };
-const step = (id: string) => ({ id, tool: pin, capabilities: ['browser'], args: {}, retry: { max_attempts: 1, backoff_ms: 0, backoff_factor: 2 }, timeout_ms: 1000 });
+const step = (id: string) => ({
+  id,
+  tool: pin,
+  capabilities: ['browser'],
+  args: {},
+  retry: { max_attempts: 1, backoff_ms: 0, backoff_factor: 2 },
+  timeout_ms: 1000,
+});
 const spec = { flowspec: 1, name: 'signup', inputs: {}, steps: [step('fill_1'), step('fill_2'), step('click_3')] } as FlowSpec;
 const base = { at: '2026-01-01T00:00:00.000Z', flow_digest: D, inputs_digest: D, prev: null, digest: D };
 const drift = (locator: string, fallback: string) => ({
   code: 'drift',
   message: `fill: primary ${locator} matched 0; fallback ${fallback} matched`,
-  data: { matched: fallback, tried: [{ locator, count: 0 }, { locator: fallback, count: 1 }] },
+  data: {
+    matched: fallback,
+    tried: [
+      { locator, count: 0 },
+      { locator: fallback, count: 1 },
+    ],
+  },
 });
 const entries = [
   { ...base, seq: 1, event: 'step_started', step: 'fill_1', tool: pin, attempt: 1, input: {}, input_digest: D, provider: 'in-process' },
-  { ...base, seq: 2, event: 'step_succeeded', step: 'fill_1', attempt: 1, output: {}, output_digest: D, duration_ms: 40, warnings: [drift('css=#name', 'label="Your name"')] },
+  {
+    ...base,
+    seq: 2,
+    event: 'step_succeeded',
+    step: 'fill_1',
+    attempt: 1,
+    output: {},
+    output_digest: D,
+    duration_ms: 40,
+    warnings: [drift('css=#name', 'label="Your name"')],
+  },
   { ...base, seq: 3, event: 'step_started', step: 'fill_2', tool: pin, attempt: 1, input: {}, input_digest: D, provider: 'in-process' },
-  { ...base, seq: 4, event: 'step_succeeded', step: 'fill_2', attempt: 1, output: {}, output_digest: D, duration_ms: 30, warnings: [drift('css=#mail', 'label="Email"')] },
+  {
+    ...base,
+    seq: 4,
+    event: 'step_succeeded',
+    step: 'fill_2',
+    attempt: 1,
+    output: {},
+    output_digest: D,
+    duration_ms: 30,
+    warnings: [drift('css=#mail', 'label="Email"')],
+  },
   { ...base, seq: 5, event: 'step_started', step: 'click_3', tool: pin, attempt: 1, input: {}, input_digest: D, provider: 'in-process' },
   {
     ...base,
@@ -33,7 +66,8 @@ const entries = [
   },
   { ...base, seq: 7, event: 'run_finished', status: 'failed' },
 ] as JournalEntry[];
-const HINT = 'flowctl: hint: the page changed since signup was recorded; re-record it (flowctl record --name signup --task <task> --ops <ops file>) or update the locator';
+const HINT =
+  'flowctl: hint: the page changed since signup was recorded; re-record it (flowctl record --name signup --task <task> --ops <ops file>) or update the locator';
 
 describe('progress printer: locator drift', () => {
   it('prints each drift in full and the re-record hint once (plain lines)', () => {

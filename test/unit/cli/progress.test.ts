@@ -10,8 +10,22 @@ const spec = {
   name: 'p',
   inputs: {},
   steps: [
-    { id: 'a', tool: { ref: 'core/template', version: '1.0.0', contract_digest: D }, capabilities: [], args: {}, retry: { max_attempts: 2, backoff_ms: 0, backoff_factor: 2 }, timeout_ms: 1000 },
-    { id: 'b', tool: { ref: 'fs/write', version: '1.0.0', contract_digest: D }, capabilities: ['fs'], args: {}, retry: { max_attempts: 1, backoff_ms: 0, backoff_factor: 2 }, timeout_ms: 1000 },
+    {
+      id: 'a',
+      tool: { ref: 'core/template', version: '1.0.0', contract_digest: D },
+      capabilities: [],
+      args: {},
+      retry: { max_attempts: 2, backoff_ms: 0, backoff_factor: 2 },
+      timeout_ms: 1000,
+    },
+    {
+      id: 'b',
+      tool: { ref: 'fs/write', version: '1.0.0', contract_digest: D },
+      capabilities: ['fs'],
+      args: {},
+      retry: { max_attempts: 1, backoff_ms: 0, backoff_factor: 2 },
+      timeout_ms: 1000,
+    },
   ],
 } as FlowSpec;
 const base = { at: '2026-01-01T00:00:00.000Z', flow_digest: D, inputs_digest: D, prev: null, digest: D };

@@ -10,7 +10,10 @@ describe('project helpers', () => {
   it('reads the tool refs of a flow before compiling it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flowctl-project-'));
     await mkdir(join(dir, 'flows'));
-    await writeFile(join(dir, 'flows', 'mix.yaml'), 'name: mix\nsteps:\n  - id: a\n    tool: core/template@1\n  - id: b\n    tool: "browser/navigate@1.0"\n  - id: c\n    tool: acme/thing@2\n');
+    await writeFile(
+      join(dir, 'flows', 'mix.yaml'),
+      'name: mix\nsteps:\n  - id: a\n    tool: core/template@1\n  - id: b\n    tool: "browser/navigate@1.0"\n  - id: c\n    tool: acme/thing@2\n',
+    );
     await writeFile(join(dir, 'flows', 'broken.yaml'), 'name: [\n');
     const { io } = memoryIO({ cwd: dir });
     expect(await flowToolRefs('mix', io)).toEqual(['core/template', 'browser/navigate', 'acme/thing']);

@@ -9,15 +9,92 @@ const pin = (ref: string) => ({ ref, version: '1.0.0', contract_digest: D });
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)).toISOString();
 const journal = [
   { ...base, seq: 0, at: at(0), event: 'run_started', flow_name: 'shop', inputs: {}, contracts: [] },
-  { ...base, seq: 1, at: at(10), event: 'step_started', step: 'login', tool: pin('browser/click'), attempt: 1, input: { target: '#go' }, input_digest: D, provider: 'in-process' },
-  { ...base, seq: 2, at: at(12), event: 'effect_recorded', step: 'login', attempt: 1, effect: { kind: 'browser', target: 'http://127.0.0.1:1', idempotency_key: 'k1' } },
-  { ...base, seq: 3, at: at(40), event: 'step_succeeded', step: 'login', attempt: 1, output: { matched: 'testid=go' }, output_digest: O, warnings: [{ code: 'drift', message: 'primary #go missed; matched testid=go' }] },
-  { ...base, seq: 4, at: at(41), event: 'step_started', step: 'fetch', tool: pin('http/request'), attempt: 1, input: {}, input_digest: D, provider: 'in-process' },
-  { ...base, seq: 5, at: at(51), event: 'step_failed', step: 'fetch', attempt: 1, error: { code: 'http_network', message: 'refused', retryable: true }, will_retry: true },
-  { ...base, seq: 6, at: at(60), event: 'step_started', step: 'fetch', tool: pin('http/request'), attempt: 2, input: {}, input_digest: D, provider: 'in-process' },
-  { ...base, seq: 7, at: at(65), event: 'step_failed', step: 'fetch', attempt: 2, error: { code: 'http_network', message: 'refused again', retryable: true }, will_retry: false, duration_ms: 3 },
+  {
+    ...base,
+    seq: 1,
+    at: at(10),
+    event: 'step_started',
+    step: 'login',
+    tool: pin('browser/click'),
+    attempt: 1,
+    input: { target: '#go' },
+    input_digest: D,
+    provider: 'in-process',
+  },
+  {
+    ...base,
+    seq: 2,
+    at: at(12),
+    event: 'effect_recorded',
+    step: 'login',
+    attempt: 1,
+    effect: { kind: 'browser', target: 'http://127.0.0.1:1', idempotency_key: 'k1' },
+  },
+  {
+    ...base,
+    seq: 3,
+    at: at(40),
+    event: 'step_succeeded',
+    step: 'login',
+    attempt: 1,
+    output: { matched: 'testid=go' },
+    output_digest: O,
+    warnings: [{ code: 'drift', message: 'primary #go missed; matched testid=go' }],
+  },
+  {
+    ...base,
+    seq: 4,
+    at: at(41),
+    event: 'step_started',
+    step: 'fetch',
+    tool: pin('http/request'),
+    attempt: 1,
+    input: {},
+    input_digest: D,
+    provider: 'in-process',
+  },
+  {
+    ...base,
+    seq: 5,
+    at: at(51),
+    event: 'step_failed',
+    step: 'fetch',
+    attempt: 1,
+    error: { code: 'http_network', message: 'refused', retryable: true },
+    will_retry: true,
+  },
+  {
+    ...base,
+    seq: 6,
+    at: at(60),
+    event: 'step_started',
+    step: 'fetch',
+    tool: pin('http/request'),
+    attempt: 2,
+    input: {},
+    input_digest: D,
+    provider: 'in-process',
+  },
+  {
+    ...base,
+    seq: 7,
+    at: at(65),
+    event: 'step_failed',
+    step: 'fetch',
+    attempt: 2,
+    error: { code: 'http_network', message: 'refused again', retryable: true },
+    will_retry: false,
+    duration_ms: 3,
+  },
   { ...base, seq: 8, at: at(66), event: 'step_skipped', step: 'later', reason: 'condition false' },
-  { ...base, seq: 9, at: at(70), event: 'run_finished', status: 'failed', error: { code: 'http_network', message: 'refused again', retryable: true, step: 'fetch' } },
+  {
+    ...base,
+    seq: 9,
+    at: at(70),
+    event: 'run_finished',
+    status: 'failed',
+    error: { code: 'http_network', message: 'refused again', retryable: true, step: 'fetch' },
+  },
 ] as JournalEntry[];
 const run: Run = { id: 'r-1', flow_digest: D, status: 'failed', started_at: at(0), finished_at: at(70), journal };
 
@@ -35,8 +112,12 @@ describe('inspect timeline', () => {
   it('renders a readable timeline with drift warnings, per-attempt errors and the run error', () => {
     const text = formatTimeline(run);
     expect(text.split('\n')[0]).toBe('run r-1  shop  failed');
-    expect(text).toMatch(/login +browser\/click@1\.0\.0 +succeeded +1 +30 ms\n {4}effect: browser http:\/\/127\.0\.0\.1:1\n {4}warning: drift: primary #go missed; matched testid=go/);
-    expect(text).toMatch(/fetch +http\/request@1\.0\.0 +failed +2 +13 ms\n {4}error \(attempt 1\): http_network: refused\n {4}error \(attempt 2\): http_network: refused again/);
+    expect(text).toMatch(
+      /login +browser\/click@1\.0\.0 +succeeded +1 +30 ms\n {4}effect: browser http:\/\/127\.0\.0\.1:1\n {4}warning: drift: primary #go missed; matched testid=go/,
+    );
+    expect(text).toMatch(
+      /fetch +http\/request@1\.0\.0 +failed +2 +13 ms\n {4}error \(attempt 1\): http_network: refused\n {4}error \(attempt 2\): http_network: refused again/,
+    );
     expect(text).toMatch(/later +- +skipped +0 +-\n {4}skipped: condition false/);
     expect(text).toContain('error at step fetch: http_network: refused again');
     expect(text).not.toContain('output:');

@@ -11,7 +11,12 @@ import type { FlowSpec } from '../../../src/flow/types.js';
 // Issue 12: `--input pet=12` for an input declared `string` was refused because `12` parses as JSON.
 // The declared type now directs parsing: a string input takes the raw text.
 
-const contract = (type: InputContract['type'], schema: Record<string, unknown> = { type }, secret = false): InputContract => ({ type, required: false, secret, schema });
+const contract = (type: InputContract['type'], schema: Record<string, unknown> = { type }, secret = false): InputContract => ({
+  type,
+  required: false,
+  secret,
+  schema,
+});
 const CONTRACTS: Record<string, InputContract> = {
   pet: contract('string'),
   n: contract('number'),
@@ -78,9 +83,27 @@ describe('--input-file values', () => {
   });
 
   it('an unquoted YAML scalar given to a string input is its text; typed YAML stays typed for other types', async () => {
-    const contracts = { ...CONTRACTS, zip: contract('string'), quoted: contract('string'), flag: contract('string'), nothing: contract('string'), folded: contract('string') };
+    const contracts = {
+      ...CONTRACTS,
+      zip: contract('string'),
+      quoted: contract('string'),
+      flag: contract('string'),
+      nothing: contract('string'),
+      folded: contract('string'),
+    };
     const inputs = await collectInputs(parseArgs(['--input-file', 'in.yaml']), dir, contracts);
-    expect(inputs).toEqual({ pet: '12', zip: '01234', quoted: '12', flag: 'true', nothing: '~', n: 12, size: '1', tags: [1, 2], obj: { a: 1 }, folded: 'two words' });
+    expect(inputs).toEqual({
+      pet: '12',
+      zip: '01234',
+      quoted: '12',
+      flag: 'true',
+      nothing: '~',
+      n: 12,
+      size: '1',
+      tags: [1, 2],
+      obj: { a: 1 },
+      folded: 'two words',
+    });
   });
 
   it('a JSON file is typed as written: a number for a string input stays a number (and the contract refuses it)', async () => {

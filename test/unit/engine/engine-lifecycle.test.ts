@@ -161,12 +161,12 @@ describe('engine: runs by id across engine instances', () => {
     const run = (await a.getRun(run_id))!;
     expect(run.status).toBe('failed');
     expect(() => verifyJournal(run)).not.toThrow();
-    expect((await storage.runs.get(run_id))).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
+    expect(await storage.runs.get(run_id)).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
     // B's heartbeat sees the run closed and aborts its step; its late entry conflicts, B's execute
     // rejects with worker_lost (why it stopped, not the append that failed), and it leaves the record
     // as recovery settled it.
     expect(await executing).toBe('worker_lost');
-    expect((await storage.runs.get(run_id))).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
+    expect(await storage.runs.get(run_id)).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
     expect((await a.getRun(run_id))!.journal).toHaveLength(run.journal.length);
     // A recovered run replays as failed with worker_lost: not a divergence.
     const replay = await a.replay({ run_id }, { mode: 'verify' });

@@ -4,7 +4,7 @@ import { createMemoryStorage } from '../../../adapters/storage-memory/index.js';
 import { makeSpec, testEngine, testTools } from './helpers.js';
 
 // RunOptions.secrets: one engine serves many tenants, each run with its own secret store.
-describe('engine: a run\'s own secret store', () => {
+describe("engine: a run's own secret store", () => {
   const setup = () => {
     const t = testTools();
     const { engine } = testEngine(t.registry, { storage: createMemoryStorage() });
@@ -15,7 +15,7 @@ describe('engine: a run\'s own secret store', () => {
     return { engine, spec };
   };
 
-  it('resolves from the run\'s store, not the engine\'s; each run its own', async () => {
+  it("resolves from the run's store, not the engine's; each run its own", async () => {
     const { engine, spec } = setup();
     const orgA = createEnvSecrets({ env: { FLOWCTL_SECRET_API_TOKEN: 'aaaa' } });
     const orgB = createEnvSecrets({ env: { FLOWCTL_SECRET_API_TOKEN: 'bbbbbbbb' } });

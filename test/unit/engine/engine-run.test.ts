@@ -9,9 +9,8 @@ import type { JournalEntry, Run } from '../../../src/run/types.js';
 import type { EffectSummary } from '../../../src/engine/types.js';
 import { makeSpec, recordingLogger, testEngine, testTools } from './helpers.js';
 
-const events = (run: Run) => run.journal.map((e) => (('step' in e) ? `${e.event}:${e.step}` : e.event));
-const only = <E extends JournalEntry['event']>(run: Run, event: E) =>
-  run.journal.filter((e): e is Extract<JournalEntry, { event: E }> => e.event === event);
+const events = (run: Run) => run.journal.map((e) => ('step' in e ? `${e.event}:${e.step}` : e.event));
+const only = <E extends JournalEntry['event']>(run: Run, event: E) => run.journal.filter((e): e is Extract<JournalEntry, { event: E }> => e.event === event);
 
 async function rejection(p: Promise<unknown>): Promise<any> {
   try {
@@ -50,7 +49,14 @@ describe('engine: a successful run', () => {
     expect(started).toMatchObject({ event: 'run_started', flow_name: 'test-flow', inputs: { name: 'Ada' } });
     expect(started.event === 'run_started' && started.contracts).toEqual([spec.steps[0]!.tool]);
     const [s1] = only(run, 'step_started');
-    expect(s1).toMatchObject({ step: 'greet', attempt: 1, input: { text: 'hello Ada' }, input_digest: digestOf({ text: 'hello Ada' }), provider: 'in-process', tool: spec.steps[0]!.tool });
+    expect(s1).toMatchObject({
+      step: 'greet',
+      attempt: 1,
+      input: { text: 'hello Ada' },
+      input_digest: digestOf({ text: 'hello Ada' }),
+      provider: 'in-process',
+      tool: spec.steps[0]!.tool,
+    });
     const [ok1] = only(run, 'step_succeeded');
     expect(ok1!.output_digest).toBe(digestOf(ok1!.output));
     expect(only(run, 'run_finished')[0]).toMatchObject({ status: 'succeeded', output: { said: 'hello Ada' } });
@@ -118,7 +124,14 @@ describe('engine: skips, retries and failures', () => {
     const run = await engine.run({ spec });
     expect(run.status).toBe('succeeded');
     expect(events(run)).toEqual([
-      'run_started', 'step_started:f', 'step_failed:f', 'step_started:f', 'step_failed:f', 'step_started:f', 'step_succeeded:f', 'run_finished',
+      'run_started',
+      'step_started:f',
+      'step_failed:f',
+      'step_started:f',
+      'step_failed:f',
+      'step_started:f',
+      'step_succeeded:f',
+      'run_finished',
     ]);
     expect(only(run, 'step_started').map((e) => e.attempt)).toEqual([1, 2, 3]);
     expect(only(run, 'step_failed').map((e) => [e.attempt, e.will_retry, e.error.code, e.error.retryable])).toEqual([
@@ -273,10 +286,14 @@ describe('engine: effects, warnings, confirmation', () => {
   it('summarizes outward effects from capabilities and static arguments', () => {
     const { registry } = testTools();
     const { engine } = testEngine(registry);
-    const spec = makeSpec(registry, [
-      { id: 'p', tool: 'test/echo' },
-      { id: 'n', tool: 'test/effects', args: { url: 'https://api.example:8443/x?y=${inputs.q}', path: 'out/${inputs.q}.txt' } },
-    ], { inputs: { q: { type: 'string' } } });
+    const spec = makeSpec(
+      registry,
+      [
+        { id: 'p', tool: 'test/echo' },
+        { id: 'n', tool: 'test/effects', args: { url: 'https://api.example:8443/x?y=${inputs.q}', path: 'out/${inputs.q}.txt' } },
+      ],
+      { inputs: { q: { type: 'string' } } },
+    );
     expect(engine.summarizeEffects(spec, { q: 'z' })).toEqual({
       outward: true,
       steps: [{ step: 'n', tool: 'test/effects@1.0.0', capabilities: ['net', 'fs'], targets: ['api.example:8443', 'out/z.txt'] }],
@@ -331,7 +348,12 @@ describe('engine: async runs, watch, cancellation, executors', () => {
       },
     };
     const { engine } = testEngine(registry, { executor });
-    const run = await engine.run({ spec: makeSpec(registry, [{ id: 'a', tool: 'test/echo' }, { id: 'b', tool: 'test/effects', args: { hosts: [] } }]) });
+    const run = await engine.run({
+      spec: makeSpec(registry, [
+        { id: 'a', tool: 'test/echo' },
+        { id: 'b', tool: 'test/effects', args: { hosts: [] } },
+      ]),
+    });
     expect(only(run, 'step_started').map((e) => e.provider)).toEqual(['in-process', 'fake-sandbox']);
     expect(executed).toEqual(['test/effects']);
   });

@@ -7,8 +7,7 @@ import { makeSpec, recordingLogger, testEngine, testTools } from './helpers.js';
 
 const CANARY = 'cAnArY-5ecret-7f3a9';
 const env = { FLOWCTL_SECRET_API_TOKEN: CANARY };
-const only = <E extends JournalEntry['event']>(run: Run, event: E) =>
-  run.journal.filter((e): e is Extract<JournalEntry, { event: E }> => e.event === event);
+const only = <E extends JournalEntry['event']>(run: Run, event: E) => run.journal.filter((e): e is Extract<JournalEntry, { event: E }> => e.event === event);
 
 function secretSetup(steps: Parameters<typeof makeSpec>[1]) {
   const t = testTools();
@@ -56,9 +55,13 @@ describe('engine: secrets', () => {
 
   it('masks the value in failure and retry paths (error messages that echo it)', async () => {
     const { engine, registry, logger } = secretSetup([]);
-    const spec = makeSpec(registry, [{ id: 'use', tool: 'test/secret-echo', args: { token: '${inputs.api_token}', fail: true }, secrets: true, retry: { max_attempts: 3 } }], {
-      inputs: { api_token: { type: 'string', secret: true } },
-    });
+    const spec = makeSpec(
+      registry,
+      [{ id: 'use', tool: 'test/secret-echo', args: { token: '${inputs.api_token}', fail: true }, secrets: true, retry: { max_attempts: 3 } }],
+      {
+        inputs: { api_token: { type: 'string', secret: true } },
+      },
+    );
     const run = await engine.run({ spec }, { api_token: 'secret:api_token' });
     expect(run.status).toBe('failed');
     const failed = only(run, 'step_failed');

@@ -78,9 +78,13 @@ export function testTools() {
     }),
     defineTool(contract('test/scoped'), async (input: { key: string }, ctx) => {
       count('test/scoped');
-      const value = await ctx.scope.get(input.key, async () => ({ opened: true }), () => {
-        disposed.push(input.key);
-      });
+      const value = await ctx.scope.get(
+        input.key,
+        async () => ({ opened: true }),
+        () => {
+          disposed.push(input.key);
+        },
+      );
       return { opened: value.opened };
     }),
   ];

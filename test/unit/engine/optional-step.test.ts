@@ -13,7 +13,14 @@ import { makeSpec, testEngine } from './helpers.js';
 
 function tools() {
   const seen: (boolean | undefined)[] = [];
-  const contract = (ref: string) => ({ ref, version: '1.0.0', description: ref, input_schema: { type: 'object' }, output_schema: { type: 'object' }, capabilities: [] });
+  const contract = (ref: string) => ({
+    ref,
+    version: '1.0.0',
+    description: ref,
+    input_schema: { type: 'object' },
+    output_schema: { type: 'object' },
+    capabilities: [],
+  });
   const registry = createToolRegistry([
     defineTool(contract('test/banner'), async (input: { shown: boolean }, ctx: ToolContext) => {
       seen.push(ctx.optional);
@@ -48,9 +55,16 @@ describe('optional steps', () => {
     expect(run.status).toBe('succeeded');
     expect(run.output).toEqual({ after: true });
     expect(run.journal.map((e) => ('step' in e ? `${e.event}:${e.step}` : e.event))).toEqual([
-      'run_started', 'step_started:accept', 'step_skipped:accept', 'step_started:after', 'step_succeeded:after', 'run_finished',
+      'run_started',
+      'step_started:accept',
+      'step_skipped:accept',
+      'step_started:after',
+      'step_succeeded:after',
+      'run_finished',
     ]);
-    expect(run.journal.find((e) => e.event === 'step_skipped')).toMatchObject({ reason: 'optional: target_absent: click: the target did not appear within 1500 ms' });
+    expect(run.journal.find((e) => e.event === 'step_skipped')).toMatchObject({
+      reason: 'optional: target_absent: click: the target did not appear within 1500 ms',
+    });
     expect(seen).toEqual([true]);
     const replay = await engine.replay({ run_id: run.id }, { mode: 'verify' });
     expect(replay.status).toBe('succeeded');

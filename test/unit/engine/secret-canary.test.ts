@@ -46,7 +46,10 @@ describe('secret canary (child process, storage-fs, env secrets)', () => {
     expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'failed', 'failed', 'succeeded', 'succeeded']);
     expect(runs[0].output.result).toEqual({ echoed: 'Bearer ***', url: 'https://api.example/?key=Bearer ***', length: `Bearer ${CANARY}`.length });
     const failed = runs[2].journal.filter((e: { event: string }) => e.event === 'step_failed');
-    expect(failed.map((e: { error: { message: string } }) => e.error.message)).toEqual(['server rejected Bearer *** (attempt 1)', 'server rejected Bearer *** (attempt 2)']);
+    expect(failed.map((e: { error: { message: string } }) => e.error.message)).toEqual([
+      'server rejected Bearer *** (attempt 1)',
+      'server rejected Bearer *** (attempt 2)',
+    ]);
     expect(runs[4].journal.filter((e: { event: string }) => e.event === 'step_started')).toHaveLength(2);
     expect(stderr).toContain('using token Bearer ***');
     expect(stdout).toContain('api.example/Bearer ***');

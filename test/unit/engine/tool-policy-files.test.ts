@@ -20,7 +20,12 @@ const contract = (ref: string) => ({
   version: '1.0.0',
   description: 'read a named file',
   input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
-  output_schema: { type: 'object', properties: { text: { type: 'string' }, from: { type: 'string' } }, required: ['text', 'from'], additionalProperties: false },
+  output_schema: {
+    type: 'object',
+    properties: { text: { type: 'string' }, from: { type: 'string' } },
+    required: ['text', 'from'],
+    additionalProperties: false,
+  },
   capabilities: ['fs' as const],
 });
 /** Reads from ctx.files when the run has one, else from the disk under cwd (as browser/upload does). */

@@ -124,7 +124,9 @@ describe('tool policy: capabilities', () => {
   });
 
   it('refuses a malformed policy with invalid_tool_policy before any run exists', async () => {
-    expect(() => testEngine(registry, { toolPolicy: { capabilities: ['teleport' as never] } })).toThrow(expect.objectContaining({ code: 'invalid_tool_policy' }));
+    expect(() => testEngine(registry, { toolPolicy: { capabilities: ['teleport' as never] } })).toThrow(
+      expect.objectContaining({ code: 'invalid_tool_policy' }),
+    );
     const { engine, storage } = testEngine(registry);
     const spec = makeSpec(registry, [{ id: 'get', tool: 'http/request', args: { url: 'http://127.0.0.1/' } }]);
     await expect(engine.run({ spec }, {}, { toolPolicy: { egress: { allow: ['10.0.0.0/99'] } } })).rejects.toMatchObject({ code: 'invalid_tool_policy' });

@@ -51,7 +51,7 @@ const post = (body: unknown) =>
   new Request('http://127.0.0.1/flows/invoice/runs', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
 describe('two orgs, one engine, one flow name', () => {
-  it('runs each org\'s own digest through the MCP factory and the launcher at once, writing no deploy', async () => {
+  it("runs each org's own digest through the MCP factory and the launcher at once, writing no deploy", async () => {
     expect(new Set([orgA.digest, orgB.digest, other.digest]).size).toBe(3);
     const storage = createMemoryStorage();
     const engine = createEngine({ storage, tools });
@@ -140,7 +140,7 @@ describe('two orgs, one engine, one flow name', () => {
     await engine.dispose();
   });
 
-  it('builds a flow\'s MCP tool shape once per digest and reuses it across servers', async () => {
+  it("builds a flow's MCP tool shape once per digest and reuses it across servers", async () => {
     // A per-request server gets the shape built for the digest earlier, even from another spec object.
     const shape = toolShapeOf(orgB.spec, orgB.digest, tools);
     expect(toolShapeOf(structuredClone(orgB.spec), orgB.digest, tools)).toBe(shape);

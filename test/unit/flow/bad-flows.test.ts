@@ -16,7 +16,9 @@ const expectations = JSON.parse(readFileSync(join(dir, 'expectations.json'), 'ut
   string,
   { code: string; line: number; column: number; field?: string }
 >;
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 describe('bad flows', () => {
   it('has at least 30 fixtures, each with an expectation, and no expectation without a fixture', () => {
@@ -26,7 +28,18 @@ describe('bad flows', () => {
 
   it('covers syntax, types, references, cycles, names, unknown tools and the lock', () => {
     const codes = new Set(Object.values(expectations).map((e) => e.code));
-    for (const code of ['yaml_syntax', 'type_mismatch', 'unknown_input', 'unknown_step', 'forward_reference', 'bad_name', 'unknown_tool', 'lock_mismatch', 'expr_syntax', 'duplicate_step']) {
+    for (const code of [
+      'yaml_syntax',
+      'type_mismatch',
+      'unknown_input',
+      'unknown_step',
+      'forward_reference',
+      'bad_name',
+      'unknown_tool',
+      'lock_mismatch',
+      'expr_syntax',
+      'duplicate_step',
+    ]) {
       expect(codes, code).toContain(code);
     }
     for (const code of codes) expect(DIAGNOSTIC_CODES).toContain(code);

@@ -173,10 +173,10 @@ output: \${steps.t.output.text}
       { file: 'f.yaml', tools },
     );
     ok(r);
-    const bad = compile(
-      `name: typed\ninputs:\n  flag: {type: boolean}\nsteps:\n  - id: v\n    tool: test/versioned@1\n    args: {n: "\${inputs.flag}"}\n`,
-      { file: 'f.yaml', tools },
-    );
+    const bad = compile(`name: typed\ninputs:\n  flag: {type: boolean}\nsteps:\n  - id: v\n    tool: test/versioned@1\n    args: {n: "\${inputs.flag}"}\n`, {
+      file: 'f.yaml',
+      tools,
+    });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.diagnostics.map((d) => d.code)).toEqual(['type_mismatch']);
   });

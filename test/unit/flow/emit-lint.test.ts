@@ -180,8 +180,14 @@ describe('lint', () => {
 
   it('runs registered rules, replacing by name', () => {
     const before = lintRules().length;
-    registerLintRule({ name: 'test-many-steps', check: (c) => (c.spec.steps.length > 0 ? [{ severity: 'warning', code: 'test-many-steps', message: 'm', file: c.file, line: 2, column: 3 }] : []) });
-    registerLintRule({ name: 'test-many-steps', check: (c) => [{ severity: 'warning', code: 'test-many-steps', message: 'replaced', file: c.file, line: 2, column: 3 }] });
+    registerLintRule({
+      name: 'test-many-steps',
+      check: (c) => (c.spec.steps.length > 0 ? [{ severity: 'warning', code: 'test-many-steps', message: 'm', file: c.file, line: 2, column: 3 }] : []),
+    });
+    registerLintRule({
+      name: 'test-many-steps',
+      check: (c) => [{ severity: 'warning', code: 'test-many-steps', message: 'replaced', file: c.file, line: 2, column: 3 }],
+    });
     expect(lintRules().length).toBe(before + 1);
     const findings = lintCompiled(ctx(HELLO_FLOW));
     expect(findings).toEqual([{ severity: 'warning', code: 'test-many-steps', message: 'replaced', file: 'flows/x.yaml', line: 2, column: 3 }]);

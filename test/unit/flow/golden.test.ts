@@ -14,7 +14,9 @@ import { createToolRegistry } from '../../../src/tools/registry.js';
 const flowsDir = resolve(import.meta.dirname, '../../fixtures/flows');
 const goldenDir = resolve(import.meta.dirname, '../../golden');
 const digests = JSON.parse(readFileSync(join(goldenDir, 'digests.json'), 'utf8')) as Record<string, string>;
-const files = readdirSync(flowsDir).filter((f) => f.endsWith('.yaml')).sort();
+const files = readdirSync(flowsDir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 const tools = createToolRegistry(builtinTools());
 
 describe('golden FlowSpecs', () => {

@@ -19,13 +19,10 @@ function badLock(text: string): string {
 describe('flowctl.lock', () => {
   it('serializes exactly {entries: [{ref, version, contract_digest}]}, sorted, pretty, with a newline', () => {
     expect(serializeLock(emptyLock())).toBe('{\n  "entries": []\n}\n');
-    const lock = addPins(
-      { entries: [{ ref: 'b/x', version: '1.10.0', contract_digest: D1 }] },
-      [
-        { ref: 'b/x', version: '1.9.0', contract_digest: D2 },
-        { ref: 'a/y', version: '2.0.0', contract_digest: D1 },
-      ],
-    );
+    const lock = addPins({ entries: [{ ref: 'b/x', version: '1.10.0', contract_digest: D1 }] }, [
+      { ref: 'b/x', version: '1.9.0', contract_digest: D2 },
+      { ref: 'a/y', version: '2.0.0', contract_digest: D1 },
+    ]);
     expect(lock.entries.map((e) => `${e.ref}@${e.version}`)).toEqual(['a/y@2.0.0', 'b/x@1.9.0', 'b/x@1.10.0']);
     const text = serializeLock(lock);
     expect(text.endsWith('}\n')).toBe(true);

@@ -19,7 +19,13 @@ function ok(result: CompileResult, src: string) {
 
 const key = fc.stringMatching(/^[a-z][a-z0-9_]{0,6}$/);
 const text = fc.string({ maxLength: 12 }).filter((s) => !s.includes('$'));
-const scalar = fc.oneof(text, fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.boolean(), fc.constant(null));
+const scalar = fc.oneof(
+  text,
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+  fc.boolean(),
+  fc.constant(null),
+);
 const json = fc.letrec<{ v: unknown }>((tie) => ({
   v: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(key, tie('v'), { maxKeys: 3 })),
 })).v;
@@ -31,20 +37,18 @@ const INPUTS: Record<string, { type: string; value: fc.Arbitrary<unknown> }> = {
   loud: { type: 'boolean', value: fc.boolean() },
 };
 
-const arbInputs = fc
-  .subarray(Object.keys(INPUTS), { minLength: 1 })
-  .chain((names) =>
-    fc.tuple(...names.map((n) => fc.record({ def: fc.option(INPUTS[n]!.value, { nil: undefined }), desc: fc.option(text, { nil: undefined }) }))).map((defs) =>
-      Object.fromEntries(
-        names.map((n, i) => {
-          const input: Obj = { type: INPUTS[n]!.type };
-          if (defs[i]!.def !== undefined) input.default = defs[i]!.def;
-          if (defs[i]!.desc !== undefined) input.description = defs[i]!.desc;
-          return [n, input];
-        }),
-      ),
+const arbInputs = fc.subarray(Object.keys(INPUTS), { minLength: 1 }).chain((names) =>
+  fc.tuple(...names.map((n) => fc.record({ def: fc.option(INPUTS[n]!.value, { nil: undefined }), desc: fc.option(text, { nil: undefined }) }))).map((defs) =>
+    Object.fromEntries(
+      names.map((n, i) => {
+        const input: Obj = { type: INPUTS[n]!.type };
+        if (defs[i]!.def !== undefined) input.default = defs[i]!.def;
+        if (defs[i]!.desc !== undefined) input.description = defs[i]!.desc;
+        return [n, input];
+      }),
     ),
-  );
+  ),
+);
 
 /** A flow whose expressions only read declared inputs and earlier steps. */
 const arbFlow = fc
@@ -177,37 +181,52 @@ describe('digest properties', () => {
     ['change max_attempts', (f, k) => (f.steps[k].retry = { ...f.steps[k].retry, max_attempts: ((f.steps[k].retry?.max_attempts ?? 1) % 5) + 1 })],
     ['change backoff_factor', (f, k) => (f.steps[k].retry = { ...f.steps[k].retry, backoff_factor: 3 })],
     ['add a condition', (f, k) => (f.steps[k].if = f.steps[k].if ? `!(${f.steps[k].if})` : 'true')],
-    ['change a literal argument', (f, k) => {
-      const s = f.steps[k];
-      if (s.tool.startsWith('core/transform')) s.args.value = { wrapped: s.args.value };
-      else if (s.tool.startsWith('core/template')) s.args.template += '.';
-      else s.args.n += 1;
-    }],
-    ['change an expression', (f, k) => {
-      const s = f.steps[k];
-      if (s.tool.startsWith('test/versioned')) s.args.n = `\${len('${'x'.repeat(s.args.n + 1)}')}`;
-      else if (s.tool.startsWith('core/template')) s.args.values.v = `\${lower(${s.args.values.v.slice(2, -1)})}`;
-      else s.args.value.computed = `\${json(${s.args.value.computed.slice(2, -1)})}`;
-    }],
+    [
+      'change a literal argument',
+      (f, k) => {
+        const s = f.steps[k];
+        if (s.tool.startsWith('core/transform')) s.args.value = { wrapped: s.args.value };
+        else if (s.tool.startsWith('core/template')) s.args.template += '.';
+        else s.args.n += 1;
+      },
+    ],
+    [
+      'change an expression',
+      (f, k) => {
+        const s = f.steps[k];
+        if (s.tool.startsWith('test/versioned')) s.args.n = `\${len('${'x'.repeat(s.args.n + 1)}')}`;
+        else if (s.tool.startsWith('core/template')) s.args.values.v = `\${lower(${s.args.values.v.slice(2, -1)})}`;
+        else s.args.value.computed = `\${json(${s.args.value.computed.slice(2, -1)})}`;
+      },
+    ],
     ['append a step', (f) => f.steps.push({ id: 'extra', tool: 'core/transform@1', args: { value: 1 } })],
-    ['rename a step', (f) => {
-      const last = f.steps[f.steps.length - 1];
-      const old = last.id;
-      last.id = `${old}x`;
-      if (f.output) f.output = { last: `\${steps.${last.id}.output}` };
-    }],
+    [
+      'rename a step',
+      (f) => {
+        const last = f.steps[f.steps.length - 1];
+        const old = last.id;
+        last.id = `${old}x`;
+        if (f.output) f.output = { last: `\${steps.${last.id}.output}` };
+      },
+    ],
     ['add an input', (f) => (f.inputs.extra_input = { type: 'string', required: false })],
-    ['toggle an input default', (f) => {
-      const [name, def] = Object.entries(f.inputs as Record<string, Obj>)[0]!;
-      if (def.default === undefined) def.default = INPUTS[name]!.type === 'string' ? 'd' : INPUTS[name]!.type === 'boolean' ? true : 1;
-      else delete def.default;
-    }],
+    [
+      'toggle an input default',
+      (f) => {
+        const [name, def] = Object.entries(f.inputs as Record<string, Obj>)[0]!;
+        if (def.default === undefined) def.default = INPUTS[name]!.type === 'string' ? 'd' : INPUTS[name]!.type === 'boolean' ? true : 1;
+        else delete def.default;
+      },
+    ],
     ['change the output', (f) => (f.output = f.output ? { ...f.output, more: 1 } : { more: 1 })],
-    ['pin another tool version', (f, k) => {
-      const s = f.steps[k];
-      if (s.tool.startsWith('test/versioned')) s.tool = s.tool.endsWith('@1') ? 'test/versioned@1.2' : 'test/versioned@1';
-      else s.timeout_ms = 12_345;
-    }],
+    [
+      'pin another tool version',
+      (f, k) => {
+        const s = f.steps[k];
+        if (s.tool.startsWith('test/versioned')) s.tool = s.tool.endsWith('@1') ? 'test/versioned@1.2' : 'test/versioned@1';
+        else s.timeout_ms = 12_345;
+      },
+    ],
   ];
 
   it('any single semantic mutation changes the digest', () => {

@@ -12,7 +12,10 @@ import { createLauncher } from '../../../src/launcher/launcher.js';
 // The launcher in-process (no transport): what the transport suite cannot easily reach.
 const tools = createToolRegistry(builtinTools());
 const flow = (greeting: string) => {
-  const r = compile(`name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args:\n      template: ${greeting}\noutput: \${steps.t.output.text}\n`, { file: 'hi.yaml', tools });
+  const r = compile(`name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args:\n      template: ${greeting}\noutput: \${steps.t.output.text}\n`, {
+    file: 'hi.yaml',
+    tools,
+  });
   if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
   return r;
 };
@@ -38,7 +41,7 @@ describe('createLauncher', () => {
     await engine.dispose();
   });
 
-  it('refuses a served flow whose given digest is not its FlowSpec\'s, and runs nothing', async () => {
+  it("refuses a served flow whose given digest is not its FlowSpec's, and runs nothing", async () => {
     const engine = createEngine({ storage: createMemoryStorage(), tools });
     const launcher = createLauncher({ engine, flows: [{ name: 'hi', spec: flow('one').spec, digest: flow('two').flow_digest }] });
     const res = await launcher.fetch(post('/flows/hi/runs'));
@@ -60,7 +63,12 @@ describe('createLauncher', () => {
         return isFlowError(err) ? err.code : String(err);
       }
     };
-    expect(attempt([{ name: 'a', spec }, { name: 'a', spec }])).toBe('duplicate_flow');
+    expect(
+      attempt([
+        { name: 'a', spec },
+        { name: 'a', spec },
+      ]),
+    ).toBe('duplicate_flow');
     expect(attempt([{ name: '', spec }])).toBe('invalid_flows');
     expect(attempt('flows/')).toBe('invalid_flows');
     expect(attempt([{ name: 'a', spec }])).toBe('ok');
@@ -69,7 +77,13 @@ describe('createLauncher', () => {
   it('answers a body that is not UTF-8 with 400 invalid_json', async () => {
     const engine = createEngine({ storage: createMemoryStorage(), tools });
     const launcher = createLauncher({ engine, flows: [{ name: 'hi', spec: flow('x').spec }] });
-    const res = await launcher.fetch(new Request('http://127.0.0.1/flows/hi/runs', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { 'content-type': 'application/json' } }));
+    const res = await launcher.fetch(
+      new Request('http://127.0.0.1/flows/hi/runs', {
+        method: 'POST',
+        body: new Uint8Array([0x7b, 0xff, 0x7d]),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe('invalid_json');
     expect(await engine.listRuns()).toEqual([]);

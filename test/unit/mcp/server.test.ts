@@ -114,7 +114,10 @@ describe('createMcpServer', () => {
     const body = JSON.parse((bad.content as { text: string }[])[0]!.text);
     expect(body.error.code).toBe('invalid_inputs');
     expect(body.error.issues).toEqual(
-      expect.arrayContaining([{ path: 'n', message: 'must be integer' }, { path: 'extra', message: 'is not an input of flow "steps3"' }]),
+      expect.arrayContaining([
+        { path: 'n', message: 'must be integer' },
+        { path: 'extra', message: 'is not an input of flow "steps3"' },
+      ]),
     );
     const secret = await client.callTool({ name: 'keyed', arguments: { token: SECRET } });
     expect(secret.isError).toBe(true);
@@ -146,7 +149,15 @@ describe('createMcpServer', () => {
   it('refuses duplicate and invalid tool names', () => {
     const spec = compileYaml(FLOWS.quiet!);
     const e = createEngine({ storage: createMemoryStorage() });
-    expect(() => createMcpServer({ engine: e, flows: [{ name: 'quiet', spec }, { name: 'quiet', spec }] })).toThrow(/two flows are named/);
+    expect(() =>
+      createMcpServer({
+        engine: e,
+        flows: [
+          { name: 'quiet', spec },
+          { name: 'quiet', spec },
+        ],
+      }),
+    ).toThrow(/two flows are named/);
     expect(() => createMcpServer({ engine: e, flows: [{ name: 'has space', spec }] })).toThrow(/not a valid MCP tool name/);
   });
 });

@@ -55,7 +55,11 @@ describe('toolOutputShape', () => {
     expect(props.label).toEqual({ type: 'string' });
     expect(props.fixed).toEqual({ type: 'number' });
     expect(props.list).toEqual({ type: 'array' });
-    expect(props.nested).toMatchObject({ type: 'object', required: ['ok', 'who'], properties: { ok: { type: 'boolean' }, who: { anyOf: [{ type: 'null' }, { type: 'string' }] } } });
+    expect(props.nested).toMatchObject({
+      type: 'object',
+      required: ['ok', 'who'],
+      properties: { ok: { type: 'boolean' }, who: { anyOf: [{ type: 'null' }, { type: 'string' }] } },
+    });
     expect(props.any).toEqual({ anyOf: [{ type: 'null' }, { type: 'object' }] });
   });
 
@@ -74,7 +78,12 @@ output: \${steps.a.output.value}
 `);
     expect(toolOutputShape(single)).toEqual({
       wrapped: true,
-      schema: { type: 'object', properties: { value: { description: expect.stringContaining('any JSON value') } }, required: ['value'], additionalProperties: false },
+      schema: {
+        type: 'object',
+        properties: { value: { description: expect.stringContaining('any JSON value') } },
+        required: ['value'],
+        additionalProperties: false,
+      },
     });
     const none = compileYaml(`name: none
 steps:

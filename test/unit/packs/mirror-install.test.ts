@@ -81,7 +81,7 @@ describe('mirror', () => {
     await writeFile((await openRegistry(a)).blobPath(pack.manifest.flows[0]!.flow_digest), '{}');
     const report = await mirrorRegistries({ from: a, to: b });
     expect(report.failed.map((f) => f.pack)).toEqual(['bad@1.0.0']);
-    expect((await openRegistry(b).then((r) => r.listIndex()))).toEqual([]);
+    expect(await openRegistry(b).then((r) => r.listIndex())).toEqual([]);
   });
 });
 
@@ -106,7 +106,10 @@ describe('install', () => {
     await publishPack(src, a);
     await publishPack(src, b);
     const first = await installPacks({ lock: lockFor(a, b), from: src, to: dst });
-    expect(first.installed.map((i) => [i.name, i.alreadyPresent])).toEqual([['alpha', false], ['beta', false]]);
+    expect(first.installed.map((i) => [i.name, i.alreadyPresent])).toEqual([
+      ['alpha', false],
+      ['beta', false],
+    ]);
     const again = await installPacks({ lock: lockFor(a, b), from: src, to: dst });
     expect(again.installed.every((i) => i.alreadyPresent)).toBe(true);
     expect((await verifyRegistry(dst)).ok).toBe(true);
@@ -129,7 +132,10 @@ describe('install', () => {
 
     const toolLock = lockFor(a, b);
     toolLock.packs[0]!.tools[0]!.contract_digest = b.manifest.tools[0]!.contract_digest;
-    await expect(installPacks({ lock: toolLock, from: src, to: dst })).rejects.toMatchObject({ code: 'install_failed', message: expect.stringContaining('alpha@1.0.0') });
+    await expect(installPacks({ lock: toolLock, from: src, to: dst })).rejects.toMatchObject({
+      code: 'install_failed',
+      message: expect.stringContaining('alpha@1.0.0'),
+    });
     expect(await stat(dst).catch(() => undefined)).toBeUndefined();
   });
 

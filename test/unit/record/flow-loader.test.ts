@@ -19,12 +19,15 @@ async function recordingText(ops: unknown[], secrets: string[] = []): Promise<st
 
 describe('a Recording file as a flow source', () => {
   it('compiles, keeps secrets to the step fed one, and places lint findings in the JSON', async () => {
-    const text = await recordingText([
-      { kind: 'navigate', url: 'http://127.0.0.1:1/' },
-      { kind: 'fill', target: '#pw', value: 'x', slot: 'pw' },
-      { kind: 'click', target: '#ember77' },
-      { kind: 'extract', target: 'h1', name: 'title' },
-    ], ['pw']);
+    const text = await recordingText(
+      [
+        { kind: 'navigate', url: 'http://127.0.0.1:1/' },
+        { kind: 'fill', target: '#pw', value: 'x', slot: 'pw' },
+        { kind: 'click', target: '#ember77' },
+        { kind: 'extract', target: 'h1', name: 'title' },
+      ],
+      ['pw'],
+    );
     const source = loadRecordingSource(text, 'recordings/shop.json');
     expect(source.diagnostics).toBeUndefined();
     const result = compileFlow(source.flow, { file: 'recordings/shop.json', tools, locate: source.locate });
@@ -33,7 +36,13 @@ describe('a Recording file as a flow source', () => {
     expect(result.spec.steps.find((s) => s.id === 'fill_2')!.capabilities).toEqual(['browser', 'secrets']);
     expect(result.spec.steps.find((s) => s.id === 'click_3')!.capabilities).toEqual(['browser']);
 
-    const findings = lintCompiled({ spec: result.spec, flow: result.flow, file: 'recordings/shop.json', source: { text, kind: 'recording' }, locate: source.locate });
+    const findings = lintCompiled({
+      spec: result.spec,
+      flow: result.flow,
+      file: 'recordings/shop.json',
+      source: { text, kind: 'recording' },
+      locate: source.locate,
+    });
     const brittle = findings.filter((f) => f.code === 'brittle-locator');
     expect(brittle).toHaveLength(1);
     // The finding points at ops[2].target in the JSON text.
@@ -50,7 +59,9 @@ describe('a Recording file as a flow source', () => {
 
     const bad = JSON.stringify({ ...good, ops: [{ kind: 'click' }] }, null, 2);
     const shaped = loadRecordingSource(bad, 'recordings/shop.json');
-    expect(shaped.diagnostics).toEqual([expect.objectContaining({ code: 'invalid_recording', field: 'ops[0].target', line: bad.split('\n').findIndex((l) => l.includes('"kind": "click"')) })]);
+    expect(shaped.diagnostics).toEqual([
+      expect.objectContaining({ code: 'invalid_recording', field: 'ops[0].target', line: bad.split('\n').findIndex((l) => l.includes('"kind": "click"')) }),
+    ]);
 
     const syntax = loadRecordingSource('{"format": ', 'recordings/shop.json');
     expect(syntax.diagnostics?.[0]).toMatchObject({ code: 'yaml_syntax', file: 'recordings/shop.json' });
@@ -89,14 +100,17 @@ describe('a Recording file as a flow source', () => {
       'browser/check@1.0.0 30000',
       'browser/wait@1.0.0 42000',
     ]);
-    const findings = lintCompiled({ spec: result.spec, flow: result.flow, file: 'recordings/shop.json', source: { text, kind: 'recording' }, locate: source.locate });
+    const findings = lintCompiled({
+      spec: result.spec,
+      flow: result.flow,
+      file: 'recordings/shop.json',
+      source: { text, kind: 'recording' },
+      locate: source.locate,
+    });
     const brittle = findings.filter((f) => f.code === 'brittle-locator');
     expect(brittle.map((f) => f.field)).toEqual(['ops[1].target', 'ops[2].target', 'ops[4].target']);
     // A bad literal arg in a YAML flow is a compile error against the contract.
-    const bad = compileFlow(
-      { name: 'x', steps: [{ id: 'a', tool: 'browser/click@1', args: { target: '#a', count: 5 } }] },
-      { file: 'flows/x.yaml', tools },
-    );
+    const bad = compileFlow({ name: 'x', steps: [{ id: 'a', tool: 'browser/click@1', args: { target: '#a', count: 5 } }] }, { file: 'flows/x.yaml', tools });
     expect(bad.ok).toBe(false);
   });
 });

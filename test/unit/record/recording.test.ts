@@ -85,7 +85,12 @@ describe('buildRecording', () => {
       docs: { type: 'array', secret: false },
     });
     const csv = digestBytes(files['files/a.csv']!);
-    expect(recording.ops[6]).toMatchObject({ files: [{ name: 'a.csv', digest: csv }, { name: 'b.txt', digest: digestBytes('bee') }] });
+    expect(recording.ops[6]).toMatchObject({
+      files: [
+        { name: 'a.csv', digest: csv },
+        { name: 'b.txt', digest: digestBytes('bee') },
+      ],
+    });
     expect(stored.get(csv)?.name).toBe('a.csv');
     const { source_digest, ...body } = recording;
     expect(source_digest).toBe(digestOf(body));
@@ -114,8 +119,30 @@ describe('buildRecording', () => {
     ['a missing file', { ops: [{ kind: 'upload', target: '#f', files: 'nope.txt' }], inputs: [], secrets: [] }, 'upload_file_missing'],
     ['a secret upload slot', { ops: [{ kind: 'upload', target: '#f', files: 'b.txt', slot: 's' }], inputs: [], secrets: ['s'] }, 'invalid_slot'],
     ['a value-less fill without a slot', { ops: [{ kind: 'fill', target: '#f' }], inputs: [], secrets: [] }, 'invalid_ops'],
-    ['a slot used as string and list', { ops: [{ kind: 'fill', target: '#a', value: 'x', slot: 's' }, { kind: 'select', target: '#b', value: ['y'], slot: 's' }], inputs: ['s'], secrets: [] }, 'slot_type_conflict'],
-    ['a duplicate extract name', { ops: [{ kind: 'extract', target: '#a', name: 'n' }, { kind: 'extract', target: '#b', name: 'n' }], inputs: [], secrets: [] }, 'duplicate_output'],
+    [
+      'a slot used as string and list',
+      {
+        ops: [
+          { kind: 'fill', target: '#a', value: 'x', slot: 's' },
+          { kind: 'select', target: '#b', value: ['y'], slot: 's' },
+        ],
+        inputs: ['s'],
+        secrets: [],
+      },
+      'slot_type_conflict',
+    ],
+    [
+      'a duplicate extract name',
+      {
+        ops: [
+          { kind: 'extract', target: '#a', name: 'n' },
+          { kind: 'extract', target: '#b', name: 'n' },
+        ],
+        inputs: [],
+        secrets: [],
+      },
+      'duplicate_output',
+    ],
   ])('rejects %s', async (_what, over, code) => {
     const err = await codeOf(buildRecording(options(over as Partial<RecordOptions>)));
     expect(err.code).toBe(code);
@@ -272,7 +299,16 @@ describe('format 2: keys, hover, click count and button, check/uncheck, wait', (
   });
 
   it('refuses a stored press with a key Playwright does not have, and a stored default', async () => {
-    const { recording } = await buildRecording(options({ ops: [{ kind: 'press', key: 'Enter' }, { kind: 'click', target: '#a' }], inputs: [], secrets: [] }));
+    const { recording } = await buildRecording(
+      options({
+        ops: [
+          { kind: 'press', key: 'Enter' },
+          { kind: 'click', target: '#a' },
+        ],
+        inputs: [],
+        secrets: [],
+      }),
+    );
     const tamper = (edit: (ops: Record<string, unknown>[]) => void) => {
       const body = structuredClone({ ...recording, source_digest: undefined }) as Record<string, unknown>;
       delete body.source_digest;
@@ -378,7 +414,14 @@ describe('new pages: opens_page and switch', () => {
 describe('extract text as rendered', () => {
   it('stores text: rendered, leaves the default out, and keeps it out of format 1', async () => {
     const { recording } = await buildRecording(
-      options({ ops: [{ kind: 'extract', target: 'pre', name: 'a', text: 'rendered' }, { kind: 'extract', target: 'pre', name: 'b', text: 'content' }], inputs: [], secrets: [] }),
+      options({
+        ops: [
+          { kind: 'extract', target: 'pre', name: 'a', text: 'rendered' },
+          { kind: 'extract', target: 'pre', name: 'b', text: 'content' },
+        ],
+        inputs: [],
+        secrets: [],
+      }),
     );
     expect(recording.ops).toEqual([
       { kind: 'extract', target: { css: 'pre' }, name: 'a', text: 'rendered' },

@@ -23,8 +23,14 @@ const none = async () => undefined;
 
 describe('browser resolution order', () => {
   it('takes the explicit option first, then CHROMIUM_PATH', async () => {
-    expect(await resolveBrowser({ executablePath: exe, env: { CHROMIUM_PATH: '/nope' }, systemPaths: [], loadSparticuz: none })).toEqual({ executablePath: exe, source: 'option' });
-    expect(await resolveBrowser({ env: { CHROMIUM_PATH: exe }, systemPaths: ['/usr/bin/chromium'], loadSparticuz: none })).toEqual({ executablePath: exe, source: 'env' });
+    expect(await resolveBrowser({ executablePath: exe, env: { CHROMIUM_PATH: '/nope' }, systemPaths: [], loadSparticuz: none })).toEqual({
+      executablePath: exe,
+      source: 'option',
+    });
+    expect(await resolveBrowser({ env: { CHROMIUM_PATH: exe }, systemPaths: ['/usr/bin/chromium'], loadSparticuz: none })).toEqual({
+      executablePath: exe,
+      source: 'env',
+    });
   });
 
   it('refuses a wrong explicit path instead of silently using another browser', async () => {
@@ -51,7 +57,7 @@ describe('browser resolution order', () => {
     expect((err as FlowError).data).toEqual({ tried: [join(dir, 'missing'), '@sparticuz/chromium'] });
   });
 
-  it('finds this machine\'s Chromium with the defaults', async () => {
+  it("finds this machine's Chromium with the defaults", async () => {
     expect(await resolveBrowser({ env: {} })).toEqual({ executablePath: '/usr/bin/chromium', source: 'system' });
   });
 });

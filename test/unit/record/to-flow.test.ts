@@ -113,7 +113,11 @@ describe('frame in the Flow', () => {
       { kind: 'drag', source: '#a', target: '#b', frame: '#board' },
     ]);
     const flow = recordingToFlow(r);
-    expect(flow.steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: '#r' }, frame: [{ css: '#outer' }, { css: 'iframe[name="$${x}"]' }] } });
+    expect(flow.steps[0]).toEqual({
+      id: 'extract_1',
+      tool: 'browser/extract@1.1',
+      args: { target: { css: '#r' }, frame: [{ css: '#outer' }, { css: 'iframe[name="$${x}"]' }] },
+    });
     expect(flow.steps[1]!.args).toEqual({ source: { css: '#a' }, target: { css: '#b' }, frame: [{ css: '#board' }] });
   });
 });
@@ -134,6 +138,10 @@ describe('new pages in the Flow', () => {
 describe('extract text in the Flow', () => {
   it('passes text: rendered to extract@1.1', async () => {
     const r = await recording([{ kind: 'extract', target: 'pre', name: 'p', text: 'rendered', all: true }]);
-    expect(recordingToFlow(r).steps[0]).toEqual({ id: 'extract_1', tool: 'browser/extract@1.1', args: { target: { css: 'pre' }, all: true, text: 'rendered' } });
+    expect(recordingToFlow(r).steps[0]).toEqual({
+      id: 'extract_1',
+      tool: 'browser/extract@1.1',
+      args: { target: { css: 'pre' }, all: true, text: 'rendered' },
+    });
   });
 });

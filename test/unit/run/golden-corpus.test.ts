@@ -13,7 +13,9 @@ import type { JournalEntry } from '../../../src/run/types.js';
 import { createToolRegistry } from '../../../src/tools/registry.js';
 
 const DIR = resolve(import.meta.dirname, '../../fixtures/journals');
-const FILES = readdirSync(DIR).filter((f) => /^\d\d-.*\.json$/.test(f)).sort();
+const FILES = readdirSync(DIR)
+  .filter((f) => /^\d\d-.*\.json$/.test(f))
+  .sort();
 
 // No tools at all: hermetic and verify replays must never need one.
 const engine = () => createEngine({ storage: createMemoryStorage(), tools: createToolRegistry(), clock: createFixedClock(), ids: createSequentialIds() });
@@ -48,7 +50,9 @@ describe('golden journal corpus', () => {
     expect(new Set(all.map((r) => r.status))).toEqual(new Set(['succeeded', 'failed', 'canceled']));
     expect(all.some((r) => r.journal.some((e) => e.event === 'step_failed' && e.will_retry))).toBe(true);
     expect(all.some((r) => JSON.stringify(r).includes('***'))).toBe(true);
-    expect(new Set(all.flatMap((r) => r.journal.flatMap((e) => (e.event === 'effect_recorded' ? [e.effect.kind] : []))))).toEqual(new Set(['net', 'fs', 'spawn']));
+    expect(new Set(all.flatMap((r) => r.journal.flatMap((e) => (e.event === 'effect_recorded' ? [e.effect.kind] : []))))).toEqual(
+      new Set(['net', 'fs', 'spawn']),
+    );
   });
 
   describe.each(FILES)('%s', (file) => {
@@ -103,7 +107,12 @@ describe('golden journal corpus', () => {
 
     it('removed entry: journal_sequence at its seq (a divergence there once renumbered and re-sealed)', async () => {
       const k = Math.max(1, Math.floor(j.length / 2));
-      expect(await failure(j.filter((e) => e.seq !== k), spec)).toEqual({ code: 'journal_sequence', seq: k, field: 'seq' });
+      expect(
+        await failure(
+          j.filter((e) => e.seq !== k),
+          spec,
+        ),
+      ).toEqual({ code: 'journal_sequence', seq: k, field: 'seq' });
       // A forger who renumbers and re-seals still cannot drop a step attempt: the replay makes one there.
       const started = j.findIndex((e) => e.event === 'step_started');
       if (started < 0) return;

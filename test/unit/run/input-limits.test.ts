@@ -83,7 +83,10 @@ describe('the inputs contract bounds depth and size', () => {
   it('refuses inputs larger than 1 MiB as JSON, one value or all together, and a shared value counted each time', () => {
     const big = 'x'.repeat(INPUT_LIMITS.maxBytes);
     expect(issuesOf({ text: big })).toEqual([
-      { path: 'text', message: `is larger than ${INPUT_LIMITS.maxBytes} bytes as JSON (the inputs contract allows at most ${INPUT_LIMITS.maxBytes} for all inputs together)` },
+      {
+        path: 'text',
+        message: `is larger than ${INPUT_LIMITS.maxBytes} bytes as JSON (the inputs contract allows at most ${INPUT_LIMITS.maxBytes} for all inputs together)`,
+      },
     ]);
     // Each under the limit, together over it: refused as a whole.
     const half = 'y'.repeat(INPUT_LIMITS.maxBytes / 2);
@@ -154,7 +157,11 @@ describe('the inputs contract bounds depth and size', () => {
 
   it('a flow default deeper than the limit is a compile error (bad_input), at the default', () => {
     const tools = testRegistry();
-    const flow = (def: unknown) => ({ name: 'deep-default', inputs: { obj: { type: 'object', default: def } }, steps: [{ id: 'a', tool: 'core/template@1', args: { template: 'x' } }] });
+    const flow = (def: unknown) => ({
+      name: 'deep-default',
+      inputs: { obj: { type: 'object', default: def } },
+      steps: [{ id: 'a', tool: 'core/template@1', args: { template: 'x' } }],
+    });
     expect(compileFlow(flow(nestedObject(MAX)), { file: 'flows/d.yaml', tools }).ok).toBe(true);
     const result = compileFlow(flow(nestedObject(MAX + 1)), { file: 'flows/d.yaml', tools });
     expect(result.ok).toBe(false);
@@ -183,7 +190,9 @@ describe('over REST: refused before anything is stored; every accepted value rou
     const { engine } = testEngine(registry, { storage });
     const launcher = createLauncher({ engine, flows: [{ name: 'deep', spec: flowSpec }] });
     const call = (path: string, body?: string) =>
-      launcher.fetch(new Request(`http://127.0.0.1${path}`, body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'application/json' } }));
+      launcher.fetch(
+        new Request(`http://127.0.0.1${path}`, body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'application/json' } }),
+      );
     return { storage, call };
   }
 
@@ -209,7 +218,12 @@ describe('over REST: refused before anything is stored; every accepted value rou
   );
   const key = fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('__proto__', 'constructor', '0', '10', '\u0000', 'a.b', ''));
   const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-    v: fc.oneof({ depthSize: 'small', maxDepth: 6 }, leaf, fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(key, tie('v'), { maxKeys: 4, noNullPrototype: true })),
+    v: fc.oneof(
+      { depthSize: 'small', maxDepth: 6 },
+      leaf,
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(key, tie('v'), { maxKeys: 4, noNullPrototype: true }),
+    ),
   })).v;
   /** A random value wrapped in arrays and objects until it is exactly `target` levels deep. */
   const atDepth = (target: number) =>
@@ -253,7 +267,11 @@ describe('over REST: refused before anything is stored; every accepted value rou
     await check({ obj: nestedObject(MAX) as Record<string, unknown>, list: nestedArray(MAX) as unknown[], text: 'a\u0000b' });
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ obj: fc.dictionary(key, value, { maxKeys: 4, noNullPrototype: true }), list: fc.array(fc.oneof(value, boundary), { maxLength: 3 }), text: fc.string({ unit: 'binary' }) }),
+        fc.record({
+          obj: fc.dictionary(key, value, { maxKeys: 4, noNullPrototype: true }),
+          list: fc.array(fc.oneof(value, boundary), { maxLength: 3 }),
+          text: fc.string({ unit: 'binary' }),
+        }),
         fc.oneof(fc.constant(undefined), boundary),
         async (inputs, deep) => {
           await check(deep === undefined ? inputs : { ...inputs, obj: { ...inputs.obj, deep }, list: [...inputs.list] });

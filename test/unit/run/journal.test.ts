@@ -28,7 +28,7 @@ describe('journal hash chain', () => {
     expect(codeOf(j)).toBe('ok');
     expect(codeOf([j[0]!, j[2]!, j[3]!])).toBe('journal_sequence@1:seq');
     expect(codeOf([j[1]!, j[0]!])).toBe('journal_sequence@0:seq');
-    expect(codeOf(j.map((e) => (e.seq === 3 ? { ...e, reason: 'edited' } as JournalEntry : e)))).toBe('journal_chain_broken@3:digest');
+    expect(codeOf(j.map((e) => (e.seq === 3 ? ({ ...e, reason: 'edited' } as JournalEntry) : e)))).toBe('journal_chain_broken@3:digest');
     expect(codeOf(j.map((e) => (e.seq === 2 ? sealEntry({ ...e, prev: null } as never) : e)))).toBe('journal_chain_broken@2:prev');
     // Re-sealing an edited entry moves the break to the next link.
     expect(codeOf(j.map((e) => (e.seq === 2 ? sealEntry({ ...e, reason: 'edited' } as never) : e)))).toBe('journal_chain_broken@3:prev');

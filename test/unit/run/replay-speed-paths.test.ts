@@ -20,7 +20,13 @@ const reference = (entry: Record<string, unknown>) => {
 };
 
 const SEALED_AT = '2026-01-01T00:00:00.000Z';
-const base = { at: SEALED_AT, flow_digest: sampleJournal(1)[0]!.flow_digest, inputs_digest: sampleJournal(1)[0]!.inputs_digest, seq: 1, prev: sampleJournal(1)[0]!.digest };
+const base = {
+  at: SEALED_AT,
+  flow_digest: sampleJournal(1)[0]!.flow_digest,
+  inputs_digest: sampleJournal(1)[0]!.inputs_digest,
+  seq: 1,
+  prev: sampleJournal(1)[0]!.digest,
+};
 
 describe('sealing', () => {
   it('gives the reference digest and text for any JSON in outputs, in any key order (integer-like keys too)', () => {
@@ -82,10 +88,13 @@ describe('verify check', () => {
     for (const [i, edit] of [
       [2, (e: JournalEntry) => ({ ...e, reason: 'edited' })],
       [3, (e: JournalEntry) => ({ ...e, extra: { nested: [1, 2] } })],
-      [4, (e: JournalEntry) => {
-        const { step: _s, ...rest } = e as JournalEntry & { step: string };
-        return rest;
-      }],
+      [
+        4,
+        (e: JournalEntry) => {
+          const { step: _s, ...rest } = e as JournalEntry & { step: string };
+          return rest;
+        },
+      ],
     ] as const) {
       const edited = replayed.map((e, seq) => (seq === i ? (edit(e) as JournalEntry) : e));
       const err = failure(createVerifyCheck(journal), edited);

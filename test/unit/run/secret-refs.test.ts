@@ -78,7 +78,7 @@ function issuesOf(fn: () => unknown): unknown {
 }
 
 describe('resolveInputs: a secret input resolves only the secret its flow declares', () => {
-  it('defaults to secret:<input name>, or to the flow\'s declared default reference', () => {
+  it("defaults to secret:<input name>, or to the flow's declared default reference", () => {
     expect(resolveInputs(spec, {}).inputs.token).toBe('secret:token');
     expect(resolveInputs(spec, { token: 'secret:token' }).inputs.token).toBe('secret:token');
     expect(resolveInputs(pinned, {}).inputs.token).toBe('secret:vault/api');

@@ -132,7 +132,14 @@ describe('step outputs are bounded so a stored run stays readable', () => {
 
   it(`an output ${MAX_STORED_DEPTH} levels deep is stored and read back; deeper ones fail the step, structured, and the run stays readable`, async () => {
     const tool = defineTool(
-      { ref: 'test/deep', version: '1.0.0', description: 'returns a value `depth` levels deep', input_schema: { type: 'object' }, output_schema: { type: 'object' }, capabilities: [] },
+      {
+        ref: 'test/deep',
+        version: '1.0.0',
+        description: 'returns a value `depth` levels deep',
+        input_schema: { type: 'object' },
+        output_schema: { type: 'object' },
+        capabilities: [],
+      },
       async (input: { depth: number }) => ({ v: deepOutput(input.depth) }),
     );
     const registry = createToolRegistry([tool]);
@@ -140,7 +147,9 @@ describe('step outputs are bounded so a stored run stays readable', () => {
       const spec = makeSpec(registry, [{ id: 'deep', tool: 'test/deep', args: { depth } }], { name: `deep-${depth}`, output: '${steps.deep.output}' });
       const { engine } = testEngine(registry);
       const launcher = createLauncher({ engine, flows: [{ name: 'deep', spec }] });
-      const res = await launcher.fetch(new Request('http://127.0.0.1/flows/deep/runs', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }));
+      const res = await launcher.fetch(
+        new Request('http://127.0.0.1/flows/deep/runs', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+      );
       expect(res.status).toBe(200);
       const run = JSON.parse(await res.text()) as { id: string; status: string; journal: Array<{ event: string; error?: { code: string; message: string } }> };
       // The tool's value is one level under {v: ...}: its output is depth + 1 deep.
@@ -148,7 +157,10 @@ describe('step outputs are bounded so a stored run stays readable', () => {
         expect(run.status).toBe('succeeded');
       } else {
         expect(run.status).toBe('failed');
-        expect(run.journal.at(-1)).toMatchObject({ event: 'run_finished', error: { code: 'output_contract_violation', message: expect.stringContaining(`nested deeper than ${MAX_STORED_DEPTH} levels`) } });
+        expect(run.journal.at(-1)).toMatchObject({
+          event: 'run_finished',
+          error: { code: 'output_contract_violation', message: expect.stringContaining(`nested deeper than ${MAX_STORED_DEPTH} levels`) },
+        });
       }
       const got = await launcher.fetch(new Request(`http://127.0.0.1/runs/${run.id}`));
       expect(got.status).toBe(200);

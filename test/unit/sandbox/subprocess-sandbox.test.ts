@@ -33,12 +33,12 @@ describe('the subprocess provider', () => {
 
   it('is named subprocess and takes fs and spawn tools without net or browser', () => {
     expect(sandbox.name).toBe('subprocess');
-    const taken = builtinTools().filter((t) => sandbox.accepts(t)).map((t) => t.contract.ref).sort();
+    const taken = builtinTools()
+      .filter((t) => sandbox.accepts(t))
+      .map((t) => t.contract.ref)
+      .sort();
     expect(taken).toEqual(['fs/read', 'fs/write', 'shell/exec']);
-    const mixed = defineTool(
-      { ...tools['fs/read']!.contract, ref: 'test/fetch-to-file', capabilities: ['fs', 'net'] },
-      async () => ({}),
-    );
+    const mixed = defineTool({ ...tools['fs/read']!.contract, ref: 'test/fetch-to-file', capabilities: ['fs', 'net'] }, async () => ({}));
     expect(sandbox.accepts(mixed)).toBe(false);
   });
 
@@ -135,10 +135,13 @@ describe('the subprocess provider', () => {
     const ctx = createTestToolContext({ signal: controller.signal });
     const call = box.execute(tools['shell/exec']!, { command: 'sh', args: ['-c', 'echo $$ > pid.tmp && mv pid.tmp pid; exec sleep 30'] }, ctx);
     // Abort once the command is surely running: its pid file is in the run's sandbox root.
-    const pidFile = await waitUntil(async () => {
-      const [root] = await readdir(roots);
-      return root !== undefined && existsSync(join(roots, root, 'pid')) && join(roots, root, 'pid');
-    }, { what: 'the sandboxed command to write its pid' });
+    const pidFile = await waitUntil(
+      async () => {
+        const [root] = await readdir(roots);
+        return root !== undefined && existsSync(join(roots, root, 'pid')) && join(roots, root, 'pid');
+      },
+      { what: 'the sandboxed command to write its pid' },
+    );
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
     controller.abort(reason);
     await expect(call).rejects.toBe(reason);
@@ -177,7 +180,15 @@ describe('the subprocess provider', () => {
           input,
           ctx: { runId: 'r', stepId: 's', attempt: 1, timeoutMs: 10_000, cwd },
         },
-        { root, allowSpawn: false, timeoutMs: 10_000, graceMs: 500, signal: new AbortController().signal, abortReason: () => new Error('x'), onMessage: () => {} },
+        {
+          root,
+          allowSpawn: false,
+          timeoutMs: 10_000,
+          graceMs: 500,
+          signal: new AbortController().signal,
+          abortReason: () => new Error('x'),
+          onMessage: () => {},
+        },
       );
     try {
       expect(await call(elsewhere, fsRead, { path: 'secret.txt' })).toMatchObject({ ok: false, error: { code: 'sandbox_denied' } });
@@ -207,7 +218,15 @@ describe('the subprocess provider', () => {
           input: { path: 'a', content: 'b' },
           ctx: { runId: 'r', stepId: 's', attempt: 1, timeoutMs: 10_000, cwd: root },
         },
-        { root, allowSpawn: false, timeoutMs: 10_000, graceMs: 500, signal: new AbortController().signal, abortReason: () => new Error('x'), onMessage: () => {} },
+        {
+          root,
+          allowSpawn: false,
+          timeoutMs: 10_000,
+          graceMs: 500,
+          signal: new AbortController().signal,
+          abortReason: () => new Error('x'),
+          onMessage: () => {},
+        },
       );
       expect(answer).toMatchObject({ ok: false, error: { code: 'sandbox_unsupported_tool' } });
       expect(await readdir(root)).toEqual([]);
@@ -221,7 +240,7 @@ describe('the subprocess provider', () => {
   });
 });
 
-describe('sandbox providers (the CLI\'s table, cli/sandbox.ts)', () => {
+describe("sandbox providers (the CLI's table, cli/sandbox.ts)", () => {
   it('lists and creates the known providers', () => {
     expect(listSandboxProviders()).toEqual(['subprocess']);
     expect(createSandbox('subprocess').name).toBe('subprocess');
@@ -280,11 +299,25 @@ describe('the built package', () => {
     })().catch((e) => { console.error(e); process.exit(1); });`;
 
   it.each([
-    ['ESM adapter', ['--input-type=module', '-e', body(`import * as core from '${pathToFileURL(join(dist, 'index.js')).href}';
+    [
+      'ESM adapter',
+      [
+        '--input-type=module',
+        '-e',
+        body(`import * as core from '${pathToFileURL(join(dist, 'index.js')).href}';
       import { createSubprocessSandbox } from '${pathToFileURL(join(dist, 'adapters/sandbox-subprocess.js')).href}';
-      const box = createSubprocessSandbox();`)]],
-    ['CJS adapter', ['--input-type=commonjs', '-e', body(`const core = require(${JSON.stringify(join(dist, 'index.cjs'))});
-      const box = require(${JSON.stringify(join(dist, 'adapters/sandbox-subprocess.cjs'))}).createSubprocessSandbox();`)]],
+      const box = createSubprocessSandbox();`),
+      ],
+    ],
+    [
+      'CJS adapter',
+      [
+        '--input-type=commonjs',
+        '-e',
+        body(`const core = require(${JSON.stringify(join(dist, 'index.cjs'))});
+      const box = require(${JSON.stringify(join(dist, 'adapters/sandbox-subprocess.cjs'))}).createSubprocessSandbox();`),
+      ],
+    ],
   ])('runs fs and shell tools from the %s', async (_label, args) => {
     expect(existsSync(join(dist, 'adapters/sandbox-subprocess-worker.js')), 'dist is missing: run npm run build').toBe(true);
     const r = await runNode(args as string[]);

@@ -15,10 +15,14 @@ function manualClock(start: string) {
         if (signal?.aborted) return reject(signal.reason);
         const sleeper = { until: t + ms, wake: resolve };
         sleepers.push(sleeper);
-        signal?.addEventListener('abort', () => {
-          sleepers.splice(sleepers.indexOf(sleeper), 1);
-          reject(signal.reason);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            sleepers.splice(sleepers.indexOf(sleeper), 1);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       }),
   };
   const settle = () => new Promise((r) => setImmediate(r));

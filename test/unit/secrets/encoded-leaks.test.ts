@@ -31,7 +31,7 @@ import { encodingsOf, leakFlow, leakIn, secretArb, startEchoServer, textsOf, use
 const ISSUE_SECRET = 'CANARYthree a+b/c=d';
 
 describe('SecretMask: every encoding of a secret', () => {
-  it('masks the encoded forms of the issue\'s canary, and nothing else', () => {
+  it("masks the encoded forms of the issue's canary, and nothing else", () => {
     const mask = new SecretMask();
     mask.add(ISSUE_SECRET);
     const url = 'http://127.0.0.1:9/echo?k=CANARYthree+a%2Bb%2Fc%3Dd&x=1';
@@ -144,7 +144,10 @@ async function checkCase(h: Harness, secret: string): Promise<void> {
     ['MCP result', textsOf(result)],
     ['logs', h.logs.join('\n')],
   ];
-  for (const [spec, r] of [[leak, run], [userinfo, failing]] as const) {
+  for (const [spec, r] of [
+    [leak, run],
+    [userinfo, failing],
+  ] as const) {
     outputs.push([`run ${r.id}`, textsOf(r)], [`runJson ${r.id}`, runJson(r)], [`fixture ${r.id}`, writeJournalFixture(r, spec)]);
     outputs.push([`store ${r.id}`, await h.stored(r.id)]);
   }

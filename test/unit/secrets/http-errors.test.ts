@@ -55,10 +55,12 @@ describe('http/request errors never carry secret material', () => {
     }
   });
 
-  it('a secret in a URL\'s userinfo is refused without repeating the URL', async () => {
+  it("a secret in a URL's userinfo is refused without repeating the URL", async () => {
     const secret = 'pa ss+wörd=1&x;y';
     const { host } = new URL(echo.base);
-    const run = await runWith(secret, `name: userinfo
+    const run = await runWith(
+      secret,
+      `name: userinfo
 inputs:
   token: {type: string, secret: true}
 steps:
@@ -66,7 +68,8 @@ steps:
     tool: http/request@1
     args:
       url: "http://user:\${inputs.token}@${host}/echo"
-`);
+`,
+    );
     const failed = run.journal.find((e) => e.event === 'step_failed');
     expect(failed?.event === 'step_failed' && failed.error).toMatchObject({ code: 'http_bad_url', retryable: false });
     const message = failed?.event === 'step_failed' ? failed.error.message : '';

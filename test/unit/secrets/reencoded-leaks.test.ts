@@ -28,7 +28,15 @@ describe('SecretMask: upper-cased, lower-cased and hex forms', () => {
     const secret = 'Canary-Token.9f';
     const mask = maskOf(secret);
     const hex = Buffer.from(secret).toString('hex');
-    for (const form of [secret.toUpperCase(), secret.toLowerCase(), 'cAnArY-tOkEn.9F', hex, hex.toUpperCase(), hex.replace(/../g, '$&:').slice(0, -1), hex.replace(/../g, '\\x$&')]) {
+    for (const form of [
+      secret.toUpperCase(),
+      secret.toLowerCase(),
+      'cAnArY-tOkEn.9F',
+      hex,
+      hex.toUpperCase(),
+      hex.replace(/../g, '$&:').slice(0, -1),
+      hex.replace(/../g, '\\x$&'),
+    ]) {
       expect(mask.maskString(`<td>Your key: ${form}</td>`)).toBe(`<td>Your key: ${MASK}</td>`);
     }
     // Upper-cased, then percent- or HTML-encoded by the page.

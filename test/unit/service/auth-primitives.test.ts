@@ -26,7 +26,12 @@ describe('passwords', () => {
   });
 
   it('malformed stored strings are false, never an exception', async () => {
-    for (const bad of ['', 'plain', '$argon2id$v=19$m=1,t=1,p=1$$', '$scrypt$ln=40,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+    for (const bad of [
+      '',
+      'plain',
+      '$argon2id$v=19$m=1,t=1,p=1$$',
+      '$scrypt$ln=40,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ]) {
       expect(await verifyPassword('x', bad)).toBe(false);
     }
   });

@@ -10,6 +10,8 @@ describe('login delay of an (account, source address) pair', () => {
 
   it('the documented defaults: 5 failures, 1 s doubling, 900 s cap, 50 failures per address, 10 s body idle', () => {
     const s = resolveSettings({ sessionSecrets: ['s'.repeat(40)] });
-    expect([s.authAccountFailuresPer15Min, s.authDelayBaseSeconds, s.authDelayCapSeconds, s.authIpFailuresPer15Min, s.bodyIdleTimeoutMs]).toEqual([5, 1, 900, 50, 10_000]);
+    expect([s.authAccountFailuresPer15Min, s.authDelayBaseSeconds, s.authDelayCapSeconds, s.authIpFailuresPer15Min, s.bodyIdleTimeoutMs]).toEqual([
+      5, 1, 900, 50, 10_000,
+    ]);
   });
 });

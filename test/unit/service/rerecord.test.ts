@@ -61,10 +61,21 @@ describe('the re-record cursor', () => {
 describe('the re-record plan', () => {
   const automation = { id: 'a1', org_id: 'o1', name: 'greet', task: '', site: 'https://shop.example/' } as AutomationRecord;
   const session = (captured: unknown[], extra: Partial<AuthoringRecord> = {}) =>
-    ({ automation_id: 'a1', org_id: 'o1', captured_ops: captured, input_slots: ['name'], secret_slots: [], files: [], state: 'editing', input_params: [], updated_at: '' , ...extra }) as AuthoringRecord;
+    ({
+      automation_id: 'a1',
+      org_id: 'o1',
+      captured_ops: captured,
+      input_slots: ['name'],
+      secret_slots: [],
+      files: [],
+      state: 'editing',
+      input_params: [],
+      updated_at: '',
+      ...extra,
+    }) as AuthoringRecord;
   const deps = {} as ServiceDeps;
 
-  it('refuses a step that is not the capture\'s op of that kind', async () => {
+  it("refuses a step that is not the capture's op of that kind", async () => {
     for (const [step, words] of [
       ['click_9', /has 4 operations/],
       ['fill_3', /operation 3 of the capture is a click, not a fill/],
@@ -72,7 +83,10 @@ describe('the re-record plan', () => {
       ['Click_3', /not a step id/],
       ['click_3x', /not a step id/],
     ] as const) {
-      await expect(planRerecord(deps, automation, session(ops), step)).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(words) });
+      await expect(planRerecord(deps, automation, session(ops), step)).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(words),
+      });
     }
   });
 

@@ -3,7 +3,14 @@ import { createRunRegistry, type InFlightRun } from '../../../src/service/live/r
 
 /** The in-process registry of sync runs in flight that the run live view reads (src/service/live/run-registry.ts). */
 
-const run = (id: string, automation = 'a1', org = 'o1'): InFlightRun => ({ run_id: id, execution_id: `e-${id}`, org_id: org, automation_id: automation, dispatch: 'sync', started_at: '2025-01-01T00:00:00.000Z' });
+const run = (id: string, automation = 'a1', org = 'o1'): InFlightRun => ({
+  run_id: id,
+  execution_id: `e-${id}`,
+  org_id: org,
+  automation_id: automation,
+  dispatch: 'sync',
+  started_at: '2025-01-01T00:00:00.000Z',
+});
 
 describe('run registry', () => {
   it('lists the runs of one automation of one org, newest first, until each finishes', () => {

@@ -50,8 +50,19 @@ describe('checkCron', () => {
 });
 
 describe('nextFire', () => {
-  const s = { id: 's', org_id: 'o', automation_id: 'a', cron: '0 * * * *', flow_digest: 'sha256:x', inputs: {}, enabled: true, created_at: '', created_by: '', updated_at: '' };
-  it('is after now and after the schedule\'s since; none when disabled', () => {
+  const s = {
+    id: 's',
+    org_id: 'o',
+    automation_id: 'a',
+    cron: '0 * * * *',
+    flow_digest: 'sha256:x',
+    inputs: {},
+    enabled: true,
+    created_at: '',
+    created_by: '',
+    updated_at: '',
+  };
+  it("is after now and after the schedule's since; none when disabled", () => {
     const now = new Date('2026-03-10T12:30:00.000Z');
     expect(nextFire({ ...s, since: '2026-03-10T00:00:00.000Z' }, now)?.toISOString()).toBe('2026-03-10T13:00:00.000Z');
     expect(nextFire({ ...s, since: '2026-03-10T15:10:00.000Z' }, now)?.toISOString()).toBe('2026-03-10T16:00:00.000Z');

@@ -17,9 +17,23 @@ describe('storage connection errors are 503 unavailable with Retry-After', () =>
     ['Connection terminated', new Error('Connection terminated unexpectedly')],
     ['pg connect timeout', new Error('timeout exceeded when trying to connect')],
     ['pg-boss worker error (a plain object)', { message: 'connect ECONNREFUSED 127.0.0.1:5432 (Queue: q)', code: 'ECONNREFUSED' }],
-    ['AggregateError of refusals', Object.assign(new AggregateError([Object.assign(new Error('a'), { code: 'ECONNREFUSED' }), Object.assign(new Error('b'), { code: 'ECONNREFUSED' })], ''), {})],
-    ['FlowError db_unreachable', new FlowError('db_unreachable', '[flowctl] [storage-sql] cannot use Postgres at 10.0.0.5:5432, database "app": connect ECONNREFUSED')],
-    ['db_error wrapping 57P01', new FlowError('db_error', '[flowctl] [storage-sql] users.get failed: terminating connection', { cause: pgError('57P01', 'terminating connection due to administrator command') })],
+    [
+      'AggregateError of refusals',
+      Object.assign(
+        new AggregateError([Object.assign(new Error('a'), { code: 'ECONNREFUSED' }), Object.assign(new Error('b'), { code: 'ECONNREFUSED' })], ''),
+        {},
+      ),
+    ],
+    [
+      'FlowError db_unreachable',
+      new FlowError('db_unreachable', '[flowctl] [storage-sql] cannot use Postgres at 10.0.0.5:5432, database "app": connect ECONNREFUSED'),
+    ],
+    [
+      'db_error wrapping 57P01',
+      new FlowError('db_error', '[flowctl] [storage-sql] users.get failed: terminating connection', {
+        cause: pgError('57P01', 'terminating connection due to administrator command'),
+      }),
+    ],
     ['internal_error wrapping db_unreachable', new FlowError('internal_error', 'x', { cause: new FlowError('db_unreachable', 'y') })],
   ];
   for (const [name, err] of outages) {

@@ -29,7 +29,19 @@ beforeAll(async () => {
   await put('assets/app-abc123.js', 'console.log("app")');
   await put('favicon.svg', '<svg xmlns="http://www.w3.org/2000/svg"/>');
   // Decoys: files named like API paths, each of which must never be served.
-  for (const p of ['api/automations', 'api/session', 'api/index.html', 'v1/run/x', 'v1/index.html', 'mcp/index.html', 'openapi.json', 'docs/index.html', 'healthz', 'readyz', 'example/site']) {
+  for (const p of [
+    'api/automations',
+    'api/session',
+    'api/index.html',
+    'v1/run/x',
+    'v1/index.html',
+    'mcp/index.html',
+    'openapi.json',
+    'docs/index.html',
+    'healthz',
+    'readyz',
+    'example/site',
+  ]) {
     await put(p, `${MARKER} decoy ${p}`);
   }
   h = await startHosted({}, { web: root });
@@ -76,10 +88,30 @@ describe('web app static serving', () => {
         const res = await get(h.url, path, { method });
         const text = await res.text();
         expect([method, path, text.includes(MARKER)]).toEqual([method, path, false]);
-        if (path !== '/example/site' && method === 'GET') expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/json|text\/event-stream)/)]);
+        if (path !== '/example/site' && method === 'GET')
+          expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/json|text\/event-stream)/)]);
       }
     }
-    for (const path of ['/api', '/api/', '/api/nope', '/api/index.html', '/v1', '/v1/', '/v1/index.html', '/v1/run', '/mcp', '/mcp/index.html', '/openapi.json', '/docs', '/docs/index.html', '/healthz', '/readyz', '/example/site', '/API/session', '/example']) {
+    for (const path of [
+      '/api',
+      '/api/',
+      '/api/nope',
+      '/api/index.html',
+      '/v1',
+      '/v1/',
+      '/v1/index.html',
+      '/v1/run',
+      '/mcp',
+      '/mcp/index.html',
+      '/openapi.json',
+      '/docs',
+      '/docs/index.html',
+      '/healthz',
+      '/readyz',
+      '/example/site',
+      '/API/session',
+      '/example',
+    ]) {
       const res = await get(h.url, path);
       const text = await res.text();
       expect([path, text.includes(MARKER)]).toEqual([path, false]);
@@ -115,7 +147,7 @@ describe('web app static serving', () => {
     expect((await get(off.url, '/healthz')).status).toBe(200);
   });
 
-  it('reserved prefixes: the fixed list plus the route table\'s first segments, matched by segment', () => {
+  it("reserved prefixes: the fixed list plus the route table's first segments, matched by segment", () => {
     const reserved = reservedPrefixes(h.service.routes.map((r) => r.path));
     expect(reserved).toEqual(expect.arrayContaining(['/api', '/v1', '/mcp', '/openapi.json', '/docs', '/healthz', '/readyz', '/example']));
     expect(isReservedPath('/api', reserved)).toBe(true);

@@ -14,7 +14,10 @@ import { waitUntil } from '../../helpers/wait.js';
 import { runRecord } from './fixtures.js';
 
 async function flowError(promise: Promise<unknown>): Promise<FlowError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!isFlowError(err)) throw new Error(`expected a FlowError, got ${String(err)}`);
   return err;
 }
@@ -192,12 +195,22 @@ describe('the REST launcher over an unreachable Postgres', () => {
     const port = await closedPort();
     const storage = createSqlStorage({ databaseUrl: `postgres://flow_user@127.0.0.1:${port}/flow_db` });
     const tools = createToolRegistry(builtinTools());
-    const compiled = compileFlow(parse('name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args: {template: hi}\noutput:\n  text: ${steps.t.output.text}\n'), { file: 'hi.yaml', tools });
+    const compiled = compileFlow(
+      parse('name: hi\nsteps:\n  - id: t\n    tool: core/template@1\n    args: {template: hi}\noutput:\n  text: ${steps.t.output.text}\n'),
+      { file: 'hi.yaml', tools },
+    );
     if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
     const logged: string[] = [];
-    const launcher = createLauncher({ engine: createEngine({ storage, tools }), flows: [{ name: 'hi', spec: compiled.spec }], logger: { error: (m: string, f?: unknown) => logged.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, info: () => {} } as never });
+    const launcher = createLauncher({
+      engine: createEngine({ storage, tools }),
+      flows: [{ name: 'hi', spec: compiled.spec }],
+      logger: { error: (m: string, f?: unknown) => logged.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, info: () => {} } as never,
+    });
     try {
-      for (const req of [new Request('http://127.0.0.1/runs/00000000-0000-4000-8000-000000000000'), new Request('http://127.0.0.1/flows/hi/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"inputs": {}}' })]) {
+      for (const req of [
+        new Request('http://127.0.0.1/runs/00000000-0000-4000-8000-000000000000'),
+        new Request('http://127.0.0.1/flows/hi/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"inputs": {}}' }),
+      ]) {
         const res = await launcher.fetch(req);
         const text = await res.text();
         expect([res.status, JSON.parse(text).error, res.headers.get('retry-after')], text).toEqual([503, 'db_unreachable', '2']);

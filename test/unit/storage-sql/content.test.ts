@@ -29,7 +29,10 @@ describeSqlBackends('sql storage: specs, deploys, artifacts', (backend) => {
       () => storage.deploys.set('rest', 'x', 'md5:1' as never),
       () => storage.artifacts!.put('nope' as never, new Uint8Array([1]), 'image/png'),
     ]) {
-      const err = await put().then(() => undefined, (e: unknown) => e);
+      const err = await put().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(isFlowError(err) && err.code).toBe('invalid_record');
     }
   });

@@ -18,7 +18,6 @@ export function runRecord(overrides: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
-
 /** Entry `seq` of a journal whose previous entry has digest `prev`. The last of `total` is run_finished. */
 export function journalEntry(seq: number, prev: Digest | null, last: boolean, extra: Record<string, unknown> = {}): JournalEntry {
   const base = { at: `2026-11-05T10:00:${String(seq % 60).padStart(2, '0')}.000Z`, flow_digest: FLOW_DIGEST, inputs_digest: INPUTS_DIGEST, seq, prev };

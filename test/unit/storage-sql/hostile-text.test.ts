@@ -158,4 +158,3 @@ describeSqlBackends('sql storage: text Postgres cannot hold as it is', (backend)
     }
   });
 });
-

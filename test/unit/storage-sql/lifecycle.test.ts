@@ -43,7 +43,9 @@ describeSqlBackends('sql storage: migrations and lifecycle', (backend) => {
 
   it('refuses a database whose schema is newer than this code (schema_too_new)', async () => {
     const first = await backend.create();
-    await sql`insert into ${sql.table(`${first.schema}.kysely_migration`)} (name, timestamp) values ('9999_from_the_future', '2099-01-01T00:00:00.000Z')`.execute(first.db);
+    await sql`insert into ${sql.table(`${first.schema}.kysely_migration`)} (name, timestamp) values ('9999_from_the_future', '2099-01-01T00:00:00.000Z')`.execute(
+      first.db,
+    );
     const newer = createSqlStorage({ ...backend.options(), schema: first.schema });
     try {
       const err = await flowErrorOf(newer.init());
@@ -75,7 +77,10 @@ describeSqlBackends('sql storage: migrations and lifecycle', (backend) => {
     const watching = (async () => {
       for await (const e of storage.journal.watch(run.id)) seen.push(e.event);
     })();
-    const outcome = watching.then(() => 'ended', (err: unknown) => (isFlowError(err) ? err.code : String(err)));
+    const outcome = watching.then(
+      () => 'ended',
+      (err: unknown) => (isFlowError(err) ? err.code : String(err)),
+    );
     await storage.runs.get(run.id); // the watch has had its turn to subscribe and read
     await storage.dispose();
     expect(await outcome).toBe('storage_disposed');

@@ -49,7 +49,10 @@ function notesSet(overrides: Partial<MigrationSet> = {}): MigrationSet {
     migrations: {
       '0001_notes': {
         async up(db: Kysely<any>) {
-          await db.schema.createTable('notes').addColumn('id', 'text', (c) => c.primaryKey()).execute();
+          await db.schema
+            .createTable('notes')
+            .addColumn('id', 'text', (c) => c.primaryKey())
+            .execute();
         },
       },
       '0002_notes_body': {
@@ -101,7 +104,10 @@ describeSqlBackends('sql storage: migration sets', (backend) => {
     const newer = createSqlStorage({ ...backend.options(), schema: first.schema });
     try {
       const err = await flowErrorOf(newer.init());
-      expect(err).toMatchObject({ code: 'schema_too_new', data: { set: 'engine', table: 'kysely_migration', unknown: [FUTURE], known: Object.keys(MIGRATIONS) } });
+      expect(err).toMatchObject({
+        code: 'schema_too_new',
+        data: { set: 'engine', table: 'kysely_migration', unknown: [FUTURE], known: Object.keys(MIGRATIONS) },
+      });
       const service = createSqlServiceStorage(newer);
       expect((await flowErrorOf(service.init()))?.code).toBe('schema_too_new');
     } finally {
@@ -170,7 +176,7 @@ describeSqlBackends('sql storage: migration sets', (backend) => {
     expect(await applyMigrationSet(storage, notesSet())).toEqual(['0001_notes', '0002_notes_body']);
   });
 
-  it('refuses a set that would share another set\'s tables or has bad names (invalid_options)', async () => {
+  it("refuses a set that would share another set's tables or has bad names (invalid_options)", async () => {
     const storage = await backend.create();
     const bad: Partial<MigrationSet>[] = [
       { table: 'kysely_migration' },

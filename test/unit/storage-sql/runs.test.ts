@@ -62,7 +62,13 @@ describeSqlBackends('sql storage: runs', (backend) => {
 
   it('refuses timestamps it could not return exactly, and other invalid fields, with invalid_record', async () => {
     const storage = await backend.create();
-    for (const started_at of ['2026-11-05T10:00:00Z', '2026-11-05T10:00:00.123456Z', '2026-11-05T12:00:00.000+02:00', '2026-02-30T00:00:00.000Z', 'yesterday']) {
+    for (const started_at of [
+      '2026-11-05T10:00:00Z',
+      '2026-11-05T10:00:00.123456Z',
+      '2026-11-05T12:00:00.000+02:00',
+      '2026-02-30T00:00:00.000Z',
+      'yesterday',
+    ]) {
       expect(await codeOf(storage.runs.create(runRecord({ started_at })))).toBe('invalid_record');
     }
     expect(await codeOf(storage.runs.create(runRecord({ id: 'run-1' })))).toBe('invalid_record');

@@ -34,7 +34,7 @@ function describeTransactions(name: string, open: () => Promise<{ storage: SqlSt
       expect(await other.journal.read(id)).toHaveLength(3);
     });
 
-    it('rolls back every write when fn throws, and rethrows fn\'s own error', async () => {
+    it("rolls back every write when fn throws, and rethrows fn's own error", async () => {
       const { storage, other } = await open();
       const id = conformanceId(102);
       const err = await storage
@@ -59,12 +59,15 @@ function describeTransactions(name: string, open: () => Promise<{ storage: SqlSt
           await tx.runs.create(sampleRun(first, AT));
           await tx.runs.create(sampleRun(dup, AT));
         })
-        .then(() => undefined, (e: unknown) => e as { code?: string });
+        .then(
+          () => undefined,
+          (e: unknown) => e as { code?: string },
+        );
       expect(err?.code).toBeTruthy();
       expect(await storage.runs.get(first)).toBeUndefined();
     });
 
-    it('keeps a consumer\'s own table (through tx.db) in the same transaction', async () => {
+    it("keeps a consumer's own table (through tx.db) in the same transaction", async () => {
       const { storage } = await open();
       await storage.init();
       const table = storage.schema === undefined ? sql.id('tx_consumer') : sql.id(storage.schema, 'tx_consumer');
@@ -91,7 +94,10 @@ function describeTransactions(name: string, open: () => Promise<{ storage: SqlSt
           await tx.runs.get(conformanceId(106));
           return storage.runs.get(conformanceId(106));
         })
-        .then(() => undefined, (e: unknown) => e as { code?: string });
+        .then(
+          () => undefined,
+          (e: unknown) => e as { code?: string },
+        );
       expect(inside?.code).toBe('transaction_in_progress');
       const nested = await storage.transaction((tx) => tx.transaction()).catch((e: unknown) => e as { code?: string });
       expect(nested.code).toBe('nested_transaction');
@@ -101,7 +107,10 @@ function describeTransactions(name: string, open: () => Promise<{ storage: SqlSt
         .transaction(async (tx) => {
           for await (const _ of tx.journal.watch(conformanceId(106))) break;
         })
-        .then(() => undefined, (e: unknown) => e as { code?: string });
+        .then(
+          () => undefined,
+          (e: unknown) => e as { code?: string },
+        );
       expect(watched?.code).toBe('unsupported_in_transaction');
       // The storage is usable afterwards.
       expect(await storage.runs.get(conformanceId(106))).toBeUndefined();

@@ -44,10 +44,12 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 });
 vi.mock('node:child_process', async (importOriginal) => {
   const orig = (await importOriginal()) as Record<string, (...a: unknown[]) => unknown>;
-  const wrap = (name: string) => (...args: unknown[]) => {
-    probe.note('spawn');
-    return orig[name]!(...args);
-  };
+  const wrap =
+    (name: string) =>
+    (...args: unknown[]) => {
+      probe.note('spawn');
+      return orig[name]!(...args);
+    };
   const wrapped = { ...orig, spawn: wrap('spawn'), execFile: wrap('execFile'), exec: wrap('exec'), fork: wrap('fork') };
   return { ...wrapped, default: wrapped };
 });

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { digestOf } from '../../../src/canonical.js';
 import { FlowError } from '../../../src/errors.js';
-import {
-  abortError,
-  checkContract,
-  contractDigest,
-  defineTool,
-  isRetryableError,
-  toolError,
-  validateAgainstSchema,
-} from '../../../src/tools/contract.js';
+import { abortError, checkContract, contractDigest, defineTool, isRetryableError, toolError, validateAgainstSchema } from '../../../src/tools/contract.js';
 import { createTestToolContext } from '../../../src/tools/testing-context.js';
 import type { ToolContract } from '../../../src/tools/types.js';
 

@@ -7,7 +7,10 @@ const ctx = () => createTestToolContext();
 describe('core/template', () => {
   it('replaces placeholders from values, by dotted path and index', async () => {
     const out = await coreTemplate.run(
-      { template: 'Hello, {{ user.name }}! You have {{count}} items; first {{ items[0].id }}.', values: { user: { name: 'Ada' }, count: 3, items: [{ id: 'x1' }] } },
+      {
+        template: 'Hello, {{ user.name }}! You have {{count}} items; first {{ items[0].id }}.',
+        values: { user: { name: 'Ada' }, count: 3, items: [{ id: 'x1' }] },
+      },
       ctx(),
     );
     expect(out).toEqual({ text: 'Hello, Ada! You have 3 items; first x1.' });
@@ -45,7 +48,10 @@ describe('core/transform', () => {
   });
 
   it('requires value', async () => {
-    await expect(coreTransform.run({}, ctx())).rejects.toMatchObject({ code: 'invalid_tool_input', data: { issues: [{ path: 'value', message: 'is required' }] } });
+    await expect(coreTransform.run({}, ctx())).rejects.toMatchObject({
+      code: 'invalid_tool_input',
+      data: { issues: [{ path: 'value', message: 'is required' }] },
+    });
   });
 });
 

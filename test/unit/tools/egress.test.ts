@@ -175,7 +175,12 @@ describe('egress guard', () => {
   });
 
   it('refuses a name when any address it resolves to is refused', async () => {
-    const guard = createEgressGuard({ lookup: async () => [{ address: '8.8.8.8', family: 4 }, { address: '::ffff:127.0.0.1', family: 6 }] });
+    const guard = createEgressGuard({
+      lookup: async () => [
+        { address: '8.8.8.8', family: 4 },
+        { address: '::ffff:127.0.0.1', family: 6 },
+      ],
+    });
     expect(await denied(guard.resolve('mixed.test', 80))).toMatchObject({ host: 'mixed.test', address: '::ffff:127.0.0.1', reason: 'loopback' });
     const empty = createEgressGuard({ lookup: async () => [] });
     expect(await denied(empty.resolve('nothing.test', 80))).toMatchObject({ reason: 'unresolved' });

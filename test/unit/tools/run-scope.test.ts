@@ -22,12 +22,24 @@ describe('createRunScope', () => {
   it('disposes newest first, once, runs every disposer and reports failures together', async () => {
     const scope = createRunScope();
     const order: string[] = [];
-    await scope.get('a', async () => 'a', (v) => void order.push(v));
-    await scope.get('b', async () => 'b', () => {
-      order.push('b');
-      throw new Error('b failed');
-    });
-    await scope.get('c', async () => 'c', async (v) => void order.push(v));
+    await scope.get(
+      'a',
+      async () => 'a',
+      (v) => void order.push(v),
+    );
+    await scope.get(
+      'b',
+      async () => 'b',
+      () => {
+        order.push('b');
+        throw new Error('b failed');
+      },
+    );
+    await scope.get(
+      'c',
+      async () => 'c',
+      async (v) => void order.push(v),
+    );
     await expect(scope.dispose()).rejects.toBeInstanceOf(AggregateError);
     expect(order).toEqual(['c', 'b', 'a']);
     await expect(scope.dispose()).rejects.toBeInstanceOf(AggregateError);
@@ -53,7 +65,11 @@ describe('createTestToolContext', () => {
   it('close() disposes what tools put in the scope', async () => {
     const ctx = createTestToolContext();
     let disposed = 0;
-    await ctx.scope.get('r', async () => 1, () => void disposed++);
+    await ctx.scope.get(
+      'r',
+      async () => 1,
+      () => void disposed++,
+    );
     await ctx.close();
     expect(disposed).toBe(1);
   });

@@ -23,7 +23,11 @@ describe('shell/exec', () => {
     const out = await shellExec.run(
       {
         command: node,
-        args: ['-e', 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{console.log(JSON.stringify({cwd:process.cwd(),s,v:process.env.FLOWCTL_T,a:process.argv[1]}));console.error("warn")})', 'arg with spaces; $(echo no)'],
+        args: [
+          '-e',
+          'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{console.log(JSON.stringify({cwd:process.cwd(),s,v:process.env.FLOWCTL_T,a:process.argv[1]}));console.error("warn")})',
+          'arg with spaces; $(echo no)',
+        ],
         env: { FLOWCTL_T: 'yes' },
         input: 'from stdin',
       },
@@ -79,7 +83,10 @@ describe('shell/exec', () => {
   it('kills the child when ctx.signal aborts and throws the abort reason', async () => {
     const controller = new AbortController();
     const reason = new FlowError('run_canceled', 'canceled');
-    const call = shellExec.run({ command: 'sh', args: ['-c', 'echo $$ > child.pid.tmp; mv child.pid.tmp child.pid; exec sleep 30'] }, ctx({ signal: controller.signal }));
+    const call = shellExec.run(
+      { command: 'sh', args: ['-c', 'echo $$ > child.pid.tmp; mv child.pid.tmp child.pid; exec sleep 30'] },
+      ctx({ signal: controller.signal }),
+    );
     // Abort once the child is surely running: its pid file is there.
     await waitUntil(() => existsSync(join(root, 'child.pid')), { what: 'the child to write its pid' });
     controller.abort(reason);

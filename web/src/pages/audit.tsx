@@ -60,13 +60,17 @@ export function AuditPage() {
       />
       {verdict ? (
         <div className={`notice ${verdict.ok ? 'notice-ok' : 'notice-bad'}`} role="status">
-          {verdict.ok ? `The chain verifies: ${verdict.entries} entries, none changed, removed or reordered.` : `The chain is broken at entry ${verdict.broken?.seq} (${verdict.broken?.reason}).`}
+          {verdict.ok
+            ? `The chain verifies: ${verdict.entries} entries, none changed, removed or reordered.`
+            : `The chain is broken at entry ${verdict.broken?.seq} (${verdict.broken?.reason}).`}
         </div>
       ) : null}
       {verify.error ? <ErrorBox error={verify.error} /> : null}
       {load.error ? <ErrorBox error={load.error} onRetry={() => void load.run(entries ? cursor : null)} /> : null}
       {entries === undefined ? (
-        load.error ? null : <Loading label="Loading the audit log" />
+        load.error ? null : (
+          <Loading label="Loading the audit log" />
+        )
       ) : entries.length === 0 ? (
         <Card>
           <Empty title="Nothing audited yet" />
@@ -74,45 +78,46 @@ export function AuditPage() {
       ) : (
         <Card className="card-flush">
           <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Action</th>
-                <th>Actor</th>
-                <th>Target</th>
-                <th>Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => {
-                const { action, ...rest } = e.metadata;
-                return (
-                  <tr key={e.id}>
-                    <td title={absTime(e.at)}>
-                      <Time at={e.at} />
-                    </td>
-                    <td>
-                      <Badge tone="blue">{String(action ?? '')}</Badge>
-                    </td>
-                    <td className="small">{who(e.actor)}</td>
-                    <td>
-                      <code className="small" title={e.target}>
-                        {target(e.target, who)}
-                      </code>
-                    </td>
-                    <td className="small details">
-                      {Object.entries(rest).map(([k, v]) => (
-                        <span key={k} className="kv">
-                          <span className="muted">{k}</span> {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
-                        </span>
-                      ))}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+            <table className="table">
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th>Action</th>
+                  <th>Actor</th>
+                  <th>Target</th>
+                  <th>Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {entries.map((e) => {
+                  const { action, ...rest } = e.metadata;
+                  return (
+                    <tr key={e.id}>
+                      <td title={absTime(e.at)}>
+                        <Time at={e.at} />
+                      </td>
+                      <td>
+                        <Badge tone="blue">{String(action ?? '')}</Badge>
+                      </td>
+                      <td className="small">{who(e.actor)}</td>
+                      <td>
+                        <code className="small" title={e.target}>
+                          {target(e.target, who)}
+                        </code>
+                      </td>
+                      <td className="small details">
+                        {Object.entries(rest).map(([k, v]) => (
+                          <span key={k} className="kv">
+                            <span className="muted">{k}</span>{' '}
+                            {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
+                          </span>
+                        ))}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
           </div>
           <LoadOlder cursor={cursor} busy={load.busy} label="Older entries" onLoad={(c) => void load.run(c)} />
         </Card>

@@ -31,13 +31,25 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
           <span>flowctl</span>
         </div>
         <h1>{signup ? 'Create your account' : 'Log in'}</h1>
-        <p className="muted">{signup ? 'You will own a new organization: automations, keys and secrets live there.' : 'Named, deterministic browser automations, callable by API and MCP.'}</p>
+        <p className="muted">
+          {signup
+            ? 'You will own a new organization: automations, keys and secrets live there.'
+            : 'Named, deterministic browser automations, callable by API and MCP.'}
+        </p>
         <form onSubmit={submit} className="form">
           <Field label="Email" htmlFor="email">
             <input id="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
           </Field>
           <Field label="Password" htmlFor="password" hint={signup ? 'At least 8 characters.' : undefined}>
-            <input id="password" type="password" autoComplete={signup ? 'new-password' : 'current-password'} required minLength={signup ? 8 : 1} value={password} onChange={(e) => setPassword(e.target.value)} />
+            <input
+              id="password"
+              type="password"
+              autoComplete={signup ? 'new-password' : 'current-password'}
+              required
+              minLength={signup ? 8 : 1}
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
           </Field>
           {signup ? (
             <Field label="Organization name" htmlFor="org" hint="Optional. Default: “<you>'s org”.">

@@ -1,10 +1,42 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { ApiError, del, get, patch, post, rerecordPath, type AuthoringSession, type Automation, type FlowSpecLike, type Member, type Schedule, type Version } from '../api';
+import {
+  ApiError,
+  del,
+  get,
+  patch,
+  post,
+  rerecordPath,
+  type AuthoringSession,
+  type Automation,
+  type FlowSpecLike,
+  type Member,
+  type Schedule,
+  type Version,
+} from '../api';
 import { pretty } from '../format';
 import { JsonView } from '../json-view';
 import { Link, useLocation } from '../router';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, ConfirmButton, CopyButton, Digest, Empty, ErrorBox, Field, Loading, OwnerOnly, PageHeader, StatusBadge, Time, asApiError, useAction, useResource, FormFooter } from '../ui';
+import {
+  Async,
+  Badge,
+  Card,
+  ConfirmButton,
+  CopyButton,
+  Digest,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  OwnerOnly,
+  PageHeader,
+  StatusBadge,
+  Time,
+  asApiError,
+  useAction,
+  useResource,
+  FormFooter,
+} from '../ui';
 import { KeysPanel } from './keys';
 import { ExecutionsList } from './runs';
 import { SecretsPanel } from './secrets';
@@ -45,10 +77,20 @@ export function AutomationPage({ id, tab }: { id: string; tab: string }) {
               }
               subtitle={automation.task || 'No task description yet.'}
             />
-            {automation.status === 'failing' ? <DriftNotice automation={automation} /> : automation.needs_attention ? <DegradedNotice automation={automation} /> : null}
+            {automation.status === 'failing' ? (
+              <DriftNotice automation={automation} />
+            ) : automation.needs_attention ? (
+              <DegradedNotice automation={automation} />
+            ) : null}
             <div className="tabs" role="tablist">
               {TABS.map(([key, label]) => (
-                <Link key={key} to={`/automations/${automation.id}/${key}`} role="tab" aria-selected={current === key} className={`tab ${current === key ? 'active' : ''}`}>
+                <Link
+                  key={key}
+                  to={`/automations/${automation.id}/${key}`}
+                  role="tab"
+                  aria-selected={current === key}
+                  className={`tab ${current === key ? 'active' : ''}`}
+                >
                   {label}
                 </Link>
               ))}
@@ -97,8 +139,18 @@ function DriftNotice({ automation }: { automation: Automation }) {
   return (
     <div className="notice notice-bad drift-notice">
       <div>
-        <strong>Locator drift.</strong> A run could not find {step ? <>the element of step <code>{step}</code></> : 'an element'} on the site, so the automation is marked failing (it still runs; the drifted step fails closed).
-        {owner ? ' Re-record the step (the studio replays the steps before it, you show the changed one), edit the capture, or roll back to a version that works.' : ' An owner can re-record the step, edit the capture, or roll back to a version that works.'}
+        <strong>Locator drift.</strong> A run could not find{' '}
+        {step ? (
+          <>
+            the element of step <code>{step}</code>
+          </>
+        ) : (
+          'an element'
+        )}{' '}
+        on the site, so the automation is marked failing (it still runs; the drifted step fails closed).
+        {owner
+          ? ' Re-record the step (the studio replays the steps before it, you show the changed one), edit the capture, or roll back to a version that works.'
+          : ' An owner can re-record the step, edit the capture, or roll back to a version that works.'}
       </div>
       {!inStudio ? (
         <div className="drift-actions">
@@ -123,7 +175,16 @@ function DegradedNotice({ automation }: { automation: Automation }) {
   return (
     <div className="notice notice-warn drift-notice" data-testid="degraded-notice">
       <div>
-        <strong>Degraded.</strong> The last run succeeded, but {step ? <>step <code>{step}</code></> : 'a step'} found its element only through a fallback locator: the site changed. The automation still runs; the next clean run clears this notice, so does publishing a new version.
+        <strong>Degraded.</strong> The last run succeeded, but{' '}
+        {step ? (
+          <>
+            step <code>{step}</code>
+          </>
+        ) : (
+          'a step'
+        )}{' '}
+        found its element only through a fallback locator: the site changed. The automation still runs; the next clean run clears this notice, so does
+        publishing a new version.
         {owner ? ' Re-record the step to make the new element its primary locator.' : ''}
       </div>
       {owner && automation.rerecord_href ? (
@@ -144,14 +205,21 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
   const [site, setSite] = useState(automation.site);
   const [task, setTask] = useState(automation.task);
   const save = useAction(async () => onChange((await patch<{ automation: Automation }>(`/api/automations/${automation.id}`, { site, task })).automation));
-  const mcp = useAction(async (on: boolean) => onChange((await patch<{ automation: Automation }>(`/api/automations/${automation.id}`, { mcp_enabled: on })).automation));
-  const spec = useResource(() => (automation.live_digest ? fetchSpec(automation.name).then((s) => s.spec) : Promise.resolve(undefined)), [automation.name, automation.live_digest]);
+  const mcp = useAction(async (on: boolean) =>
+    onChange((await patch<{ automation: Automation }>(`/api/automations/${automation.id}`, { mcp_enabled: on })).automation),
+  );
+  const spec = useResource(
+    () => (automation.live_digest ? fetchSpec(automation.name).then((s) => s.spec) : Promise.resolve(undefined)),
+    [automation.name, automation.live_digest],
+  );
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save.run();
   };
   const inputs = Object.entries(spec.data?.inputs ?? {}).filter(([, c]) => !c.secret);
-  const example = Object.fromEntries(inputs.map(([n, c]) => [n, c.default ?? (c.type === 'number' || c.type === 'integer' ? 0 : c.type === 'boolean' ? false : '')]));
+  const example = Object.fromEntries(
+    inputs.map(([n, c]) => [n, c.default ?? (c.type === 'number' || c.type === 'integer' ? 0 : c.type === 'boolean' ? false : '')]),
+  );
   const origin = window.location.origin;
   return (
     <div className="grid-2">
@@ -184,14 +252,18 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
           <dt>MCP tool</dt>
           <dd>
             <label className="check">
-              <input type="checkbox" checked={automation.mcp_enabled} disabled={!owner || mcp.busy} onChange={(e) => void mcp.run(e.target.checked)} /> offered on <code>/mcp</code>
+              <input type="checkbox" checked={automation.mcp_enabled} disabled={!owner || mcp.busy} onChange={(e) => void mcp.run(e.target.checked)} /> offered
+              on <code>/mcp</code>
             </label>
             {!owner ? <div className="muted small">Only an owner can change this.</div> : null}
           </dd>
         </dl>
         {mcp.error ? <ErrorBox error={mcp.error} /> : null}
       </Card>
-      <Card title="Call it" subtitle={automation.status === 'draft' ? 'Publish a version first: a draft never runs.' : 'With an API key of this org (API keys tab).'}>
+      <Card
+        title="Call it"
+        subtitle={automation.status === 'draft' ? 'Publish a version first: a draft never runs.' : 'With an API key of this org (API keys tab).'}
+      >
         {automation.status === 'draft' ? (
           <p className="muted">
             The <Link to={`/automations/${automation.id}/capture`}>capture</Link> becomes a version when an owner publishes it.
@@ -204,30 +276,34 @@ function Overview({ automation, onChange }: { automation: Automation; onChange(a
   -d '${JSON.stringify({ inputs: example })}'`}</pre>
             {inputs.length > 0 ? (
               <div className="table-wrap">
-              <table className="table table-small">
-                <thead>
-                  <tr>
-                    <th>Input</th>
-                    <th>Type</th>
-                    <th>Required</th>
-                    <th>Default</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {inputs.map(([n, c]) => (
-                    <tr key={n}>
-                      <td>
-                        <code>{n}</code>
-                      </td>
-                      <td>{c.type}</td>
-                      <td>{c.required ? 'yes' : 'no'}</td>
-                      <td>{c.default === undefined ? '—' : <code>{JSON.stringify(c.default)}</code>}</td>
+                <table className="table table-small">
+                  <thead>
+                    <tr>
+                      <th>Input</th>
+                      <th>Type</th>
+                      <th>Required</th>
+                      <th>Default</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {inputs.map(([n, c]) => (
+                      <tr key={n}>
+                        <td>
+                          <code>{n}</code>
+                        </td>
+                        <td>{c.type}</td>
+                        <td>{c.required ? 'yes' : 'no'}</td>
+                        <td>{c.default === undefined ? '—' : <code>{JSON.stringify(c.default)}</code>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </div>
-            ) : spec.state === 'loading' ? <Loading label="Reading inputs" /> : <p className="muted small">No inputs.</p>}
+            ) : spec.state === 'loading' ? (
+              <Loading label="Reading inputs" />
+            ) : (
+              <p className="muted small">No inputs.</p>
+            )}
           </>
         )}
       </Card>
@@ -288,7 +364,11 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
       return false;
     }
     setParseError(undefined);
-    const b = await patch<{ session: AuthoringSession }>(`/api/authoring/${automation.id}`, { captured_ops: captured, input_slots: splitList(inputSlots), secret_slots: splitList(secretSlots) });
+    const b = await patch<{ session: AuthoringSession }>(`/api/authoring/${automation.id}`, {
+      captured_ops: captured,
+      input_slots: splitList(inputSlots),
+      secret_slots: splitList(secretSlots),
+    });
     s.set(b.session);
     return true;
   });
@@ -309,10 +389,24 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
         const dirty = ops !== pretty(session.captured_ops) || inputSlots !== session.input_slots.join(', ') || secretSlots !== session.secret_slots.join(', ');
         const modes = (
           <div className="segmented" role="tablist" aria-label="How to capture">
-            <button type="button" role="tab" aria-selected={mode === 'record'} className={`seg ${mode === 'record' ? 'active' : ''}`} disabled={!owner} title={owner ? undefined : 'Only owners record'} onClick={() => setMode('record')}>
+            <button
+              type="button"
+              role="tab"
+              aria-selected={mode === 'record'}
+              className={`seg ${mode === 'record' ? 'active' : ''}`}
+              disabled={!owner}
+              title={owner ? undefined : 'Only owners record'}
+              onClick={() => setMode('record')}
+            >
               Record in the browser
             </button>
-            <button type="button" role="tab" aria-selected={mode === 'json'} className={`seg ${mode === 'json' ? 'active' : ''}`} onClick={() => setMode('json')}>
+            <button
+              type="button"
+              role="tab"
+              aria-selected={mode === 'json'}
+              className={`seg ${mode === 'json' ? 'active' : ''}`}
+              onClick={() => setMode('json')}
+            >
               Edit as JSON
             </button>
           </div>
@@ -330,7 +424,16 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
                   {reopen.error ? <ErrorBox error={reopen.error} /> : null}
                 </div>
               ) : null}
-              <StudioRecorder automation={automation} session={session} rerecord={rerecord} onSession={(x) => s.set(x)} onPublished={() => { void s.reload(); onPublished(); }} />
+              <StudioRecorder
+                automation={automation}
+                session={session}
+                rerecord={rerecord}
+                onSession={(x) => s.set(x)}
+                onPublished={() => {
+                  void s.reload();
+                  onPublished();
+                }}
+              />
             </div>
           );
         }
@@ -338,8 +441,11 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
           <div className="stack">
             {modes}
             <div className="notice">
-              The capture is the engine's recorded operations (<code>navigate</code>, <code>fill</code>, <code>click</code>, <code>extract</code>, …, docs/recordings.md), as <code>PATCH /api/authoring/{'{id}'}</code> takes them.
-              {owner ? ' Owners can also record them by demonstrating in a remote browser (Record in the browser).' : ' Owners record them by demonstrating in a remote browser.'}
+              The capture is the engine's recorded operations (<code>navigate</code>, <code>fill</code>, <code>click</code>, <code>extract</code>, …,
+              docs/recordings.md), as <code>PATCH /api/authoring/{'{id}'}</code> takes them.
+              {owner
+                ? ' Owners can also record them by demonstrating in a remote browser (Record in the browser).'
+                : ' Owners record them by demonstrating in a remote browser.'}
             </div>
             {driftStep ? (
               <div className="notice notice-bad">
@@ -354,7 +460,10 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
               }
               subtitle={
                 <>
-                  Updated <Time at={session.updated_at} />. {editing ? 'Saved changes go live when an owner publishes.' : 'Published: reopen it to change it. The live version stays live until the next publish.'}
+                  Updated <Time at={session.updated_at} />.{' '}
+                  {editing
+                    ? 'Saved changes go live when an owner publishes.'
+                    : 'Published: reopen it to change it. The live version stays live until the next publish.'}
                 </>
               }
               actions={
@@ -364,7 +473,13 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
                       {save.busy ? 'Saving…' : 'Save capture'}
                     </button>
                     <OwnerOnly isOwner={owner}>
-                      <button type="button" className="btn btn-primary" disabled={publish.busy || dirty || session.captured_ops.length === 0} title={dirty ? 'Save first' : undefined} onClick={() => void publish.run()}>
+                      <button
+                        type="button"
+                        className="btn btn-primary"
+                        disabled={publish.busy || dirty || session.captured_ops.length === 0}
+                        title={dirty ? 'Save first' : undefined}
+                        onClick={() => void publish.run()}
+                      >
                         {publish.busy ? 'Publishing…' : 'Publish'}
                       </button>
                     </OwnerOnly>
@@ -383,19 +498,29 @@ function Capture({ automation, onPublished, rerecordTab }: { automation: Automat
                   Published: version <Digest value={published} /> is live at <code>/v1/run/{automation.name}</code>.
                 </div>
               ) : null}
-              {session.error ? (
-                <ErrorBox error={new ApiError(422, 'publish_failed', session.error)} title="The last publish failed" />
-              ) : null}
+              {session.error ? <ErrorBox error={new ApiError(422, 'publish_failed', session.error)} title="The last publish failed" /> : null}
               {parseError ? <div className="error-box">{parseError}</div> : null}
               {save.error ? <ErrorBox error={save.error} /> : null}
               {publish.error ? <ErrorBox error={publish.error} /> : null}
               {reopen.error ? <ErrorBox error={reopen.error} /> : null}
               <div className="form">
                 <Field label="Operations (JSON array)" htmlFor="cap-ops">
-                  <textarea id="cap-ops" className="code-input" rows={Math.min(40, Math.max(8, ops.split('\n').length + 1))} spellCheck={false} readOnly={!editing} value={ops} onChange={(e) => setOps(e.target.value)} />
+                  <textarea
+                    id="cap-ops"
+                    className="code-input"
+                    rows={Math.min(40, Math.max(8, ops.split('\n').length + 1))}
+                    spellCheck={false}
+                    readOnly={!editing}
+                    value={ops}
+                    onChange={(e) => setOps(e.target.value)}
+                  />
                 </Field>
                 <div className="grid-2">
-                  <Field label="Input slots" htmlFor="cap-inputs" hint="Op slots that become inputs of the automation (the recorded value is the default). Comma-separated.">
+                  <Field
+                    label="Input slots"
+                    htmlFor="cap-inputs"
+                    hint="Op slots that become inputs of the automation (the recorded value is the default). Comma-separated."
+                  >
                     <input id="cap-inputs" readOnly={!editing} value={inputSlots} onChange={(e) => setInputSlots(e.target.value)} />
                   </Field>
                   <Field label="Secret slots" htmlFor="cap-secrets" hint="Op slots read from the org secret of the same name at run time; never captured.">
@@ -427,7 +552,9 @@ function Versions({ automation, onChange }: { automation: Automation; onChange(a
   const owner = useIsOwner();
   const v = useResource(() => get<{ versions: Version[] }>(`/api/automations/${automation.id}/versions`).then((b) => b.versions), [automation.id]);
   const members = useResource(() => get<{ members: Member[] }>('/api/members').then((b) => new Map(b.members.map((m) => [m.user_id, m.email]))), []);
-  const rollback = useAction(async (digest: string) => onChange((await post<{ automation: Automation }>(`/api/automations/${automation.id}/rollback`, { flow_digest: digest })).automation));
+  const rollback = useAction(async (digest: string) =>
+    onChange((await post<{ automation: Automation }>(`/api/automations/${automation.id}/rollback`, { flow_digest: digest })).automation),
+  );
   return (
     <div className="stack">
       {rollback.error ? <ErrorBox error={rollback.error} /> : null}
@@ -437,48 +564,64 @@ function Versions({ automation, onChange }: { automation: Automation; onChange(a
         isEmpty={(x) => x.length === 0}
         empty={
           <Card>
-            <Empty title="No version yet" action={<Link to={`/automations/${automation.id}/capture`} className="btn">Open the capture</Link>}>
+            <Empty
+              title="No version yet"
+              action={
+                <Link to={`/automations/${automation.id}/capture`} className="btn">
+                  Open the capture
+                </Link>
+              }
+            >
               Publishing the capture creates the first version.
             </Empty>
           </Card>
         }
       >
         {(versions) => (
-          <Card className="card-flush" title="Published versions" subtitle="Each publish is a content-addressed FlowSpec. Rolling back moves the live pointer; nothing is rebuilt.">
+          <Card
+            className="card-flush"
+            title="Published versions"
+            subtitle="Each publish is a content-addressed FlowSpec. Rolling back moves the live pointer; nothing is rebuilt."
+          >
             <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Version</th>
-                  <th>Published</th>
-                  <th>By</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {versions.map((x) => {
-                  const live = x.flow_digest === automation.live_digest;
-                  return (
-                    <tr key={x.flow_digest}>
-                      <td>
-                        <Digest value={x.flow_digest} /> {live ? <Badge tone="green">live</Badge> : null}
-                      </td>
-                      <td>
-                        <Time at={x.created_at} />
-                      </td>
-                      <td className="small">{members.data?.get(x.created_by) ?? x.created_by.slice(0, 8)}</td>
-                      <td className="right">
-                        {live ? null : owner ? (
-                          <ConfirmButton label="Roll back to this" confirm="Make this version live?" busy={rollback.busy} onConfirm={() => void rollback.run(x.flow_digest)} />
-                        ) : (
-                          <span className="muted small">owners roll back</span>
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Version</th>
+                    <th>Published</th>
+                    <th>By</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {versions.map((x) => {
+                    const live = x.flow_digest === automation.live_digest;
+                    return (
+                      <tr key={x.flow_digest}>
+                        <td>
+                          <Digest value={x.flow_digest} /> {live ? <Badge tone="green">live</Badge> : null}
+                        </td>
+                        <td>
+                          <Time at={x.created_at} />
+                        </td>
+                        <td className="small">{members.data?.get(x.created_by) ?? x.created_by.slice(0, 8)}</td>
+                        <td className="right">
+                          {live ? null : owner ? (
+                            <ConfirmButton
+                              label="Roll back to this"
+                              confirm="Make this version live?"
+                              busy={rollback.busy}
+                              onConfirm={() => void rollback.run(x.flow_digest)}
+                            />
+                          ) : (
+                            <span className="muted small">owners roll back</span>
+                          )}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
             </div>
           </Card>
         )}
@@ -553,45 +696,62 @@ function Schedules({ automation }: { automation: Automation }) {
       ) : null}
       {toggle.error ? <ErrorBox error={toggle.error} /> : null}
       {remove.error ? <ErrorBox error={remove.error} /> : null}
-      <Async r={list} label="Loading schedules" isEmpty={(x) => x.length === 0} empty={<Card><Empty title="No schedules">{owner ? 'Create one above.' : 'Owners create schedules.'}</Empty></Card>}>
+      <Async
+        r={list}
+        label="Loading schedules"
+        isEmpty={(x) => x.length === 0}
+        empty={
+          <Card>
+            <Empty title="No schedules">{owner ? 'Create one above.' : 'Owners create schedules.'}</Empty>
+          </Card>
+        }
+      >
         {(schedules) => (
           <Card className="card-flush" title="Schedules">
             <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Cron</th>
-                  <th>Next fire</th>
-                  <th>Inputs</th>
-                  <th>Version</th>
-                  <th>Enabled</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {schedules.map((s) => (
-                  <tr key={s.id} className={s.enabled ? '' : 'row-dim'}>
-                    <td>
-                      <code>{s.cron}</code> <span className="muted small">{s.timezone ?? 'UTC'}</span>
-                    </td>
-                    <td>{s.next_fire_at ? <Time at={s.next_fire_at} /> : <span className="muted">disabled</span>}</td>
-                    <td className="small">
-                      <code>{JSON.stringify(s.inputs)}</code>
-                    </td>
-                    <td>
-                      <Digest value={s.flow_digest} />
-                    </td>
-                    <td>
-                      <label className="switch">
-                        <input type="checkbox" aria-label={`Enable schedule ${s.cron}`} checked={s.enabled} disabled={!owner || toggle.busy} onChange={() => void toggle.run(s)} />
-                        <span>{s.enabled ? 'on' : 'off'}</span>
-                      </label>
-                    </td>
-                    <td className="right">{owner ? <ConfirmButton label="Delete" confirm="Delete?" busy={remove.busy} onConfirm={() => void remove.run(s)} /> : null}</td>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Cron</th>
+                    <th>Next fire</th>
+                    <th>Inputs</th>
+                    <th>Version</th>
+                    <th>Enabled</th>
+                    <th />
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {schedules.map((s) => (
+                    <tr key={s.id} className={s.enabled ? '' : 'row-dim'}>
+                      <td>
+                        <code>{s.cron}</code> <span className="muted small">{s.timezone ?? 'UTC'}</span>
+                      </td>
+                      <td>{s.next_fire_at ? <Time at={s.next_fire_at} /> : <span className="muted">disabled</span>}</td>
+                      <td className="small">
+                        <code>{JSON.stringify(s.inputs)}</code>
+                      </td>
+                      <td>
+                        <Digest value={s.flow_digest} />
+                      </td>
+                      <td>
+                        <label className="switch">
+                          <input
+                            type="checkbox"
+                            aria-label={`Enable schedule ${s.cron}`}
+                            checked={s.enabled}
+                            disabled={!owner || toggle.busy}
+                            onChange={() => void toggle.run(s)}
+                          />
+                          <span>{s.enabled ? 'on' : 'off'}</span>
+                        </label>
+                      </td>
+                      <td className="right">
+                        {owner ? <ConfirmButton label="Delete" confirm="Delete?" busy={remove.busy} onConfirm={() => void remove.run(s)} /> : null}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </Card>
         )}
@@ -645,7 +805,15 @@ function LiveFlowSpec({ automation }: { automation: Automation }) {
         const text = JSON.stringify(spec, null, 2);
         return (
           <div className="stack">
-            <Card title="Live FlowSpec" subtitle={<>The exact document the gateway executes, read-only. Its digest is the ETag: <code>{digest}</code></>} actions={<CopyButton text={text} label="Copy JSON" />}>
+            <Card
+              title="Live FlowSpec"
+              subtitle={
+                <>
+                  The exact document the gateway executes, read-only. Its digest is the ETag: <code>{digest}</code>
+                </>
+              }
+              actions={<CopyButton text={text} label="Copy JSON" />}
+            >
               <div className="grid-2">
                 <div>
                   <div className="io-label">Inputs</div>
@@ -655,7 +823,8 @@ function LiveFlowSpec({ automation }: { automation: Automation }) {
                     <ul className="slot-list">
                       {Object.entries(spec.inputs ?? {}).map(([n, c]) => (
                         <li key={n}>
-                          <code>{n}</code> <span className="muted small">{c.type}</span> {c.secret ? <Badge tone="violet">secret</Badge> : null} {c.required ? <Badge tone="gray">required</Badge> : null}
+                          <code>{n}</code> <span className="muted small">{c.type}</span> {c.secret ? <Badge tone="violet">secret</Badge> : null}{' '}
+                          {c.required ? <Badge tone="gray">required</Badge> : null}
                         </li>
                       ))}
                     </ul>
@@ -688,4 +857,3 @@ function SecretsTab({ automation }: { automation: Automation }) {
   if (s.state === 'loading' && !s.data) return <Loading label="Loading" />;
   return <SecretsPanel needed={s.data ?? []} />;
 }
-

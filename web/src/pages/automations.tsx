@@ -24,7 +24,11 @@ export function AutomationsPage() {
   );
   return (
     <div className="page">
-      <PageHeader title="Automations" subtitle="Each automation is a named endpoint: POST /v1/run/{name} with an API key, or a tool on the MCP endpoint." actions={actions} />
+      <PageHeader
+        title="Automations"
+        subtitle="Each automation is a named endpoint: POST /v1/run/{name} with an API key, or a tool on the MCP endpoint."
+        actions={actions}
+      />
       {example.error ? <ErrorBox error={example.error} /> : null}
       <Async
         r={r}
@@ -41,52 +45,57 @@ export function AutomationsPage() {
         {(automations) => (
           <Card className="card-flush">
             <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Status</th>
-                  <th>Last run</th>
-                  <th className="num">Calls (7 d)</th>
-                  <th>Live version</th>
-                </tr>
-              </thead>
-              <tbody>
-                {automations.map((a) => (
-                  <tr key={a.id} className="row-link" onClick={() => navigate(`/automations/${a.id}`)}>
-                    <td>
-                      <Link to={`/automations/${a.id}`} className="strong" onClick={(e) => e.stopPropagation()}>
-                        {a.name}
-                      </Link>
-                      <div className="muted small clamp">{a.task || <em>no task description</em>}</div>
-                    </td>
-                    <td>
-                      <div className="badges">
-                        <StatusBadge status={a.status} />
-                        {a.needs_attention ? (
-                          <Badge tone="amber" title="A run found locator drift: re-record the failing step">
-                            needs attention
-                          </Badge>
-                        ) : null}
-                        {a.rerecord_href && owner ? (
-                          <Link to={rerecordPath(a.rerecord_href)} className="btn btn-small" title="Open the studio at the drifted step" onClick={(e) => e.stopPropagation()}>
-                            Re-record
-                          </Link>
-                        ) : null}
-                        {!a.mcp_enabled ? <Badge tone="gray">MCP off</Badge> : null}
-                      </div>
-                    </td>
-                    <td>
-                      <Time at={a.last_run_at} />
-                    </td>
-                    <td className="num">{a.calls_7d}</td>
-                    <td>
-                      <Digest value={a.live_digest} />
-                    </td>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>Status</th>
+                    <th>Last run</th>
+                    <th className="num">Calls (7 d)</th>
+                    <th>Live version</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {automations.map((a) => (
+                    <tr key={a.id} className="row-link" onClick={() => navigate(`/automations/${a.id}`)}>
+                      <td>
+                        <Link to={`/automations/${a.id}`} className="strong" onClick={(e) => e.stopPropagation()}>
+                          {a.name}
+                        </Link>
+                        <div className="muted small clamp">{a.task || <em>no task description</em>}</div>
+                      </td>
+                      <td>
+                        <div className="badges">
+                          <StatusBadge status={a.status} />
+                          {a.needs_attention ? (
+                            <Badge tone="amber" title="A run found locator drift: re-record the failing step">
+                              needs attention
+                            </Badge>
+                          ) : null}
+                          {a.rerecord_href && owner ? (
+                            <Link
+                              to={rerecordPath(a.rerecord_href)}
+                              className="btn btn-small"
+                              title="Open the studio at the drifted step"
+                              onClick={(e) => e.stopPropagation()}
+                            >
+                              Re-record
+                            </Link>
+                          ) : null}
+                          {!a.mcp_enabled ? <Badge tone="gray">MCP off</Badge> : null}
+                        </div>
+                      </td>
+                      <td>
+                        <Time at={a.last_run_at} />
+                      </td>
+                      <td className="num">{a.calls_7d}</td>
+                      <td>
+                        <Digest value={a.live_digest} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </Card>
         )}
@@ -108,7 +117,14 @@ export function NewAutomationPage() {
   const [task, setTask] = useState('');
   const [params, setParams] = useState<ParamRow[]>([]);
   const create = useAction(async () => {
-    const body = { name, site, task, ...(params.length > 0 ? { params: params.filter((p) => p.name.trim()).map((p) => ({ name: p.name.trim(), required: p.required, sample: p.sample })) } : {}) };
+    const body = {
+      name,
+      site,
+      task,
+      ...(params.length > 0
+        ? { params: params.filter((p) => p.name.trim()).map((p) => ({ name: p.name.trim(), required: p.required, sample: p.sample })) }
+        : {}),
+    };
     const b = await post<{ automation: Automation }>('/api/automations', body);
     navigate(`/automations/${b.automation.id}/capture`);
   });
@@ -119,11 +135,31 @@ export function NewAutomationPage() {
   const setParam = (i: number, p: Partial<ParamRow>) => setParams((ps) => ps.map((x, n) => (n === i ? { ...x, ...p } : x)));
   return (
     <div className="page page-narrow">
-      <PageHeader crumbs={<Link to="/automations">Automations</Link>} title="New automation" subtitle="A draft: give it a capture, then publish it to make it callable." />
+      <PageHeader
+        crumbs={<Link to="/automations">Automations</Link>}
+        title="New automation"
+        subtitle="A draft: give it a capture, then publish it to make it callable."
+      />
       <Card>
         <form className="form" onSubmit={submit}>
-          <Field label="Name" htmlFor="a-name" hint={<>Lowercase letters, digits and dashes. It becomes the endpoint <code>/v1/run/{name || '{name}'}</code>.</>}>
-            <input id="a-name" required maxLength={64} pattern="[a-z0-9][a-z0-9\-]*" value={name} onChange={(e) => setName(e.target.value)} placeholder="shop-search" />
+          <Field
+            label="Name"
+            htmlFor="a-name"
+            hint={
+              <>
+                Lowercase letters, digits and dashes. It becomes the endpoint <code>/v1/run/{name || '{name}'}</code>.
+              </>
+            }
+          >
+            <input
+              id="a-name"
+              required
+              maxLength={64}
+              pattern="[a-z0-9][a-z0-9\-]*"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              placeholder="shop-search"
+            />
           </Field>
           <Field label="Site" htmlFor="a-site" hint="The site the automation works on.">
             <input id="a-site" required value={site} onChange={(e) => setSite(e.target.value)} />
@@ -140,7 +176,12 @@ export function NewAutomationPage() {
                 <label className="check">
                   <input type="checkbox" checked={p.required} onChange={(e) => setParam(i, { required: e.target.checked })} /> required
                 </label>
-                <button type="button" className="btn btn-small btn-ghost" onClick={() => setParams((ps) => ps.filter((_, n) => n !== i))} aria-label="Remove input">
+                <button
+                  type="button"
+                  className="btn btn-small btn-ghost"
+                  onClick={() => setParams((ps) => ps.filter((_, n) => n !== i))}
+                  aria-label="Remove input"
+                >
                   ✕
                 </button>
               </div>

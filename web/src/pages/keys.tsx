@@ -7,7 +7,10 @@ import { Async, Badge, Card, ConfirmButton, CopyButton, Empty, ErrorBox, Field, 
 export function KeysPage() {
   return (
     <div className="page">
-      <PageHeader title="API keys" subtitle="Bearer keys for the run gateway (POST /v1/run/{name}) and the MCP endpoint (POST /mcp). A key may be limited to some automations." />
+      <PageHeader
+        title="API keys"
+        subtitle="Bearer keys for the run gateway (POST /v1/run/{name}) and the MCP endpoint (POST /mcp). A key may be limited to some automations."
+      />
       <KeysPanel />
     </div>
   );
@@ -17,7 +20,10 @@ export function KeysPage() {
 export function KeysPanel({ automation }: { automation?: string }) {
   const owner = useIsOwner();
   const keys = useResource(() => (owner ? get<{ keys: ApiKey[] }>('/api/keys').then((b) => b.keys) : Promise.resolve([])), [owner]);
-  const automations = useResource(() => (automation ? Promise.resolve([] as Automation[]) : get<{ automations: Automation[] }>('/api/automations').then((b) => b.automations)), [automation]);
+  const automations = useResource(
+    () => (automation ? Promise.resolve([] as Automation[]) : get<{ automations: Automation[] }>('/api/automations').then((b) => b.automations)),
+    [automation],
+  );
   const [minted, setMinted] = useState<{ key: ApiKey; secret: string } | undefined>();
   const [name, setName] = useState('');
   const [mode, setMode] = useState<'live' | 'test'>('live');
@@ -51,7 +57,9 @@ export function KeysPanel({ automation }: { automation?: string }) {
       {minted ? (
         <div className="secret-reveal" role="status">
           <div className="secret-reveal-head">
-            <strong>New {minted.key.mode} key “{minted.key.name}”</strong>
+            <strong>
+              New {minted.key.mode} key “{minted.key.name}”
+            </strong>
             <button type="button" className="btn btn-small btn-ghost" onClick={() => setMinted(undefined)} aria-label="Dismiss">
               ✕
             </button>
@@ -91,7 +99,12 @@ export function KeysPanel({ automation }: { automation?: string }) {
                   <div className="checks">
                     {list.map((a) => (
                       <label key={a.id} className="check">
-                        <input type="checkbox" checked={chosen.includes(a.name)} onChange={(e) => setChosen((c) => (e.target.checked ? [...c, a.name] : c.filter((x) => x !== a.name)))} /> {a.name}
+                        <input
+                          type="checkbox"
+                          checked={chosen.includes(a.name)}
+                          onChange={(e) => setChosen((c) => (e.target.checked ? [...c, a.name] : c.filter((x) => x !== a.name)))}
+                        />{' '}
+                        {a.name}
                       </label>
                     ))}
                   </div>
@@ -116,48 +129,48 @@ export function KeysPanel({ automation }: { automation?: string }) {
         {(list) => (
           <Card className="card-flush" title={automation ? `Keys that can call ${automation}` : 'Keys'}>
             <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Key</th>
-                  <th>Scope</th>
-                  <th>Created</th>
-                  <th>Last used</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {visible(list).map((k) => (
-                  <tr key={k.id} className={k.revoked_at ? 'row-dim' : ''}>
-                    <td>
-                      <span className="strong">{k.name}</span> <Badge tone={k.mode === 'live' ? 'violet' : 'gray'}>{k.mode}</Badge>
-                    </td>
-                    <td>
-                      <code>
-                        {k.prefix}…{k.last4}
-                      </code>
-                    </td>
-                    <td className="small">{k.automations === null ? <span className="muted">all automations</span> : k.automations.join(', ')}</td>
-                    <td>
-                      <Time at={k.created_at} />
-                    </td>
-                    <td>
-                      <Time at={k.last_used_at} />
-                    </td>
-                    <td className="right">
-                      {k.revoked_at ? (
-                        <Badge tone="red">
-                          revoked <Time at={k.revoked_at} />
-                        </Badge>
-                      ) : (
-                        <ConfirmButton label="Revoke" confirm="Revoke now?" busy={revoke.busy} onConfirm={() => void revoke.run(k.id)} />
-                      )}
-                    </td>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>Key</th>
+                    <th>Scope</th>
+                    <th>Created</th>
+                    <th>Last used</th>
+                    <th />
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {visible(list).map((k) => (
+                    <tr key={k.id} className={k.revoked_at ? 'row-dim' : ''}>
+                      <td>
+                        <span className="strong">{k.name}</span> <Badge tone={k.mode === 'live' ? 'violet' : 'gray'}>{k.mode}</Badge>
+                      </td>
+                      <td>
+                        <code>
+                          {k.prefix}…{k.last4}
+                        </code>
+                      </td>
+                      <td className="small">{k.automations === null ? <span className="muted">all automations</span> : k.automations.join(', ')}</td>
+                      <td>
+                        <Time at={k.created_at} />
+                      </td>
+                      <td>
+                        <Time at={k.last_used_at} />
+                      </td>
+                      <td className="right">
+                        {k.revoked_at ? (
+                          <Badge tone="red">
+                            revoked <Time at={k.revoked_at} />
+                          </Badge>
+                        ) : (
+                          <ConfirmButton label="Revoke" confirm="Revoke now?" busy={revoke.busy} onConfirm={() => void revoke.run(k.id)} />
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </Card>
         )}

@@ -20,7 +20,17 @@ interface Shown {
   message?: string;
 }
 
-export function RunLiveView({ automationId, runId, onState, className }: { automationId: string; runId?: string; onState?(state: LiveState, shown: Shown): void; className?: string }) {
+export function RunLiveView({
+  automationId,
+  runId,
+  onState,
+  className,
+}: {
+  automationId: string;
+  runId?: string;
+  onState?(state: LiveState, shown: Shown): void;
+  className?: string;
+}) {
   const canvasRef = useRef<HTMLCanvasElement | null>(null);
   const [state, setState] = useState<LiveState>('connecting');
   const [shown, setShown] = useState<Shown>({});
@@ -44,9 +54,12 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
     const query = runId ? `?run_id=${encodeURIComponent(runId)}` : '';
     let opened = false;
     // Only the newest frame is drawn; frames that arrive while one decodes replace each other.
-    const drawFrame = frameDrawer(() => canvasRef.current, (count) => {
-      if (count === 1) setFrames(1);
-    });
+    const drawFrame = frameDrawer(
+      () => canvasRef.current,
+      (count) => {
+        if (count === 1) setFrames(1);
+      },
+    );
     const ws = openLiveSocket(`/api/automations/${encodeURIComponent(automationId)}/live${query}`, (m) => {
       switch (m.type) {
         case 'waiting':
@@ -82,7 +95,15 @@ export function RunLiveView({ automationId, runId, onState, className }: { autom
 
   const again = () => setAttempt((n) => n + 1);
   const tone = state === 'live' ? 'green' : state === 'waiting' || state === 'connecting' ? 'blue' : state === 'finished' ? 'gray' : 'amber';
-  const label = { connecting: 'connecting', waiting: 'waiting for a run', live: 'live', finished: 'run ended', no_frames: 'no frames', closed: 'closed', refused: 'unavailable' }[state];
+  const label = {
+    connecting: 'connecting',
+    waiting: 'waiting for a run',
+    live: 'live',
+    finished: 'run ended',
+    no_frames: 'no frames',
+    closed: 'closed',
+    refused: 'unavailable',
+  }[state];
   const runLink = shown.executionId ? `/runs/${encodeURIComponent(shown.executionId)}` : shown.runId ? `/runs/${encodeURIComponent(shown.runId)}` : undefined;
   return (
     <div className={`live-view ${className ?? ''}`} data-testid="run-live" data-state={state}>

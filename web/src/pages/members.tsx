@@ -29,7 +29,10 @@ export function MembersPage() {
   };
   return (
     <div className="page">
-      <PageHeader title="Members" subtitle={`Who belongs to ${session.org.name}. Owners manage keys, secrets, schedules, members and publishing; members read and correct automations.`} />
+      <PageHeader
+        title="Members"
+        subtitle={`Who belongs to ${session.org.name}. Owners manage keys, secrets, schedules, members and publishing; members read and correct automations.`}
+      />
       <div className="stack">
         {owner ? (
           <Card title="Add a member" subtitle="They need an account first (they sign up, then you add their email).">
@@ -49,43 +52,61 @@ export function MembersPage() {
         ) : null}
         {change.error ? <ErrorBox error={change.error} /> : null}
         {remove.error ? <ErrorBox error={remove.error} /> : null}
-        <Async r={members} label="Loading members" isEmpty={(m) => m.length === 0} empty={<Card><Empty title="No members" /></Card>}>
+        <Async
+          r={members}
+          label="Loading members"
+          isEmpty={(m) => m.length === 0}
+          empty={
+            <Card>
+              <Empty title="No members" />
+            </Card>
+          }
+        >
           {(list) => (
             <Card className="card-flush">
               <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Email</th>
-                    <th>Role</th>
-                    <th>Joined</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((m) => (
-                    <tr key={m.user_id}>
-                      <td>
-                        <span className="strong">{m.email}</span> {m.user_id === session.user.id ? <Badge tone="blue">you</Badge> : null}
-                      </td>
-                      <td>
-                        {owner ? (
-                          <select aria-label={`Role of ${m.email}`} value={m.role} disabled={change.busy} onChange={(e) => void change.run(m.user_id, e.target.value as Role)}>
-                            <option value="member">member</option>
-                            <option value="owner">owner</option>
-                          </select>
-                        ) : (
-                          <Badge tone={m.role === 'owner' ? 'violet' : 'gray'}>{m.role}</Badge>
-                        )}
-                      </td>
-                      <td>
-                        <Time at={m.created_at} />
-                      </td>
-                      <td className="right">{owner ? <ConfirmButton label="Remove" confirm={`Remove ${m.email}?`} busy={remove.busy} onConfirm={() => void remove.run(m.user_id)} /> : null}</td>
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th>Email</th>
+                      <th>Role</th>
+                      <th>Joined</th>
+                      <th />
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {list.map((m) => (
+                      <tr key={m.user_id}>
+                        <td>
+                          <span className="strong">{m.email}</span> {m.user_id === session.user.id ? <Badge tone="blue">you</Badge> : null}
+                        </td>
+                        <td>
+                          {owner ? (
+                            <select
+                              aria-label={`Role of ${m.email}`}
+                              value={m.role}
+                              disabled={change.busy}
+                              onChange={(e) => void change.run(m.user_id, e.target.value as Role)}
+                            >
+                              <option value="member">member</option>
+                              <option value="owner">owner</option>
+                            </select>
+                          ) : (
+                            <Badge tone={m.role === 'owner' ? 'violet' : 'gray'}>{m.role}</Badge>
+                          )}
+                        </td>
+                        <td>
+                          <Time at={m.created_at} />
+                        </td>
+                        <td className="right">
+                          {owner ? (
+                            <ConfirmButton label="Remove" confirm={`Remove ${m.email}?`} busy={remove.busy} onConfirm={() => void remove.run(m.user_id)} />
+                          ) : null}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </div>
             </Card>
           )}

@@ -199,7 +199,8 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
                   in the studio (the steps before it are replayed, you show the changed one), or{' '}
                 </>
               ) : null}
-              <Link to={`/automations/${execution.automation_id}/capture?step=${encodeURIComponent(failure.step)}`}>fix the step in the capture</Link>, then publish.
+              <Link to={`/automations/${execution.automation_id}/capture?step=${encodeURIComponent(failure.step)}`}>fix the step in the capture</Link>, then
+              publish.
             </p>
           ) : null}
         </div>
@@ -225,7 +226,14 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
                   total={total}
                   failedHere={failure?.step === s.id}
                   execution={execution.id}
-                  before={s.status === 'failed' ? steps.slice(0, i).flatMap((p) => p.artifacts.map((d) => ({ digest: d, step: p.id }))).pop() : undefined}
+                  before={
+                    s.status === 'failed'
+                      ? steps
+                          .slice(0, i)
+                          .flatMap((p) => p.artifacts.map((d) => ({ digest: d, step: p.id })))
+                          .pop()
+                      : undefined
+                  }
                   rerecord={owner && s.status === 'failed' ? studio(s.id) : undefined}
                 />
               ))}
@@ -247,7 +255,13 @@ function RunView({ execution, run, initial, reload }: { execution: Execution; ru
           )}
         </Card>
         <div className="stack">
-          <Card title="Output">{output === undefined || output === null ? <p className="muted">{finished ? 'No output (only a succeeded run has one).' : 'Not yet.'}</p> : <JsonView value={output} />}</Card>
+          <Card title="Output">
+            {output === undefined || output === null ? (
+              <p className="muted">{finished ? 'No output (only a succeeded run has one).' : 'Not yet.'}</p>
+            ) : (
+              <JsonView value={output} />
+            )}
+          </Card>
           <Card title="Inputs" subtitle="Secret inputs appear as their references, never values.">
             {started?.inputs && Object.keys(started.inputs).length > 0 ? <JsonView value={started.inputs} /> : <p className="muted">No inputs.</p>}
           </Card>
@@ -294,7 +308,10 @@ function StepRow({
   rerecord?: string;
 }) {
   const last = step.attempts[step.attempts.length - 1];
-  const error = step.attempts.map((a) => a.ended).filter((e) => e?.event === 'step_failed').pop()?.error;
+  const error = step.attempts
+    .map((a) => a.ended)
+    .filter((e) => e?.event === 'step_failed')
+    .pop()?.error;
   const left = step.startMs !== undefined ? ((step.startMs - runStart) / total) * 100 : 0;
   const width = step.startMs !== undefined ? (((step.endMs ?? runStart + total) - step.startMs) / total) * 100 : 0;
   return (
@@ -343,7 +360,11 @@ function StepRow({
         {step.artifacts.length > 0 ? (
           <Screenshots execution={execution} shots={step.artifacts.map((d) => ({ digest: d, label: `Screenshot after step ${step.id}` }))} />
         ) : before ? (
-          <Screenshots execution={execution} shots={[{ digest: before.digest, label: `The page before step ${step.id} (after ${before.step})` }]} caption={`The page this step looked at (after ${before.step})`} />
+          <Screenshots
+            execution={execution}
+            shots={[{ digest: before.digest, label: `The page before step ${step.id} (after ${before.step})` }]}
+            caption={`The page this step looked at (after ${before.step})`}
+          />
         ) : null}
         <details className="tl-details">
           <summary>Input and output</summary>

@@ -19,7 +19,11 @@ export function RunsPage() {
         actions={
           <label className="inline-select">
             <span className="muted small">Automation</span>
-            <select aria-label="Filter by automation" value={flow} onChange={(e) => navigate(`/runs${q({ flow: e.target.value, limit: search.get('limit') })}`)}>
+            <select
+              aria-label="Filter by automation"
+              value={flow}
+              onChange={(e) => navigate(`/runs${q({ flow: e.target.value, limit: search.get('limit') })}`)}
+            >
               <option value="">All automations</option>
               {(automations.data ?? []).map((a) => (
                 <option key={a.id} value={a.name}>
@@ -62,7 +66,8 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
     return (
       <Card>
         <Empty title="No runs yet">
-          Runs appear here when an automation is called: <code>POST /v1/run/{flow ?? '{name}'}</code> with an API key, a <code>tools/call</code> on <code>/mcp</code>, or a schedule.
+          Runs appear here when an automation is called: <code>POST /v1/run/{flow ?? '{name}'}</code> with an API key, a <code>tools/call</code> on{' '}
+          <code>/mcp</code>, or a schedule.
         </Empty>
       </Card>
     );
@@ -71,46 +76,46 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
     <Card className="card-flush">
       {load.error ? <ErrorBox error={load.error} /> : null}
       <div className="table-wrap">
-      <table className="table" data-testid="executions">
-        <thead>
-          <tr>
-            <th>Status</th>
-            {compact ? null : <th>Automation</th>}
-            <th>Started</th>
-            <th>Duration</th>
-            <th>Via</th>
-            <th>Version</th>
-            <th>Error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((e) => (
-            <tr key={e.id} className="row-link" onClick={() => navigate(`/runs/${e.id}`)}>
-              <td>
-                <Link to={`/runs/${e.id}`} onClick={(ev) => ev.stopPropagation()} aria-label={`Run ${e.id}`}>
-                  <StatusBadge status={e.status} />
-                </Link>
-              </td>
-              {compact ? null : (
-                <td>
-                  <span className="strong">{e.flow}</span>
-                </td>
-              )}
-              <td>
-                <Time at={e.created_at} />
-              </td>
-              <td>{e.finished_at ? duration(Date.parse(e.finished_at) - Date.parse(e.created_at)) : <span className="muted">running</span>}</td>
-              <td>
-                <Badge tone="gray">{e.dispatch}</Badge>
-              </td>
-              <td>
-                <Digest value={e.flow_digest} />
-              </td>
-              <td>{e.error_code ? <code className="error-text">{e.error_code}</code> : <span className="muted">—</span>}</td>
+        <table className="table" data-testid="executions">
+          <thead>
+            <tr>
+              <th>Status</th>
+              {compact ? null : <th>Automation</th>}
+              <th>Started</th>
+              <th>Duration</th>
+              <th>Via</th>
+              <th>Version</th>
+              <th>Error</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((e) => (
+              <tr key={e.id} className="row-link" onClick={() => navigate(`/runs/${e.id}`)}>
+                <td>
+                  <Link to={`/runs/${e.id}`} onClick={(ev) => ev.stopPropagation()} aria-label={`Run ${e.id}`}>
+                    <StatusBadge status={e.status} />
+                  </Link>
+                </td>
+                {compact ? null : (
+                  <td>
+                    <span className="strong">{e.flow}</span>
+                  </td>
+                )}
+                <td>
+                  <Time at={e.created_at} />
+                </td>
+                <td>{e.finished_at ? duration(Date.parse(e.finished_at) - Date.parse(e.created_at)) : <span className="muted">running</span>}</td>
+                <td>
+                  <Badge tone="gray">{e.dispatch}</Badge>
+                </td>
+                <td>
+                  <Digest value={e.flow_digest} />
+                </td>
+                <td>{e.error_code ? <code className="error-text">{e.error_code}</code> : <span className="muted">—</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
       <LoadOlder cursor={cursor} busy={load.busy} label="Older runs" onLoad={(c) => void load.run(c)} />
     </Card>

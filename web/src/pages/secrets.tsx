@@ -7,7 +7,10 @@ import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, 
 export function SecretsPage() {
   return (
     <div className="page">
-      <PageHeader title="Secrets" subtitle="Encrypted at rest. A secret slot of an automation reads the org secret of the same name at run time; no route ever returns a value." />
+      <PageHeader
+        title="Secrets"
+        subtitle="Encrypted at rest. A secret slot of an automation reads the org secret of the same name at run time; no route ever returns a value."
+      />
       <SecretsPanel />
     </div>
   );
@@ -40,7 +43,12 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
           <ul className="slot-list">
             {needed.map((n) => (
               <li key={n}>
-                <code>{n}</code> {secrets.data === undefined ? null : have.has(n) ? <Badge tone="green">set</Badge> : <Badge tone="red">missing: runs fail with secret_not_found</Badge>}
+                <code>{n}</code>{' '}
+                {secrets.data === undefined ? null : have.has(n) ? (
+                  <Badge tone="green">set</Badge>
+                ) : (
+                  <Badge tone="red">missing: runs fail with secret_not_found</Badge>
+                )}
                 {owner && secrets.data !== undefined && !have.has(n) ? (
                   <button type="button" className="btn btn-small btn-ghost" onClick={() => setName(n)}>
                     Set it
@@ -55,7 +63,15 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
         <Card title="Set a secret" subtitle="Setting an existing name replaces its value.">
           <form className="form form-inline-grid" onSubmit={submit}>
             <Field label="Name" htmlFor="secret-name" hint="Letters, digits, _ . - (at most 128).">
-              <input id="secret-name" required maxLength={128} pattern="[A-Za-z0-9_][A-Za-z0-9_.\-]*" value={name} onChange={(e) => setName(e.target.value)} placeholder="password" />
+              <input
+                id="secret-name"
+                required
+                maxLength={128}
+                pattern="[A-Za-z0-9_][A-Za-z0-9_.\-]*"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                placeholder="password"
+              />
             </Field>
             <Field label="Value" htmlFor="secret-value" hint="Sent once over this connection; never shown again.">
               <input id="secret-value" type="password" autoComplete="off" required value={value} onChange={(e) => setValue(e.target.value)} />
@@ -78,30 +94,34 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
         {(list) => (
           <Card className="card-flush" title="Org secrets">
             <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Value</th>
-                  <th>Updated</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((s) => (
-                  <tr key={s.name}>
-                    <td>
-                      <code className="strong">{s.name}</code>
-                    </td>
-                    <td className="muted">••••••••</td>
-                    <td>
-                      <Time at={s.updated_at} />
-                    </td>
-                    <td className="right">{owner ? <ConfirmButton label="Delete" confirm={`Delete ${s.name}?`} busy={remove.busy} onConfirm={() => void remove.run(s.name)} /> : null}</td>
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>Value</th>
+                    <th>Updated</th>
+                    <th />
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {list.map((s) => (
+                    <tr key={s.name}>
+                      <td>
+                        <code className="strong">{s.name}</code>
+                      </td>
+                      <td className="muted">••••••••</td>
+                      <td>
+                        <Time at={s.updated_at} />
+                      </td>
+                      <td className="right">
+                        {owner ? (
+                          <ConfirmButton label="Delete" confirm={`Delete ${s.name}?`} busy={remove.busy} onConfirm={() => void remove.run(s.name)} />
+                        ) : null}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </Card>
         )}

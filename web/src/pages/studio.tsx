@@ -40,7 +40,9 @@ function base64Of(bytes: Uint8Array): string {
 const fileList = (files: unknown): string => (Array.isArray(files) ? files.join(', ') : String(files ?? ''));
 type Status = 'idle' | 'connecting' | 'live' | 'closed';
 type Mode = 'literal' | 'input' | 'secret';
-type Replay = { phase: 'replaying'; step: number; of: number; id: string } | { phase: 'failed'; step: number; of: number; id: string | null; code: string; message: string };
+type Replay =
+  | { phase: 'replaying'; step: number; of: number; id: string }
+  | { phase: 'failed'; step: number; of: number; id: string | null; code: string; message: string };
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -64,7 +66,12 @@ export function describeTarget(t: any): string {
 function slugOf(op: Op): string {
   const t = op.target ?? {};
   const raw = String(t.testid ?? t.name ?? t.label ?? t.text ?? 'value');
-  let s = raw.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase().slice(0, 40) || 'value';
+  let s =
+    raw
+      .replace(/[^A-Za-z0-9_]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .toLowerCase()
+      .slice(0, 40) || 'value';
   if (!/^[A-Za-z_]/.test(s)) s = `_${s}`;
   return s;
 }
@@ -162,96 +169,104 @@ export function StudioRecorder({
     const { width, height } = fitViewport(canvasRef.current?.parentElement?.getBoundingClientRect().width);
     let opened = false;
     const drawFrame = frameDrawer(() => canvasRef.current);
-    const ws = openLiveSocket(`/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`, (m) => {
-      switch (m.type) {
-        case 'ready':
-          opened = true;
-          liveRef.current = true;
-          viewport.current = m.viewport;
-          setSize(m.viewport);
-          setStatus('live');
-          setReplay(null);
-          if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
-          updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
-          canvasRef.current?.focus();
-          break;
-        case 'viewport':
-          // The remote page took the size asked for (resize): clicks map onto it from now on.
-          viewport.current = { width: m.width, height: m.height };
-          setSize(viewport.current);
-          break;
-        case 'frame':
-          setFrames((n) => (n === 0 ? 1 : n));
-          drawFrame(m);
-          break;
-        case 'op': {
-          // At `index` (re-record: the drifted step's place), replacing the op there when `replaced`.
-          const s = sessionRef.current;
-          const list = [...s.captured_ops];
-          const at = typeof m.index === 'number' ? Math.min(Math.max(0, m.index), list.length) : list.length;
-          list.splice(at, m.replaced ? 1 : 0, m.op);
-          updateSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
-          setInsert((x) => (x ? { ...x, index: at + 1, replaced: x.replaced || m.replaced === true, added: x.added + 1 } : x));
-          if (m.op.kind === 'extract') setArmed(null);
-          break;
+    const ws = openLiveSocket(
+      `/api/authoring/${encodeURIComponent(automation.id)}/live?width=${width}&height=${height}${from ? `&from_step=${encodeURIComponent(from)}` : ''}`,
+      (m) => {
+        switch (m.type) {
+          case 'ready':
+            opened = true;
+            liveRef.current = true;
+            viewport.current = m.viewport;
+            setSize(m.viewport);
+            setStatus('live');
+            setReplay(null);
+            if (m.rerecord) setInsert({ index: m.rerecord.index, step: m.rerecord.step, replaced: false, added: 0 });
+            updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
+            canvasRef.current?.focus();
+            break;
+          case 'viewport':
+            // The remote page took the size asked for (resize): clicks map onto it from now on.
+            viewport.current = { width: m.width, height: m.height };
+            setSize(viewport.current);
+            break;
+          case 'frame':
+            setFrames((n) => (n === 0 ? 1 : n));
+            drawFrame(m);
+            break;
+          case 'op': {
+            // At `index` (re-record: the drifted step's place), replacing the op there when `replaced`.
+            const s = sessionRef.current;
+            const list = [...s.captured_ops];
+            const at = typeof m.index === 'number' ? Math.min(Math.max(0, m.index), list.length) : list.length;
+            list.splice(at, m.replaced ? 1 : 0, m.op);
+            updateSession({ ...s, captured_ops: list, secret_slots: m.secret_slots ?? s.secret_slots, input_slots: m.input_slots ?? s.input_slots });
+            setInsert((x) => (x ? { ...x, index: at + 1, replaced: x.replaced || m.replaced === true, added: x.added + 1 } : x));
+            if (m.op.kind === 'extract') setArmed(null);
+            break;
+          }
+          case 'replaying':
+            setReplay({ phase: 'replaying', step: m.step, of: m.of, id: m.id });
+            break;
+          case 'replay_failed':
+            setReplay({ phase: 'failed', step: m.step, of: m.of, id: m.id, code: m.code, message: m.message });
+            break;
+          case 'url':
+          case 'loaded':
+            setUrl(m.url);
+            setAddress(m.url);
+            setLoad(m.type === 'url' ? 'loading' : m.complete ? 'complete' : 'interactive');
+            // A new document has a capture script of its own, not armed: so is the button.
+            if (m.type === 'loaded' && m.complete === false) setArmed(null);
+            break;
+          case 'extract_armed':
+            setArmed(m.field);
+            setArmedList(m.all === true);
+            break;
+          case 'extract_cancelled':
+            // Escape in the page (or a pick with no locator, said in a notice): the button un-arms.
+            setArmed(null);
+            break;
+          case 'stopped': {
+            // The typing not committed yet is stored: the capture as it is now.
+            updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
+            const waiting = stoppedRef.current;
+            stoppedRef.current = [];
+            for (const w of waiting) w();
+            break;
+          }
+          case 'file_chooser':
+            setChooser({
+              multiple: m.multiple === true,
+              accept: String(m.accept ?? ''),
+              max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024,
+              max_files: Number(m.max_files) || 1,
+            });
+            setSending(null);
+            break;
+          case 'files_received':
+            setChooser(null);
+            setSending(null);
+            say(`Uploaded ${m.files.map((f: any) => `${f.name} (${f.size} bytes)`).join(', ')} to the page.`);
+            break;
+          case 'notice':
+            say(m.message);
+            break;
+          case 'error':
+            if (m.error === 'egress_denied') break; // the closed message that follows says it
+            say(`${m.error}: ${m.message}`);
+            if (m.error === 'file_too_large') setSending(null);
+            break;
+          case 'refused':
+            // A typed address the egress rule refuses: not opened, not captured.
+            say(m.message);
+            break;
+          case 'closed':
+            if (m.reason === 'egress_denied') setRefusedSite(true);
+            if (m.reason !== 'replay_failed') setFailure(m.message);
+            break;
         }
-        case 'replaying':
-          setReplay({ phase: 'replaying', step: m.step, of: m.of, id: m.id });
-          break;
-        case 'replay_failed':
-          setReplay({ phase: 'failed', step: m.step, of: m.of, id: m.id, code: m.code, message: m.message });
-          break;
-        case 'url':
-        case 'loaded':
-          setUrl(m.url);
-          setAddress(m.url);
-          setLoad(m.type === 'url' ? 'loading' : m.complete ? 'complete' : 'interactive');
-          // A new document has a capture script of its own, not armed: so is the button.
-          if (m.type === 'loaded' && m.complete === false) setArmed(null);
-          break;
-        case 'extract_armed':
-          setArmed(m.field);
-          setArmedList(m.all === true);
-          break;
-        case 'extract_cancelled':
-          // Escape in the page (or a pick with no locator, said in a notice): the button un-arms.
-          setArmed(null);
-          break;
-        case 'stopped': {
-          // The typing not committed yet is stored: the capture as it is now.
-          updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
-          const waiting = stoppedRef.current;
-          stoppedRef.current = [];
-          for (const w of waiting) w();
-          break;
-        }
-        case 'file_chooser':
-          setChooser({ multiple: m.multiple === true, accept: String(m.accept ?? ''), max_bytes: Number(m.max_bytes) || 10 * 1024 * 1024, max_files: Number(m.max_files) || 1 });
-          setSending(null);
-          break;
-        case 'files_received':
-          setChooser(null);
-          setSending(null);
-          say(`Uploaded ${m.files.map((f: any) => `${f.name} (${f.size} bytes)`).join(', ')} to the page.`);
-          break;
-        case 'notice':
-          say(m.message);
-          break;
-        case 'error':
-          if (m.error === 'egress_denied') break; // the closed message that follows says it
-          say(`${m.error}: ${m.message}`);
-          if (m.error === 'file_too_large') setSending(null);
-          break;
-        case 'refused':
-          // A typed address the egress rule refuses: not opened, not captured.
-          say(m.message);
-          break;
-        case 'closed':
-          if (m.reason === 'egress_denied') setRefusedSite(true);
-          if (m.reason !== 'replay_failed') setFailure(m.message);
-          break;
-      }
-    });
+      },
+    );
     wsRef.current = ws;
     ws.onclose = (event) => {
       wsRef.current = null;
@@ -263,7 +278,11 @@ export function StudioRecorder({
       setArmed(null);
       if (!opened) {
         if (event.code === 4024) return; // the replay failed: said by its own panel
-        setFailure((f) => f ?? 'The studio could not be opened: only owners record, the capture must be editable (reopen it if published), and the browser limit may be reached. Try again in a moment.');
+        setFailure(
+          (f) =>
+            f ??
+            'The studio could not be opened: only owners record, the capture must be editable (reopen it if published), and the browser limit may be reached. Try again in a moment.',
+        );
       } else if (event.code !== 1000 && event.code !== 1005) {
         setFailure((f) => f ?? `The studio closed (${event.reason || event.code}).`);
       }
@@ -343,7 +362,10 @@ export function StudioRecorder({
   const point = (e: { clientX: number; clientY: number }) => {
     const canvas = canvasRef.current!;
     const r = canvas.getBoundingClientRect();
-    return { x: Math.round(((e.clientX - r.left) / r.width) * viewport.current.width), y: Math.round(((e.clientY - r.top) / r.height) * viewport.current.height) };
+    return {
+      x: Math.round(((e.clientX - r.left) / r.width) * viewport.current.width),
+      y: Math.round(((e.clientY - r.top) / r.height) * viewport.current.height),
+    };
   };
   const BUTTON = ['left', 'middle', 'right'];
   const moveRef = useRef<{ x: number; y: number } | null>(null);
@@ -419,11 +441,18 @@ export function StudioRecorder({
     onSession(b.session);
   });
   const modes = ops.map((op) => modeOf(op, session));
-  const remove = (i: number) => void save.run(ops.filter((_, j) => j !== i), modes.filter((_, j) => j !== i));
+  const remove = (i: number) =>
+    void save.run(
+      ops.filter((_, j) => j !== i),
+      modes.filter((_, j) => j !== i),
+    );
   // Optional: the step is skipped when its element does not turn up (a banner shown on some visits).
   const toggleOptional = (i: number) => {
     const { optional, ...rest } = ops[i]!;
-    void save.run(ops.map((o, j) => (j === i ? (optional ? rest : { ...rest, optional: true }) : o)), modes);
+    void save.run(
+      ops.map((o, j) => (j === i ? (optional ? rest : { ...rest, optional: true }) : o)),
+      modes,
+    );
   };
   const swap = (i: number, j: number) => {
     const o = [...ops];
@@ -439,7 +468,10 @@ export function StudioRecorder({
     // A secret slot never keeps the typed value.
     if (mode === 'secret') delete op.value;
     const o = ops.map((x, j) => (j === i ? op : x));
-    void save.run(o, modes.map((x, j) => (j === i ? mode : x)));
+    void save.run(
+      o,
+      modes.map((x, j) => (j === i ? mode : x)),
+    );
   };
   const rename = (i: number, slot: string) => {
     if (!IDENT.test(slot)) return say('A slot name is letters, digits and _, not starting with a digit.');
@@ -448,11 +480,17 @@ export function StudioRecorder({
   };
   // Test the capture before publishing: compiled as publish compiles it, run once in a fresh browser
   // context with the recorded samples (POST /api/authoring/{id}/test); nothing is published.
-  const [tested, setTested] = useState<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } } | undefined>();
+  const [tested, setTested] = useState<
+    { run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } } | undefined
+  >();
   const testRun = useAction(async () => {
     setTested(undefined);
     await commitTyping();
-    setTested(await post<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } }>(`/api/authoring/${automation.id}/test`));
+    setTested(
+      await post<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } }>(
+        `/api/authoring/${automation.id}/test`,
+      ),
+    );
   });
   const publish = useAction(async () => {
     await commitTyping();
@@ -493,7 +531,9 @@ export function StudioRecorder({
         title={
           <span className="title-with-badge">
             Browser{' '}
-            <Badge tone={live ? 'green' : status === 'connecting' ? 'blue' : refusedSite ? 'red' : 'gray'}>{live ? 'recording' : status === 'connecting' ? 'starting' : refusedSite ? 'site refused' : status === 'closed' ? 'stopped' : 'not started'}</Badge>
+            <Badge tone={live ? 'green' : status === 'connecting' ? 'blue' : refusedSite ? 'red' : 'gray'}>
+              {live ? 'recording' : status === 'connecting' ? 'starting' : refusedSite ? 'site refused' : status === 'closed' ? 'stopped' : 'not started'}
+            </Badge>
           </span>
         }
         subtitle="Click, type and scroll in the page below: each completed action is captured. Password fields become secret slots (their value is never sent or stored)."
@@ -503,7 +543,13 @@ export function StudioRecorder({
               {stopping ? 'Stopping…' : 'Stop recording'}
             </button>
           ) : (
-            <button type="button" className="btn btn-primary" disabled={!editing} onClick={() => start()} title={editing ? undefined : 'Reopen the capture first'}>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!editing}
+              onClick={() => start()}
+              title={editing ? undefined : 'Reopen the capture first'}
+            >
               {status === 'closed' ? 'Record again' : 'Start recording'}
             </button>
           )
@@ -524,7 +570,13 @@ export function StudioRecorder({
             </button>
           </form>
           <form className="studio-extract" onSubmit={arm}>
-            <input aria-label="Output field" placeholder="output field, e.g. price" value={extractName} disabled={!live} onChange={(e) => setExtractName(e.target.value)} />
+            <input
+              aria-label="Output field"
+              placeholder="output field, e.g. price"
+              value={extractName}
+              disabled={!live}
+              onChange={(e) => setExtractName(e.target.value)}
+            />
             <label className="studio-list-toggle small" title="Extract every item like the one you pick (a list), not one value">
               <input type="checkbox" checked={extractList} disabled={!live} onChange={(e) => setExtractList(e.target.checked)} /> List
             </label>
@@ -584,13 +636,18 @@ export function StudioRecorder({
             {live ? url : ''}
             {live && load === 'loading' ? <span className="muted"> (loading…)</span> : null}
           </span>
-          <span>Typing becomes a step when you leave the field, press Enter, Tab or Escape, click elsewhere, or stop; keys the page acts on are steps too. Select menus: focus them and type the option's first letters (native pop-ups are not streamed). Drag with the mouse; a file input asks for its file here. New tabs and frames are not captured.</span>
+          <span>
+            Typing becomes a step when you leave the field, press Enter, Tab or Escape, click elsewhere, or stop; keys the page acts on are steps too. Select
+            menus: focus them and type the option's first letters (native pop-ups are not streamed). Drag with the mouse; a file input asks for its file here.
+            New tabs and frames are not captured.
+          </span>
         </div>
         {chooser ? (
           <div className="notice studio-chooser" role="dialog" aria-label="The page asks for a file">
             <span>
               The page asks for {chooser.multiple ? 'files' : 'a file'}
-              {chooser.accept ? ` (${chooser.accept})` : ''}: pick {chooser.multiple ? 'them' : 'it'} here (at most {Math.round(chooser.max_bytes / 1024 / 1024)} MiB). It is stored with the capture and uploaded again on every run.
+              {chooser.accept ? ` (${chooser.accept})` : ''}: pick {chooser.multiple ? 'them' : 'it'} here (at most{' '}
+              {Math.round(chooser.max_bytes / 1024 / 1024)} MiB). It is stored with the capture and uploaded again on every run.
             </span>
             <input
               type="file"
@@ -619,7 +676,13 @@ export function StudioRecorder({
         subtitle="Saved as you go. Mark a typed value as an input (a parameter of the automation) or a secret (read from the org secret of that name at run time)."
         actions={
           <>
-            <button type="button" className="btn" disabled={!editing || testRun.busy || publish.busy || ops.length === 0} onClick={() => void testRun.run()} title="Run the captured steps once in a fresh browser, with the recorded samples, without publishing">
+            <button
+              type="button"
+              className="btn"
+              disabled={!editing || testRun.busy || publish.busy || ops.length === 0}
+              onClick={() => void testRun.run()}
+              title="Run the captured steps once in a fresh browser, with the recorded samples, without publishing"
+            >
               {testRun.busy ? 'Testing…' : 'Test run'}
             </button>
             <button type="button" className="btn btn-primary" disabled={!editing || publish.busy || ops.length === 0} onClick={() => void publish.run()}>
@@ -633,14 +696,16 @@ export function StudioRecorder({
             Test run {tested.status}
             {tested.error ? (
               <>
-                {' '}at <code>{tested.error.step ?? 'start'}</code>: <code>{tested.error.code}</code> {tested.error.message}
+                {' '}
+                at <code>{tested.error.step ?? 'start'}</code>: <code>{tested.error.code}</code> {tested.error.message}
               </>
             ) : tested.output !== undefined ? (
               <>
-                {' '}with output <code>{JSON.stringify(tested.output).slice(0, 200)}</code>
+                {' '}
+                with output <code>{JSON.stringify(tested.output).slice(0, 200)}</code>
               </>
-            ) : null}
-            {' '}· <Link to={`/runs/${tested.run_id}`}>open the run</Link>
+            ) : null}{' '}
+            · <Link to={`/runs/${tested.run_id}`}>open the run</Link>
           </div>
         ) : null}
         {testRun.error ? <ErrorBox error={testRun.error} title="Test run failed to start" /> : null}
@@ -659,92 +724,143 @@ export function StudioRecorder({
               const isDrifted = fromStep !== null && i === driftedIndex && !insert?.replaced && `${op.kind}_${i + 1}` === fromStep;
               const isNew = insert !== null && insert.added > 0 && i >= insert.index - insert.added && i < insert.index;
               return (
-              <li key={i} className={`op-row${isDrifted ? ' op-drifted' : ''}${isNew ? ' op-new' : ''}`} data-drifted={isDrifted || undefined}>
-                <span className="op-index">{i + 1}</span>
-                <Badge tone={isDrifted ? 'red' : op.kind === 'extract' ? 'violet' : op.kind === 'navigate' ? 'gray' : 'blue'}>{op.kind}</Badge>
-                <span className="op-desc">
-                  {isDrifted ? <span className="op-tag op-tag-drifted" title="A run could not find this element: what you record replaces it">drifted </span> : null}
-                  {isNew ? <span className="op-tag op-tag-new" title="Recorded in this re-record">new </span> : null}
-                  {op.optional ? <span className="op-tag op-tag-optional" title="Skipped when its element does not appear">optional </span> : null}
-                  {op.kind === 'navigate' ? (
-                    <code>{op.url}</code>
-                  ) : op.kind === 'press' ? (
-                    <>
-                      <code>{String(op.key)}</code>
-                      {op.target !== undefined ? (
-                        <>
-                          <span className="muted"> on </span>
-                          <code>{describeTarget(op.target)}</code>
-                        </>
-                      ) : (
-                        <span className="muted"> (the focused element)</span>
-                      )}
-                    </>
-                  ) : op.kind === 'drag' ? (
-                    <>
-                      <code>{describeTarget(op.source)}</code>
-                      <span className="muted"> → </span>
-                      <code>{describeTarget(op.target)}</code>
-                    </>
-                  ) : (
-                    <>
-                      <code>{describeTarget(op.target)}</code>
-                      {op.kind === 'fill' || op.kind === 'select' ? (
-                        modes[i] === 'secret' ? (
-                          <span className="muted"> ← secret </span>
+                <li key={i} className={`op-row${isDrifted ? ' op-drifted' : ''}${isNew ? ' op-new' : ''}`} data-drifted={isDrifted || undefined}>
+                  <span className="op-index">{i + 1}</span>
+                  <Badge tone={isDrifted ? 'red' : op.kind === 'extract' ? 'violet' : op.kind === 'navigate' ? 'gray' : 'blue'}>{op.kind}</Badge>
+                  <span className="op-desc">
+                    {isDrifted ? (
+                      <span className="op-tag op-tag-drifted" title="A run could not find this element: what you record replaces it">
+                        drifted{' '}
+                      </span>
+                    ) : null}
+                    {isNew ? (
+                      <span className="op-tag op-tag-new" title="Recorded in this re-record">
+                        new{' '}
+                      </span>
+                    ) : null}
+                    {op.optional ? (
+                      <span className="op-tag op-tag-optional" title="Skipped when its element does not appear">
+                        optional{' '}
+                      </span>
+                    ) : null}
+                    {op.kind === 'navigate' ? (
+                      <code>{op.url}</code>
+                    ) : op.kind === 'press' ? (
+                      <>
+                        <code>{String(op.key)}</code>
+                        {op.target !== undefined ? (
+                          <>
+                            <span className="muted"> on </span>
+                            <code>{describeTarget(op.target)}</code>
+                          </>
                         ) : (
-                          <span className="muted"> ← {JSON.stringify(op.value ?? '')}</span>
-                        )
-                      ) : null}
-                      {op.kind === 'extract' && op.all === true ? (
-                        <span className="muted">
-                          {' '}(list: all matches{op.container ? <> in <code>{describeTarget(op.container)}</code></> : null})
-                        </span>
-                      ) : null}
-                      {op.kind === 'extract' ? <span className="muted"> → output.{op.name}</span> : null}
-                      {op.kind === 'upload' ? <span className="muted"> ← {fileList(op.files)}</span> : null}
-                      {op.target?.fallbacks?.length ? <span className="muted small"> (+{op.target.fallbacks.length} fallback{op.target.fallbacks.length > 1 ? 's' : ''})</span> : null}
-                    </>
-                  )}
-                </span>
-                {op.kind === 'fill' || op.kind === 'select' ? (
-                  <span className="op-slot">
-                    <select aria-label={`Value of step ${i + 1}`} value={modes[i]} disabled={!editing || save.busy} onChange={(e) => setMode(i, e.target.value as Mode)}>
-                      <option value="literal" disabled={op.value === undefined}>
-                        fixed value
-                      </option>
-                      <option value="input">input slot</option>
-                      <option value="secret">secret slot</option>
-                    </select>
-                    {modes[i] !== 'literal' ? <SlotName value={op.slot ?? ''} disabled={!editing || save.busy} onChange={(s) => rename(i, s)} label={`Slot of step ${i + 1}`} /> : null}
+                          <span className="muted"> (the focused element)</span>
+                        )}
+                      </>
+                    ) : op.kind === 'drag' ? (
+                      <>
+                        <code>{describeTarget(op.source)}</code>
+                        <span className="muted"> → </span>
+                        <code>{describeTarget(op.target)}</code>
+                      </>
+                    ) : (
+                      <>
+                        <code>{describeTarget(op.target)}</code>
+                        {op.kind === 'fill' || op.kind === 'select' ? (
+                          modes[i] === 'secret' ? (
+                            <span className="muted"> ← secret </span>
+                          ) : (
+                            <span className="muted"> ← {JSON.stringify(op.value ?? '')}</span>
+                          )
+                        ) : null}
+                        {op.kind === 'extract' && op.all === true ? (
+                          <span className="muted">
+                            {' '}
+                            (list: all matches
+                            {op.container ? (
+                              <>
+                                {' '}
+                                in <code>{describeTarget(op.container)}</code>
+                              </>
+                            ) : null}
+                            )
+                          </span>
+                        ) : null}
+                        {op.kind === 'extract' ? <span className="muted"> → output.{op.name}</span> : null}
+                        {op.kind === 'upload' ? <span className="muted"> ← {fileList(op.files)}</span> : null}
+                        {op.target?.fallbacks?.length ? (
+                          <span className="muted small">
+                            {' '}
+                            (+{op.target.fallbacks.length} fallback{op.target.fallbacks.length > 1 ? 's' : ''})
+                          </span>
+                        ) : null}
+                      </>
+                    )}
                   </span>
-                ) : (
-                  <span className="op-slot" />
-                )}
-                <span className="op-actions">
-                  {canBeOptional(op) ? (
-                    <button type="button"
-                      className={`btn btn-small${op.optional ? ' btn-primary' : ''}`}
-                      aria-label={`Step ${i + 1} optional`}
-                      aria-pressed={op.optional === true}
-                      title="Optional: when its element does not appear (a cookie banner shown on some visits only), a run skips this step and goes on"
-                      disabled={!editing || save.busy}
-                      onClick={() => toggleOptional(i)}
+                  {op.kind === 'fill' || op.kind === 'select' ? (
+                    <span className="op-slot">
+                      <select
+                        aria-label={`Value of step ${i + 1}`}
+                        value={modes[i]}
+                        disabled={!editing || save.busy}
+                        onChange={(e) => setMode(i, e.target.value as Mode)}
+                      >
+                        <option value="literal" disabled={op.value === undefined}>
+                          fixed value
+                        </option>
+                        <option value="input">input slot</option>
+                        <option value="secret">secret slot</option>
+                      </select>
+                      {modes[i] !== 'literal' ? (
+                        <SlotName value={op.slot ?? ''} disabled={!editing || save.busy} onChange={(s) => rename(i, s)} label={`Slot of step ${i + 1}`} />
+                      ) : null}
+                    </span>
+                  ) : (
+                    <span className="op-slot" />
+                  )}
+                  <span className="op-actions">
+                    {canBeOptional(op) ? (
+                      <button
+                        type="button"
+                        className={`btn btn-small${op.optional ? ' btn-primary' : ''}`}
+                        aria-label={`Step ${i + 1} optional`}
+                        aria-pressed={op.optional === true}
+                        title="Optional: when its element does not appear (a cookie banner shown on some visits only), a run skips this step and goes on"
+                        disabled={!editing || save.busy}
+                        onClick={() => toggleOptional(i)}
+                      >
+                        Optional
+                      </button>
+                    ) : null}
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Move step ${i + 1} up`}
+                      disabled={!editing || i === 0 || save.busy}
+                      onClick={() => swap(i, i - 1)}
                     >
-                      Optional
+                      ↑
                     </button>
-                  ) : null}
-                  <button type="button" className="btn btn-small" aria-label={`Move step ${i + 1} up`} disabled={!editing || i === 0 || save.busy} onClick={() => swap(i, i - 1)}>
-                    ↑
-                  </button>
-                  <button type="button" className="btn btn-small" aria-label={`Move step ${i + 1} down`} disabled={!editing || i === ops.length - 1 || save.busy} onClick={() => swap(i, i + 1)}>
-                    ↓
-                  </button>
-                  <button type="button" className="btn btn-small" aria-label={`Delete step ${i + 1}`} disabled={!editing || save.busy} onClick={() => remove(i)}>
-                    Delete
-                  </button>
-                </span>
-              </li>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Move step ${i + 1} down`}
+                      disabled={!editing || i === ops.length - 1 || save.busy}
+                      onClick={() => swap(i, i + 1)}
+                    >
+                      ↓
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Delete step ${i + 1}`}
+                      disabled={!editing || save.busy}
+                      onClick={() => remove(i)}
+                    >
+                      Delete
+                    </button>
+                  </span>
+                </li>
               );
             })}
           </ol>
@@ -806,7 +922,10 @@ function RerecordPanel({
       <>
         <div className="error-box" role="alert">
           <div className="error-head">
-            <strong>The replay stopped at step {failed.step} of {failed.of}{failed.id ? ` (${failed.id})` : ''}</strong>
+            <strong>
+              The replay stopped at step {failed.step} of {failed.of}
+              {failed.id ? ` (${failed.id})` : ''}
+            </strong>
             <code className="error-code">{failed.code}</code>
           </div>
           <p>{failed.message.replace(/^replay stopped at step [^:]+: /, '')}</p>
@@ -827,15 +946,19 @@ function RerecordPanel({
   } else if (insert && (status === 'live' || insert.replaced)) {
     body = insert.replaced ? (
       <p>
-        Step {n} is re-recorded ({insert.added} step{insert.added === 1 ? '' : 's'} recorded, marked new below). Record more if the flow needs them, delete later steps it no longer needs, then publish.
+        Step {n} is re-recorded ({insert.added} step{insert.added === 1 ? '' : 's'} recorded, marked new below). Record more if the flow needs them, delete
+        later steps it no longer needs, then publish.
       </p>
     ) : (
       <p>
-        The page is as it was before step {n}. <strong>Show the changed step now</strong>: the first action you record replaces step {n}; more actions follow it, and the steps after it stay.
+        The page is as it was before step {n}. <strong>Show the changed step now</strong>: the first action you record replaces step {n}; more actions follow
+        it, and the steps after it stay.
       </p>
     );
   } else if (status === 'connecting') {
-    body = <p>{replay?.phase === 'replaying' ? `Replaying step ${replay.step} of ${replay.of} (${replay.id}) in a fresh browser…` : 'Starting a fresh browser…'}</p>;
+    body = (
+      <p>{replay?.phase === 'replaying' ? `Replaying step ${replay.step} of ${replay.of} (${replay.id}) in a fresh browser…` : 'Starting a fresh browser…'}</p>
+    );
   } else {
     body = (
       <>
@@ -847,7 +970,8 @@ function RerecordPanel({
               (a {op!.kind} {op!.kind === 'navigate' ? 'to' : 'on'} <code>{what}</code>)
             </>
           ) : null}
-          . Re-recording replays steps 1 to {Math.max(0, n - 1)} in a fresh browser, so the page is where step {n} starts; then you show the step on the changed page. What you record replaces step {n}; the steps after it stay.
+          . Re-recording replays steps 1 to {Math.max(0, n - 1)} in a fresh browser, so the page is where step {n} starts; then you show the step on the changed
+          page. What you record replaces step {n}; the steps after it stay.
           {editing ? '' : ' The capture is published: it is reopened for editing first (the live version stays live until you publish).'}
         </p>
         {error ? <ErrorBox error={error} /> : null}
@@ -860,7 +984,14 @@ function RerecordPanel({
     );
   }
   return (
-    <Card className="rerecord-card" title={<span className="title-with-badge">Re-record step {n} <Badge tone="red">{step}</Badge></span>}>
+    <Card
+      className="rerecord-card"
+      title={
+        <span className="title-with-badge">
+          Re-record step {n} <Badge tone="red">{step}</Badge>
+        </span>
+      }
+    >
       <div data-testid="rerecord-panel">{body}</div>
     </Card>
   );
