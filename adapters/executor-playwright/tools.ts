@@ -325,7 +325,7 @@ function readValues(loc: PwLocator, attribute: string | undefined, rendered = fa
     (els, [attr, asRendered]) =>
       els.map((el) => {
         // innerText keeps the line breaks of <br>, blocks and preformatted text, and leaves hidden text out.
-        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).textContent : (el.textContent ?? '');
+        if (attr === undefined && asRendered) return 'innerText' in el ? (el as HTMLElement).innerText : (el.textContent ?? '');
         if (attr === undefined) return (el.textContent ?? '').replace(/\s+/g, ' ').trim();
         // `value` reads the live value of form fields, not the attribute the page was served with.
         if (attr === 'value' && 'value' in el) return String((el as HTMLInputElement).value);

@@ -110,7 +110,7 @@ function entryOf(event: Event): Entry | null {
 
 const isMultiline = (el: Entry): boolean => !(el instanceof HTMLInputElement);
 const isSecret = (el: Entry): boolean => el instanceof HTMLInputElement && el.type === 'password';
-const entryValue = (el: Entry): string => (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.value : el.textContent);
+const entryValue = (el: Entry): string => (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.value : el.innerText);
 
 /** A key as Playwright names it, with its modifiers (`Enter`, `Control+Enter`, `Shift+Tab`, `Space`). */
 function chord(event: KeyboardEvent): string {
