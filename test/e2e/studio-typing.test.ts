@@ -132,8 +132,11 @@ async function openStudio(path: string) {
   const actions: any[] = [];
   const notices: string[] = [];
   let arrived: () => void = () => {};
-  let loaded!: () => void;
-  const ready = new Promise<void>((r) => (loaded = r));
+  /** Documents loaded completely, by path; and who waits for one. */
+  const loadedPaths = new Set<string>();
+  const loadWaiters = new Map<string, (() => void)[]>();
+  const whenLoaded = (p: string) => (loadedPaths.has(p) ? Promise.resolve() : new Promise<void>((r) => loadWaiters.set(p, [...(loadWaiters.get(p) ?? []), r])));
+  const ready = whenLoaded(path);
   const studioPage: StudioPage = await h.studio.open({
     url: `${site.url}${path}`,
     viewport: { width: 1100, height: 720 },
@@ -144,7 +147,11 @@ async function openStudio(path: string) {
     },
     onNotice: (m) => notices.push(m),
     onLoaded: (url, complete) => {
-      if (complete && new URL(url).pathname === path) loaded();
+      if (!complete) return;
+      const loadedPath = new URL(url).pathname;
+      loadedPaths.add(loadedPath);
+      for (const w of loadWaiters.get(loadedPath) ?? []) w();
+      loadWaiters.delete(loadedPath);
     },
   });
   await ready;
@@ -168,6 +175,8 @@ async function openStudio(path: string) {
       for (const k of keys) studioPage.input({ type: 'key', action: 'down', key: k });
       for (const k of [...keys].reverse()) studioPage.input({ type: 'key', action: 'up', key: k });
     },
+    /** Resolves once a document at `path` has loaded completely. */
+    loaded: whenLoaded,
     /** Everything typed so far is committed and reported (the browser's barrier): the list is final. */
     settle: () => studioPage.commitTyping(),
   };
@@ -433,7 +442,8 @@ describe('typing the page could not commit is committed by the browser', () => {
       s.type('!');
       await s.next(1);
       expect(s.actions.map(primary)).toEqual([{ kind: 'fill', target: { role: 'textbox', name: 'Jump' }, value: 'Zed!', field: 'jump' }]);
-      // The new document's first action comes after it.
+      // The new document's first action comes after it (clicked once it is there to click).
+      await s.loaded('/next');
       s.click(at(40));
       await s.next(2);
       expect(s.actions[1]).toMatchObject({ kind: 'click' });
