@@ -1,3 +1,21 @@
+import type { z } from 'zod';
+import type { JournalEntrySchema, RunSchema } from '../../src/run/run-schema';
+import type { Session as AuthoringSessionSchema } from '../../src/service/routes/authoring';
+import type { SessionBody as SessionSchema } from '../../src/service/routes/auth';
+import type { Automation as AutomationSchema, Version as VersionSchema } from '../../src/service/routes/automations';
+import type { Execution as ExecutionSchema } from '../../src/service/routes/executions';
+import type { RunResult as RunResultSchema } from '../../src/service/routes/gateway';
+import type { Schedule as ScheduleSchema } from '../../src/service/routes/schedules';
+import type { SecretMeta as SecretMetaSchema } from '../../src/service/routes/secrets';
+import type {
+  ApiKey as ApiKeySchema,
+  AuditEntry as AuditEntrySchema,
+  Member as MemberSchema,
+  Org as OrgSchema,
+  RoleEnum,
+  User as UserSchema,
+} from '../../src/service/schemas';
+
 /**
  * The hosted API as the web app uses it (docs/hosted-api.md): same origin, the `svc_session` cookie
  * (HttpOnly: the browser attaches it), JSON bodies. Cookie-authenticated writes carry the page's
@@ -83,162 +101,45 @@ export const q = (params: Record<string, string | number | undefined | null>) =>
   return text ? `?${text}` : '';
 };
 
-// Resources (docs/hosted-api.md).
+// Resources (docs/hosted-api.md): the service's own response schemas, as types (type-only imports:
+// nothing of the service is bundled), so the app cannot drift from the API.
 
-export type Role = 'owner' | 'member';
-export interface User {
-  id: string;
-  email: string;
-}
-export interface Org {
-  id: string;
-  name: string;
-}
-export interface Session {
-  user: User;
-  org: Org;
-  role: Role;
-  orgs: { id: string; name: string; role: Role }[];
-}
+export type Role = z.infer<typeof RoleEnum>;
+export type User = z.infer<typeof UserSchema>;
+export type Org = z.infer<typeof OrgSchema>;
+/** GET /api/auth/session. */
+export type Session = z.infer<typeof SessionSchema>;
 
-export type AutomationStatus = 'draft' | 'published' | 'failing';
-export interface Automation {
-  id: string;
-  org_id: string;
-  name: string;
-  task: string;
-  site: string;
-  mcp_enabled: boolean;
-  created_at: string;
-  live_digest: string | null;
-  calls_7d: number;
-  last_run_at: string | null;
-  needs_attention: boolean;
-  rerecord_href: string | null;
-  status: AutomationStatus;
-}
+export type Automation = z.infer<typeof AutomationSchema>;
+export type AutomationStatus = Automation['status'];
+export type Version = z.infer<typeof VersionSchema>;
+export type AuthoringSession = z.infer<typeof AuthoringSessionSchema>;
+export type Schedule = z.infer<typeof ScheduleSchema>;
+export type Execution = z.infer<typeof ExecutionSchema>;
+/** A synchronous run's answer (the gateway's, and POST /api/authoring/{id}/test). */
+export type RunResult = z.infer<typeof RunResultSchema>;
 
-export interface Version {
-  flow_digest: string;
-  created_at: string;
-  created_by: string;
-}
+/** The engine's Run (spec/engine.md), as GET /api/executions/{id} returns it. */
+export type Run = z.infer<typeof RunSchema>;
+type Entry = z.infer<typeof JournalEntrySchema>;
+type KeysOfAny<T> = T extends unknown ? keyof T : never;
+type ValueInAny<T, K extends PropertyKey> = T extends unknown ? (K extends keyof T ? T[K] : never) : never;
+/**
+ * A journal entry as the run page reads it: the fields every kind has, and any other kind's field,
+ * optional (absent on the kinds without it), so the page reads `entry.step` without narrowing first.
+ */
+export type JournalEntry = { [K in keyof Entry]: Entry[K] } & { [K in Exclude<KeysOfAny<Entry>, 'error' | keyof Entry>]?: ValueInAny<Entry, K> } & {
+  /** A step_failed's error, or a run_finished's (which names its step). */
+  error?: StepError;
+};
+/** The error of a failed run: a step's error and the step it failed at. */
+export type StepError = NonNullable<Extract<Entry, { event: 'run_finished' }>['error']>;
+export type StepWarning = NonNullable<JournalEntry['warnings']>[number];
 
-export interface AuthoringSession {
-  id: string;
-  automation_id: string;
-  captured_ops: unknown[];
-  input_slots: string[];
-  input_params: { name: string; required: boolean; sample: string }[];
-  secret_slots: string[];
-  updated_at: string;
-  error: string | null;
-  state: 'editing' | 'published';
-  files: { name: string; digest: string; size: number }[];
-  secret_names: Record<string, string>;
-}
-
-export interface Schedule {
-  id: string;
-  flow: string;
-  cron: string;
-  timezone: string | null;
-  flow_digest: string;
-  inputs: Record<string, unknown>;
-  enabled: boolean;
-  at: string;
-  updated_at: string;
-  next_fire_at: string | null;
-}
-
-export interface Execution {
-  id: string;
-  run_id: string;
-  automation_id: string;
-  flow: string;
-  flow_digest: string;
-  dispatch: 'sync' | 'queue' | 'mcp' | 'schedule';
-  status: string;
-  created_at: string;
-  finished_at: string | null;
-  error_code: string | null;
-}
-
-export interface StepError {
-  code: string;
-  message: string;
-  retryable?: boolean;
-}
-export interface StepWarning {
-  code: string;
-  message: string;
-  data?: unknown;
-}
-export interface JournalEntry {
-  event: 'run_started' | 'step_started' | 'step_succeeded' | 'step_failed' | 'step_skipped' | 'effect_recorded' | 'run_finished';
-  at: string;
-  seq: number;
-  flow_digest: string;
-  inputs_digest: string;
-  digest: string;
-  prev: string | null;
-  step?: string;
-  attempt?: number;
-  tool?: { ref: string; version: string };
-  input?: unknown;
-  output?: unknown;
-  warnings?: StepWarning[];
-  artifacts?: string[];
-  duration_ms?: number;
-  error?: StepError & { step?: string };
-  will_retry?: boolean;
-  reason?: string;
-  effect?: { kind: string; target: string; idempotency_key: string };
-  status?: 'succeeded' | 'failed' | 'canceled';
-  flow_name?: string;
-  inputs?: Record<string, unknown>;
-  provider?: string;
-}
-export interface Run {
-  id: string;
-  flow_digest: string;
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'canceled';
-  started_at: string;
-  finished_at?: string;
-  output?: unknown;
-  journal: JournalEntry[];
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  mode: 'live' | 'test';
-  prefix: string;
-  last4: string;
-  automations: string[] | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export interface SecretMeta {
-  name: string;
-  updated_at: string;
-}
-export interface Member {
-  user_id: string;
-  email: string;
-  role: Role;
-  created_at: string;
-}
-export interface AuditEntry {
-  id: string;
-  org_id: string;
-  actor: string;
-  target: string;
-  at: string;
-  metadata: Record<string, unknown> & { action?: string };
-}
+export type ApiKey = z.infer<typeof ApiKeySchema>;
+export type SecretMeta = z.infer<typeof SecretMetaSchema>;
+export type Member = z.infer<typeof MemberSchema>;
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 
 /** The FlowSpec as far as the app reads it (docs/flows.md). */
 export interface FlowSpecLike {

@@ -20,7 +20,7 @@ const SignupBody = z.object({ email: Email, password: Password, org_name: OrgNam
 const LoginBody = z.object({ email: Email, password: z.string().min(1).max(1024) }).openapi('LoginBody');
 const SwitchOrgBody = z.object({ org_id: z.string().min(1).max(200) }).openapi('SwitchOrgBody');
 const UserOrg = z.object({ user: User, org: Org }).openapi('UserAndOrg');
-const SessionBody = z
+export const SessionBody = z
   .object({ user: User, org: Org, role: RoleEnum, orgs: z.array(z.object({ id: z.string(), name: z.string(), role: RoleEnum })) })
   .openapi('Session');
 

@@ -54,7 +54,7 @@ export const Automation = z
   })
   .openapi('Automation');
 
-const Version = z.object({ flow_digest: z.string(), created_at: z.string(), created_by: z.string() }).openapi('Version');
+export const Version = z.object({ flow_digest: z.string(), created_at: z.string(), created_by: z.string() }).openapi('Version');
 
 /** The Automation resource (`calls_7d` and `last_run_at` come from the executions index). */
 export function automationJson(

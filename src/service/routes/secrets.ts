@@ -17,7 +17,7 @@ const NameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' } }),
 });
 const SetSecretBody = z.object({ value: z.string().min(1).max(65_536) }).openapi('SetSecretBody');
-const SecretMeta = z.object({ name: z.string(), updated_at: z.string() }).openapi('Secret');
+export const SecretMeta = z.object({ name: z.string(), updated_at: z.string() }).openapi('Secret');
 
 /**
  * The engine's SecretStore port over one org's secrets: `secret:<name>` opens the org secret of that

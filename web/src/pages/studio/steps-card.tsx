@@ -1,5 +1,5 @@
 import { useState, type Dispatch } from 'react';
-import { patch, post, type AuthoringSession, type Automation } from '../../api';
+import { patch, post, type AuthoringSession, type Automation, type RunResult } from '../../api';
 import { Link } from '../../router';
 import { Card, Digest, Empty, ErrorBox, useAction } from '../../ui';
 import { OpRow } from './op-row';
@@ -89,17 +89,11 @@ export function StepsCard({
   };
   // Test the capture before publishing: compiled as publish compiles it, run once in a fresh browser
   // context with the recorded samples (POST /api/authoring/{id}/test); nothing is published.
-  const [tested, setTested] = useState<
-    { run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } } | undefined
-  >();
+  const [tested, setTested] = useState<RunResult | undefined>();
   const testRun = useAction(async () => {
     setTested(undefined);
     await commitTyping();
-    setTested(
-      await post<{ run_id: string; status: string; output?: unknown; error?: { step: string | null; code: string; message: string } }>(
-        `/api/authoring/${automation.id}/test`,
-      ),
-    );
+    setTested(await post<RunResult>(`/api/authoring/${automation.id}/test`));
   });
   const publish = useAction(async () => {
     await commitTyping();
