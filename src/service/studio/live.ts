@@ -1,13 +1,12 @@
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import { digestBytes } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
 import type { StudioAction, StudioBrowser, StudioFileChooser, StudioInput, StudioPage, StudioViewport } from '../../ports/studio.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
 import { sessionFromCookie } from '../auth/guards.js';
-import { createUpgradeGate, FRAME_BACKLOG_BYTES, isRefusal, keepAlive, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from '../live/upgrade.js';
+import { checkSocketOrigin, createLiveSocketRoute, FRAME_BACKLOG_BYTES, keepAlive, pathId, socketSession, type LiveSocketRoute } from '../live/upgrade.js';
 import type { ServiceDeps } from '../context.js';
+import { serviceError } from '../errors.js';
 import { orgSecretValues } from '../domain/publish.js';
 import { orgFileSource } from '../domain/dispatch.js';
 import { findOrgSecrets } from '../domain/secret-leak.js';
@@ -36,8 +35,8 @@ export interface StudioOptions {
 }
 
 export interface LiveCapture {
-  /** node:http 'upgrade' handler (the node-http adapter calls it). */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The route `GET /api/authoring/{id}/live`: refusals are HTTP answers, an admitted session is upgraded. */
+  route: LiveSocketRoute;
   /** Live sessions now. */
   active(): number;
   dispose(): Promise<void>;
@@ -146,48 +145,42 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
   const maxSessions = options?.maxSessions ?? 4;
   const maxPerOrg = options?.maxSessionsPerOrg ?? 2;
   const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
   const lives = new Set<Live>();
   // Sessions admitted but not yet open count against the limits too.
-  const gate = createUpgradeGate<Admitted>({
-    wss,
+  const route = createLiveSocketRoute<Admitted>({
+    maxPayload: MAX_MESSAGE_BYTES,
     admit,
-    open: (ws, who, req) => {
-      const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    open: (ws, who, request) => {
+      const query = new URL(request.url).searchParams;
       void run(ws, who, viewportOf(query.get('width'), query.get('height')), query.get('from_step') ?? undefined);
     },
-    logger,
-    tag: 'studio',
   });
-  const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + gate.pending(orgId);
+  const countOrg = (orgId: string) => [...lives].filter((l) => l.orgId === orgId).length + route.pending(orgId);
 
-  async function admit(req: IncomingMessage): Promise<UpgradeRefusal | Admitted> {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const match = LIVE_PATH.exec(path);
-    if (!match) return { code: 'not_found', message: 'no WebSocket here (the studio is at /api/authoring/{id}/live)' };
-    const badOrigin = originRefusal(req, deps);
-    if (badOrigin) return badOrigin;
-    const auth = await upgradeSession(req, deps);
-    if (isRefusal(auth)) return auth;
-    if (auth.role !== 'owner') return { code: 'forbidden', message: 'only an owner of the org may capture' };
+  async function admit(request: Request): Promise<Admitted> {
+    const match = LIVE_PATH.exec(new URL(request.url).pathname);
+    if (!match) throw serviceError('not_found', 'no WebSocket here (the studio is at /api/authoring/{id}/live)');
+    checkSocketOrigin(request, deps);
+    const auth = await socketSession(request, deps);
+    if (auth.role !== 'owner') throw serviceError('forbidden', 'only an owner of the org may capture');
     const id = pathId(match[1]!);
-    if (id === undefined) return { code: 'not_found', message: 'no such automation in this org' };
+    if (id === undefined) throw serviceError('not_found', 'no such automation in this org');
     const automation = await storage.automations.get(auth.org.id, id);
     const session = automation ? await storage.authoring.get(auth.org.id, id) : undefined;
-    if (!automation || !session) return { code: 'not_found', message: 'no such automation in this org' };
-    if (session.state === 'published') return { code: 'not_editable', message: 'the session is published: reopen it with POST /api/authoring/{id}/edit first' };
+    if (!automation || !session) throw serviceError('not_found', 'no such automation in this org');
+    if (session.state === 'published') throw serviceError('not_editable', 'the session is published: reopen it with POST /api/authoring/{id}/edit first');
     let site: URL;
     try {
       site = new URL(automation.site);
       if (site.protocol !== 'http:' && site.protocol !== 'https:') throw new Error('not http');
     } catch {
-      return { code: 'invalid_request', message: "the automation's site is not an http(s) URL: set it first" };
+      throw serviceError('invalid_request', "the automation's site is not an http(s) URL: set it first");
     }
-    if (!options) return { code: 'not_ready', message: 'this service has no studio browser (createHostedService({studio}))' };
-    if (lives.size + gate.pending() >= maxSessions)
-      return { code: 'rate_limited', message: `the studio has ${maxSessions} live sessions open: try again when one closes` };
-    if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} live studio sessions open: close one first` };
-    return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: req.headers.cookie };
+    if (!options) throw serviceError('not_ready', 'this service has no studio browser (createHostedService({studio}))');
+    if (lives.size + route.pending() >= maxSessions)
+      throw serviceError('rate_limited', `the studio has ${maxSessions} live sessions open: try again when one closes`);
+    if (countOrg(auth.org.id) >= maxPerOrg) throw serviceError('rate_limited', `this org has ${maxPerOrg} live studio sessions open: close one first`);
+    return { orgId: auth.org.id, automationId: id, site: site.href, userId: auth.user.id, cookie: request.headers.get('cookie') ?? undefined };
   }
 
   async function run(
@@ -675,7 +668,7 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
   }
 
   return {
-    upgrade: gate.upgrade,
+    route,
     active: () => lives.size,
     async dispose() {
       for (const live of [...lives]) {
@@ -684,7 +677,6 @@ export function createLiveCapture(deps: ServiceDeps, options: StudioOptions | un
         await live.page?.close().catch(() => {});
       }
       lives.clear();
-      wss.close();
     },
   };
 }
