@@ -66,7 +66,7 @@ const storage = createSqlServiceStorage(engineStorage);
 await storage.init();
 const studio = createStudioBrowser();
 let service;
-const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e), upgrade: (q, s, h) => service.upgrade(q, s, h) });
+const server = await serveNodeHttp({ fetch: (r, e) => service.fetch(r, e) }, { webSocket: true });
 service = createHostedService({
   storage,
   settings: { sessionSecrets: ['b'.repeat(40)], publicUrl: server.url, authIpLimitPerMinute: 100000 },

@@ -162,10 +162,10 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
     const server = await serveNodeHttp(
       {
         fetch: (req, env) => (role === 'worker' || !service ? probes(req) : service.fetch(req, env)),
-        // The studio's live capture and the run live view (WebSockets); a worker has none.
-        upgrade: (req, socket, head) => (role === 'worker' || !service ? socket.destroy() : service.upgrade(req, socket, head)),
       },
-      { port: options.listen?.port ?? 0, host },
+      // The studio's live capture and the run live view (WebSockets); a worker has none: its upgrade
+      // requests are plain requests, which it answers 404 like any path but the probes.
+      { port: options.listen?.port ?? 0, host, webSocket: role !== 'worker' },
     );
     const serverCloser = () => server.close();
     closers.push(serverCloser);

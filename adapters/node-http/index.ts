@@ -1,15 +1,19 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { requestErrorResponse } from '../../src/http/errors.js';
+import type { WebSocketAcceptor } from '../../src/http/websocket.js';
+import { injectWebSocket } from './websocket.js';
+
+export { injectWebSocket, type UpgradeHandler, type WebSocketHost } from './websocket.js';
 
 /** Anything with a web-standard `fetch(Request) => Response`, e.g. createLauncher()'s result. */
 export interface FetchHandler {
-  /** `env.incoming` is Node's IncomingMessage (the hosted service reads the client address from it). */
-  fetch(request: Request, env?: { incoming: IncomingMessage }): Response | Promise<Response>;
-  /** node:http 'upgrade' requests (WebSockets), e.g. the hosted service's studio. Without it an upgrade is refused. */
-  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /**
+   * `env.incoming` is Node's IncomingMessage (the hosted service reads the client address from it);
+   * `env.webSocket` is there on upgrade requests when the server serves WebSockets (src/http/websocket.ts).
+   */
+  fetch(request: Request, env?: { incoming: IncomingMessage; webSocket?: WebSocketAcceptor }): Response | Promise<Response>;
 }
 
 /** spec/engine.md, "Limits": a `serve` connection idle for 30 seconds is closed. */
@@ -35,6 +39,12 @@ export interface NodeHttpOptions extends ServerLimits {
   port?: number;
   /** Interface to bind. Default `127.0.0.1`. */
   host?: string;
+  /**
+   * Serve the handler's WebSocket routes (injectWebSocket): an upgrade request goes to `fetch` with an
+   * acceptor, e.g. the hosted service's studio. Default false: Node hands upgrade requests to `fetch`
+   * as plain requests.
+   */
+  webSocket?: boolean;
 }
 
 export interface NodeHttpServer {
@@ -230,17 +240,8 @@ export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOpti
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const server = createServer(nodeRequestListener(handler));
   applyServerLimits(server, { idleTimeoutMs, maxConnections });
-  // Upgraded connections (WebSockets) leave Node's bookkeeping: tracked here so close() ends them.
-  const upgraded = new Set<Duplex>();
-  // Only a handler with `upgrade` listens: without it Node answers Upgrade requests as plain requests.
-  if (handler.upgrade) {
-    const onUpgrade = handler.upgrade.bind(handler);
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      upgraded.add(socket);
-      socket.once('close', () => upgraded.delete(socket));
-      onUpgrade(req, socket, head);
-    });
-  }
+  // Upgraded connections (WebSockets) leave Node's bookkeeping: the host ends them on close().
+  const webSockets = options.webSocket ? injectWebSocket(server, handler) : undefined;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -260,7 +261,7 @@ export async function serveNodeHttp(handler: FetchHandler, options: NodeHttpOpti
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        for (const socket of upgraded) socket.destroy();
+        webSockets?.closeAll();
       });
       return closing;
     },

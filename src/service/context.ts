@@ -10,6 +10,7 @@ import type { RunRegistry } from './live/run-registry.js';
 import type { ServiceLimiters } from './rate-limits.js';
 import type { SecretBox } from './secret-box.js';
 import type { HostedSettings } from './settings.js';
+import type { WebSocketBindings } from '../http/websocket.js';
 
 /** What every route handler of the hosted service is given. */
 export interface ServiceDeps {
@@ -46,8 +47,11 @@ export interface SessionAuth {
   orgs: { org: OrgRecord; role: Role }[];
 }
 
-/** Node's request, when served by the node-http adapter (for the client address). */
-export interface ServiceBindings {
+/**
+ * Node's request, when served by the node-http adapter (for the client address); on an upgrade
+ * request of a host that upgrades, its WebSocket acceptor (src/http/websocket.ts).
+ */
+export interface ServiceBindings extends WebSocketBindings {
   incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } };
 }
 

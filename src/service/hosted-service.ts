@@ -41,10 +41,8 @@ import { defaultWebRoot, reservedPrefixes, webAppHandler } from './web-app.js';
 import { createLiveCapture, LIVE_PATH, type StudioOptions } from './studio/live.js';
 import { createRunRegistry } from './live/run-registry.js';
 import { createRunLive, RUN_LIVE_PATH, type RunLiveOptions } from './live/run-live.js';
-import { answerUpgrade } from './live/upgrade.js';
 import { withCaptureLock } from './studio/capture-lock.js';
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { webSocketAcceptor } from '../http/websocket.js';
 
 /**
  * createHostedService(): the multi-tenant hosted service (spec/hosted-service.md, docs/hosted-api.md)
@@ -115,8 +113,6 @@ export interface HostedService {
   /** Stop the scheduler and workers (waiting for runs in flight, at most 30 s), then storage if owned. */
   /** The folder of the web app served at `/`, or undefined when none is served. */
   readonly webRoot: string | undefined;
-  /** node:http 'upgrade' handler: the studio's and the run live view's WebSockets (serveNodeHttp wires it when given). */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   dispose(): Promise<void>;
 }
 
@@ -289,6 +285,12 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');
   });
+  // An upgrade anywhere but the live routes is refused before anything else looks at it.
+  app.use('*', (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    if (!webSocketAcceptor(c.req.raw, c.env) || LIVE_PATH.test(path) || RUN_LIVE_PATH.test(path)) return next();
+    throw serviceError('not_found', 'no WebSocket here (the WebSockets are /api/authoring/{id}/live and /api/automations/{id}/live)');
+  });
   // A NUL in the path or query never names anything and cannot reach the database (request-guards.ts).
   const urlGuard: MiddlewareHandler<ServiceEnv> = async (c, next) => {
     const issues = urlNulIssues(new URL(c.req.url));
@@ -324,26 +326,12 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
   }
 
-  // The studio's WebSocket is upgraded by `upgrade()` (node:http); a plain GET is told so.
-  app.get('/api/authoring/:id/live', (c) => respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger));
+  // The WebSockets (the studio's, the run live view's) are ordinary routes: the runtime upgrades what
+  // they accept (src/http/websocket.ts; node-http's injectWebSocket), a plain GET is told 426.
   const live = createLiveCapture(deps, options.studio);
-  // The run live view's WebSocket, likewise.
-  app.get('/api/automations/:id/live', (c) =>
-    respondError(c, serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket'), logger),
-  );
   const runLive = createRunLive(deps, deps.liveRuns!, options.runLive);
-  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    let path = '';
-    try {
-      path = new URL(req.url ?? '/', 'http://x').pathname;
-    } catch {
-      // Answered 404 below.
-    }
-    if (LIVE_PATH.test(path)) return live.upgrade(req, socket, head);
-    if (RUN_LIVE_PATH.test(path)) return runLive.upgrade(req, socket, head);
-    socket.on('error', () => socket.destroy());
-    answerUpgrade(socket, 'not_found', 'no WebSocket here (the WebSockets are /api/authoring/{id}/live and /api/automations/{id}/live)');
-  };
+  for (const path of ['/api/authoring/:id/live', '/api/authoring/:id/live/']) app.get(path, (c) => live.route.handle(c.req.raw, c.env));
+  for (const path of ['/api/automations/:id/live', '/api/automations/:id/live/']) app.get(path, (c) => runLive.route.handle(c.req.raw, c.env));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }, 200));
   app.get('/readyz', async (c) =>
@@ -421,7 +409,6 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
       return worker;
     },
     webRoot,
-    upgrade,
     dispose() {
       disposed ??= (async () => {
         await live.dispose();

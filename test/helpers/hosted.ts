@@ -104,7 +104,7 @@ export async function startBareService(): Promise<{ url: string; close(): Promis
   const storage = createSqlServiceStorage(engineStorage);
   await storage.init();
   let service!: HostedService;
-  const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env), upgrade: (req, socket, head) => service.upgrade(req, socket, head) });
+  const server = await serveNodeHttp({ fetch: (req, env) => service.fetch(req, env) }, { webSocket: true });
   service = createHostedService({ storage, settings: { sessionSecrets: ['s'.repeat(40)], authIpLimitPerMinute: 10_000, publicUrl: server.url } });
   return {
     url: server.url,

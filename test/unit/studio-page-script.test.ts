@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { slotName } from '../../src/service/studio/live.js';
+import { slotName } from '../../src/service/studio/capture-append.js';
 
 /** The committed capture bundle is the one page-script.ts builds to (run scripts/build-capture-script.mjs when it is not). */
 describe('studio capture script', () => {

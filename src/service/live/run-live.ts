@@ -1,11 +1,10 @@
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { RunScreencast, RunScreencastFrame } from '../../ports/studio.js';
 import { sessionFromCookie } from '../auth/guards.js';
 import type { ServiceDeps } from '../context.js';
 import { queueDispatch } from '../domain/dispatch.js';
-import { createUpgradeGate, FRAME_BACKLOG_BYTES, isRefusal, keepAlive, originRefusal, pathId, upgradeSession, type UpgradeRefusal } from './upgrade.js';
+import { serviceError } from '../errors.js';
+import { checkSocketOrigin, createLiveSocketRoute, FRAME_BACKLOG_BYTES, keepAlive, pathId, socketSession, type LiveSocketRoute } from './upgrade.js';
 import type { FinishedStatus, InFlightRun, RunRegistry } from './run-registry.js';
 
 /**
@@ -29,8 +28,8 @@ export interface RunLiveOptions {
 }
 
 export interface RunLive {
-  /** node:http 'upgrade' handler for `/api/automations/{id}/live`. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The route `GET /api/automations/{id}/live`: refusals are HTTP answers, an admitted viewer is upgraded. */
+  route: LiveSocketRoute;
   /** Viewers connected now. */
   active(): number;
   dispose(): Promise<void>;
@@ -74,35 +73,32 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
   const maxViewers = options?.maxViewers ?? 32;
   const maxPerOrg = options?.maxViewersPerOrg ?? 8;
   const idleTimeoutMs = options?.idleTimeoutMs ?? 600_000;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_VIEWER_MESSAGE_BYTES, perMessageDeflate: false });
   const viewers = new Set<Viewer>();
   // Viewers admitted but not yet open count against the limits too.
-  const gate = createUpgradeGate<Admitted>({ wss, admit, open: (ws, who) => serve(ws, who), logger, tag: 'run-live' });
-  const countOrg = (orgId: string) => [...viewers].filter((v) => v.orgId === orgId).length + gate.pending(orgId);
+  const route = createLiveSocketRoute<Admitted>({ maxPayload: MAX_VIEWER_MESSAGE_BYTES, admit, open: (ws, who) => serve(ws, who) });
+  const countOrg = (orgId: string) => [...viewers].filter((v) => v.orgId === orgId).length + route.pending(orgId);
 
-  async function admit(req: IncomingMessage): Promise<UpgradeRefusal | Admitted> {
-    const url = new URL(req.url ?? '/', 'http://x');
+  async function admit(request: Request): Promise<Admitted> {
+    const url = new URL(request.url);
     const match = RUN_LIVE_PATH.exec(url.pathname);
-    if (!match) return { code: 'not_found', message: 'no WebSocket here (the run live view is at /api/automations/{id}/live)' };
-    const badOrigin = originRefusal(req, deps);
-    if (badOrigin) return badOrigin;
-    const auth = await upgradeSession(req, deps);
-    if (isRefusal(auth)) return auth;
+    if (!match) throw serviceError('not_found', 'no WebSocket here (the run live view is at /api/automations/{id}/live)');
+    checkSocketOrigin(request, deps);
+    const auth = await socketSession(request, deps);
     // Watching is reading: any member of the org may.
     const id = pathId(match[1]!);
     const automation = id === undefined ? undefined : await storage.automations.get(auth.org.id, id);
-    if (!automation) return { code: 'not_found', message: 'no such automation in this org' };
+    if (!automation) throw serviceError('not_found', 'no such automation in this org');
     const runId = url.searchParams.get('run_id') ?? undefined;
     if (runId !== undefined) {
-      if (!RUN_ID.test(runId)) return { code: 'invalid_request', message: "run_id must be a run id (as in the run result or the execution's run_id)" };
+      if (!RUN_ID.test(runId)) throw serviceError('invalid_request', "run_id must be a run id (as in the run result or the execution's run_id)");
       const execution = await storage.executions.getByRunId(auth.org.id, runId);
-      if (!execution || execution.automation_id !== automation.id) return { code: 'not_found', message: 'no such run of this automation' };
+      if (!execution || execution.automation_id !== automation.id) throw serviceError('not_found', 'no such run of this automation');
     }
-    if (!options) return { code: 'not_ready', message: 'this service has no run screencast (createHostedService({runLive}))' };
-    if (viewers.size + gate.pending() >= maxViewers)
-      return { code: 'rate_limited', message: `the run live view has ${maxViewers} viewers connected: try again when one closes` };
-    if (countOrg(auth.org.id) >= maxPerOrg) return { code: 'rate_limited', message: `this org has ${maxPerOrg} run live viewers connected: close one first` };
-    return { orgId: auth.org.id, automationId: automation.id, runId, cookie: req.headers.cookie };
+    if (!options) throw serviceError('not_ready', 'this service has no run screencast (createHostedService({runLive}))');
+    if (viewers.size + route.pending() >= maxViewers)
+      throw serviceError('rate_limited', `the run live view has ${maxViewers} viewers connected: try again when one closes`);
+    if (countOrg(auth.org.id) >= maxPerOrg) throw serviceError('rate_limited', `this org has ${maxPerOrg} run live viewers connected: close one first`);
+    return { orgId: auth.org.id, automationId: automation.id, runId, cookie: request.headers.get('cookie') ?? undefined };
   }
 
   function serve(ws: WebSocket, who: Admitted): void {
@@ -254,12 +250,11 @@ export function createRunLive(deps: ServiceDeps, registry: RunRegistry, options:
   }
 
   return {
-    upgrade: gate.upgrade,
+    route,
     active: () => viewers.size,
     async dispose() {
       for (const v of [...viewers]) v.close(RUN_LIVE_CLOSE.shutdown, 'shutting down');
       viewers.clear();
-      wss.close();
     },
   };
 }

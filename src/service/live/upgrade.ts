@@ -1,68 +1,43 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import type { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import { webSocketAcceptor, type WebSocketBindings } from '../../http/websocket.js';
 import { sessionFromCookie } from '../auth/guards.js';
 import type { ServiceDeps, SessionAuth } from '../context.js';
-import { SERVICE_STATUS_BY_CODE } from '../errors.js';
+import { isFlowError } from '../../errors.js';
+import { SERVICE_STATUS_BY_CODE, serviceError } from '../errors.js';
 
 /**
  * The checks every WebSocket of the hosted service makes before it upgrades (the studio's
  * `/api/authoring/{id}/live`, the run live view's `/api/automations/{id}/live`): an allowlisted
- * Origin, then a valid session cookie. A refusal is answered over the raw socket as an ordinary HTTP
- * answer with a `{error, message}` body, and no upgrade happens.
+ * Origin, then a valid session cookie. Their routes are ordinary routes: a refusal is thrown as a
+ * service error and answered like any other (`{error, message}` with its status), and no upgrade
+ * happens; the runtime upgrades only what a route accepted (src/http/websocket.ts).
  */
 
 /** Frames are dropped (not queued) while more than this many bytes wait in a viewer's socket. */
 export const FRAME_BACKLOG_BYTES = 512 * 1024;
-
-export interface UpgradeRefusal {
-  code: string;
-  message: string;
-}
-
-/** Answer a refused upgrade with an HTTP status and `{error, message}`, then close the socket. */
-export function answerUpgrade(socket: Duplex, code: string, message: string): void {
-  if (socket.destroyed) return;
-  const status = SERVICE_STATUS_BY_CODE[code] ?? 500;
-  const body = JSON.stringify({ error: code, message });
-  socket.end(
-    [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'),
-    () => socket.destroy(),
-  );
-}
 
 /**
  * The Origin must be on SVC_ORIGINS. A missing Origin is refused too: browsers always send one on a
  * WebSocket, and the session cookie must never open one from another site (cross-site WebSocket
  * hijacking).
  */
-export function originRefusal(req: IncomingMessage, deps: Pick<ServiceDeps, 'settings'>): UpgradeRefusal | undefined {
-  const origin = req.headers.origin;
-  if (origin !== undefined && deps.settings.origins.includes(origin.replace(/\/+$/, ''))) return undefined;
-  return {
-    code: 'forbidden',
-    message:
-      origin === undefined
-        ? 'a WebSocket needs an Origin on SVC_ORIGINS'
-        : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`,
-  };
+export function checkSocketOrigin(request: Request, deps: Pick<ServiceDeps, 'settings'>): void {
+  const origin = request.headers.get('origin') ?? undefined;
+  if (origin !== undefined && deps.settings.origins.includes(origin.replace(/\/+$/, ''))) return;
+  throw serviceError(
+    'forbidden',
+    origin === undefined
+      ? 'a WebSocket needs an Origin on SVC_ORIGINS'
+      : `WebSockets from origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (SVC_ORIGINS)`,
+  );
 }
 
-/** The caller the upgrade's session cookie names, or the refusal (401 `unauthenticated`). */
-export async function upgradeSession(req: IncomingMessage, deps: ServiceDeps): Promise<SessionAuth | UpgradeRefusal> {
-  const auth = await sessionFromCookie(req.headers.cookie, deps);
-  if (auth === 'none' || auth === 'invalid') return { code: 'unauthenticated', message: 'sign in first: no valid session cookie' };
+/** The caller the upgrade's session cookie names; 401 `unauthenticated` without one. */
+export async function socketSession(request: Request, deps: ServiceDeps): Promise<SessionAuth> {
+  const auth = await sessionFromCookie(request.headers.get('cookie') ?? undefined, deps);
+  if (auth === 'none' || auth === 'invalid') throw serviceError('unauthenticated', 'sign in first: no valid session cookie');
   return auth;
 }
-
-export const isRefusal = (x: object): x is UpgradeRefusal => 'code' in x;
 
 /** The path's `{id}` segment decoded, or undefined when it does not decode. */
 export function pathId(raw: string): string | undefined {
@@ -74,49 +49,51 @@ export function pathId(raw: string): string | undefined {
 }
 
 /**
- * The upgrade of a live socket: `admit` checks the request (and the limits, counting `pending()`),
- * then the socket is upgraded and `open` takes it; a refusal, or an `admit` that throws, is answered
- * over the raw socket. An admitted socket counts as pending (against its org's limit too) until
- * `open` has it, or until it closes (ws answers a malformed handshake itself without calling back).
+ * A live socket's route: `admit` checks the request (and the limits, counting `pending()`), throwing
+ * a service error to refuse; then the runtime upgrades and `open` takes the socket. An admitted socket
+ * counts as pending (against its org's limit too) until `open` has it, or until the upgrade does not
+ * happen (the client went away, or the runtime answered a malformed handshake 400 itself).
  */
-export interface UpgradeGate {
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+export interface LiveSocketRoute {
+  /** The route's handler: 426 `upgrade_required` for a plain request or a host that does not upgrade. */
+  handle(request: Request, env: WebSocketBindings | undefined): Promise<Response>;
   /** Admitted sockets not yet open: all of them, or one org's. */
   pending(orgId?: string): number;
 }
 
-export function createUpgradeGate<T extends { orgId: string }>(options: {
-  wss: WebSocketServer;
-  admit: (req: IncomingMessage) => Promise<UpgradeRefusal | T>;
-  open: (ws: WebSocket, admitted: T, req: IncomingMessage) => void;
-  logger: Pick<ServiceDeps['logger'], 'error'>;
-  /** The log line's tag: `studio`, `run-live`. */
-  tag: string;
-}): UpgradeGate {
+export function createLiveSocketRoute<T extends { orgId: string }>(options: {
+  /** The largest viewer message, in bytes; a larger one closes the socket (1009). */
+  maxPayload: number;
+  admit: (request: Request) => Promise<T>;
+  open: (ws: WebSocket, admitted: T, request: Request) => void;
+}): LiveSocketRoute {
   let waiting: { orgId: string }[] = [];
   return {
     pending: (orgId) => (orgId === undefined ? waiting.length : waiting.filter((p) => p.orgId === orgId).length),
-    upgrade(req, socket, head) {
-      socket.on('error', () => socket.destroy());
-      (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-      void options.admit(req).then(
-        (res) => {
-          if (isRefusal(res)) return answerUpgrade(socket, res.code, res.message);
-          const slot = { orgId: res.orgId };
-          waiting.push(slot);
-          const free = () => (waiting = waiting.filter((p) => p !== slot));
-          socket.once('close', free);
-          options.wss.handleUpgrade(req, socket, head, (ws) => {
-            socket.off('close', free);
-            free();
-            options.open(ws, res, req);
-          });
+    async handle(request, env) {
+      const acceptor = webSocketAcceptor(request, env);
+      if (!acceptor) throw serviceError('upgrade_required', 'this is a WebSocket: connect with Upgrade: websocket');
+      let admitted: T;
+      try {
+        admitted = await options.admit(request);
+      } catch (err) {
+        // A refusal is `{error, message}` whatever its code (invalid_request too); anything else is
+        // the service's usual 500 or 503.
+        const status = isFlowError(err) ? SERVICE_STATUS_BY_CODE[err.code] : undefined;
+        if (status === undefined || !isFlowError(err)) throw err;
+        return Response.json({ error: err.code, message: err.message }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+      }
+      const slot = { orgId: admitted.orgId };
+      waiting.push(slot);
+      const free = () => (waiting = waiting.filter((p) => p !== slot));
+      return acceptor.accept({
+        maxPayload: options.maxPayload,
+        open: (ws) => {
+          free();
+          options.open(ws, admitted, request);
         },
-        (err) => {
-          options.logger.error(`[flowctl] [${options.tag}] upgrade: ${(err as Error)?.stack ?? String(err)}`);
-          answerUpgrade(socket, 'internal_error', 'the upgrade could not be checked');
-        },
-      );
+        abort: free,
+      });
     },
   };
 }
