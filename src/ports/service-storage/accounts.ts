@@ -1,5 +1,6 @@
-/** The hosted service's accounts: users, orgs, members, sessions and API keys (see ../service-storage.ts for the port's rules). */
+// The hosted service's accounts: users, orgs, members, sessions and API keys (see ../service-storage.ts for the port's rules).
 
+/** A member's role in an org. */
 export type Role = 'owner' | 'member';
 
 export interface UserRecord {

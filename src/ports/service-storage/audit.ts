@@ -1,4 +1,4 @@
-/** The hosted service's audit log: the core seals each entry (src/audit/chain.ts), the store appends it at an expected seq. */
+// The hosted service's audit log: the core seals each entry (src/audit/chain.ts), the store appends it at an expected seq.
 
 export interface AuditRecord {
   id: string;

@@ -1,4 +1,4 @@
-/** Automations and what hangs off them: authoring state, published versions, org secrets. */
+// Automations and what hangs off them: authoring state, published versions, org secrets.
 
 export type AutomationStatus = 'draft' | 'published' | 'failing';
 

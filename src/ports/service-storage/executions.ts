@@ -1,4 +1,4 @@
-/** Executions: one row per run the service dispatched. */
+// Executions: one row per run the service dispatched.
 
 /** How a run was dispatched: a gateway call run in the request (`sync`) or queued to a worker (`queue`), a schedule fire, an MCP tools/call. */
 export type DispatchKind = 'sync' | 'queue' | 'schedule' | 'mcp';

@@ -1,4 +1,4 @@
-/** Schedules and their claimed fires. */
+// Schedules and their claimed fires.
 
 /**
  * A cron schedule of an automation (docs/hosted-api.md, "Schedules"). It runs the version it

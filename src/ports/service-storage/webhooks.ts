@@ -1,4 +1,4 @@
-/** Outbound webhooks and their deliveries, and the shared rate-limit counters. */
+// Outbound webhooks and their deliveries, and the shared rate-limit counters.
 
 /** Event types of outbound webhooks (docs/hosted-api.md, "Webhooks"). */
 export type WebhookEventType = 'run.finished' | 'run.failed' | 'automation.failing';
