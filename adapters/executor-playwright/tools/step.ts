@@ -1,7 +1,6 @@
 import type { Page } from 'playwright-core';
-import { toolError } from '../../../src/tools/contract.js';
+import { defineTool, toolError } from '../../../src/tools/contract.js';
 import type { Tool, ToolContext, ToolContract } from '../../../src/tools/types.js';
-import { defineTool } from '../../../src/tools/contract.js';
 import { frameSchema, normalizeFrame, normalizeTarget, targetSchema, type FrameInput, type Locator, type TargetInput } from '../../../src/record/locator.js';
 import { refusedForPage, type BrowserPool, type RunSession } from '../browser-pool.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from '../settle.js';
