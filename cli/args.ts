@@ -1,3 +1,5 @@
+import { parseArgs as splitArgs } from 'node:util';
+
 /**
  * The one argument parser every flowctl command shares: the five argument rules of spec/engine.md.
  *
@@ -54,40 +56,45 @@ function bind(flags: Record<string, FlagValue>, key: string, value: string | boo
   else flags[key] = [prev, value];
 }
 
+// node:util parseArgs splits the words (`--key=value`, a value flag's separated value, `--`); what
+// it does not do the way the rules above say is done here, by hand (docs/architecture.md, "Written by
+// hand, and why"): a repeated flag of any kind accumulates in order (its `multiple` is per declared
+// option and one type), `--no-x` is false for any flag (its `allowNegative` only for declared
+// booleans, and the flags are each command's), and a short flag is its whole word (it splits `-abc`
+// into -a -b -c and `-x=1` into -x -= -1).
+const VALUE_OPTIONS = Object.fromEntries([...VALUE_FLAGS].map((flag) => [flag, { type: 'string', multiple: true } as const]));
+
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positionals: string[] = [];
   const flags: Record<string, FlagValue> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg.startsWith('--') && arg.length > 2) {
-      const body = arg.slice(2);
-      const eq = body.indexOf('=');
-      if (eq >= 0) {
-        bind(flags, body.slice(0, eq), body.slice(eq + 1));
-      } else if (VALUE_FLAGS.has(body)) {
-        const next = argv[i + 1];
-        if (next === undefined) throw new UsageError(`--${body} needs a value`);
-        bind(flags, body, next);
-        i++;
-      } else if (body.startsWith('no-') && body.length > 3) {
-        bind(flags, body.slice(3), false);
-      } else {
-        bind(flags, body, true);
-      }
-      continue;
-    }
-    if (arg.startsWith('-') && arg.length > 1 && arg !== '-') {
-      const body = arg.slice(1);
+  const { tokens } = splitArgs({ args: [...argv], options: VALUE_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  let shortWord = -1;
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      positionals.push(token.value);
+    } else if (token.kind === 'option-terminator') {
+      // Everything after `--` is a positional token.
+    } else if (!token.rawName.startsWith('--')) {
+      // Rule 4, on the word as typed: one flag, boolean unless `-x=value`.
+      if (token.index === shortWord) continue;
+      shortWord = token.index;
+      const body = argv[token.index]!.slice(1);
       const eq = body.indexOf('=');
       if (eq >= 0) bind(flags, body.slice(0, eq), body.slice(eq + 1));
       else bind(flags, body, true);
-      continue;
+    } else if (token.inlineValue) {
+      bind(flags, token.name, token.value!);
+    } else if (token.name.startsWith('=')) {
+      // `--=x`: an empty name bound to x, as the rules read it (parseArgs names the option "=x").
+      bind(flags, '', token.name.slice(1));
+    } else if (VALUE_FLAGS.has(token.name)) {
+      if (token.value === undefined) throw new UsageError(`--${token.name} needs a value`);
+      bind(flags, token.name, token.value);
+    } else if (token.name.startsWith('no-') && token.name.length > 3) {
+      bind(flags, token.name.slice(3), false);
+    } else {
+      bind(flags, token.name, true);
     }
-    positionals.push(arg);
   }
   return { positionals, flags };
 }

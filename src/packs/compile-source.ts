@@ -1,7 +1,7 @@
 import { FlowError, prefixed } from '../errors.js';
 import { compile, compileFlow, type CompileResult } from '../flow/compile.js';
 import type { CompiledFlow } from '../flow/types.js';
-import { parseRecording } from '../record/recording.js';
+import { parseRecording } from '../record/recording-schema.js';
 import { recordingToFlow } from '../record/to-flow.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { flowSpecBody } from './flowspec-body.js';

@@ -3,7 +3,8 @@ import { type FlowError, isFlowError } from '../errors.js';
 import type { Locator as SourceLocator, PathSegment } from '../flow/diagnostics.js';
 import { parseFlowSource } from '../flow/source.js';
 import type { Diagnostic, Flow } from '../flow/types.js';
-import { parseRecording, type Recording } from './recording.js';
+import type { Recording } from './recording.js';
+import { parseRecording } from './recording-schema.js';
 import { recordingToFlow } from './to-flow.js';
 
 /**

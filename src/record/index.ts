@@ -2,6 +2,7 @@
 export * from './locator.js';
 export * from './ops.js';
 export * from './recording.js';
+export * from './recording-schema.js';
 export * from './to-flow.js';
 export * from './lint.js';
 export * from './store.js';

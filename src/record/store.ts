@@ -4,7 +4,8 @@ import { LineCounter, parseDocument } from 'yaml';
 import { prettyJson } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { Flow } from '../flow/types.js';
-import { parseRecording, type BuiltRecording, type Recording } from './recording.js';
+import type { BuiltRecording, Recording } from './recording.js';
+import { parseRecording } from './recording-schema.js';
 import { recordedFilePath, recordingToFlow } from './to-flow.js';
 
 /** Reading ops files and writing/reading Recordings on disk (the CLI's side of src/record). */

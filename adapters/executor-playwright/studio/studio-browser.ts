@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Browser, CDPSession, FileChooser, Page } from 'playwright-core';
 import { FlowError, isFlowError } from '../../../src/errors.js';
-import type { StudioBrowser, StudioInput, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
+import type { StudioBrowser, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
 import type { EgressGuard } from '../../../src/tools/egress.js';
 import { LAUNCH_FLAGS, sessionEgress, watchRefusedNavigations, type RunSession } from '../browser-pool.js';
 import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
@@ -11,6 +11,7 @@ import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.j
 import { installTimerCounter, trackNetwork } from '../settle.js';
 import { CAPTURE_SCRIPT } from './page-script.generated.js';
 import { replayInSession } from './replay.js';
+import { startStudioInput } from './studio-input.js';
 
 /**
  * The studio's browser over Chromium (playwright-core): one browser per service process, launched on
@@ -74,8 +75,6 @@ export function screencastQuality(viewport: StudioViewport): number {
   const area = viewport.width * viewport.height;
   return area <= 800 * 600 ? 80 : area <= 1280 * 800 ? 70 : 55;
 }
-
-const BUTTONS: Record<string, number> = { left: 1, right: 2, middle: 4, none: 0 };
 
 export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioBrowser {
   let browser: Promise<Browser> | undefined;
@@ -255,127 +254,9 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           everyNthFrame: 1,
         });
       await startScreencast();
-      // HTML5 drags are handed to us (see above); one in progress holds its drag data.
-      let drag: { data: unknown; entered: boolean } | null = null;
-      let dragArrived: (() => void) | null = null;
-      cdp.on('Input.dragIntercepted', (e) => {
-        if (closed) return;
-        drag = { data: e.data, entered: false };
-        dragArrived?.();
-        // Released before the drag was known: it ends where the pointer is.
-        if ((held & BUTTONS.left!) === 0) studioPage.input({ type: 'mouse', action: 'up', x: last.x, y: last.y, button: 'left' });
-      });
-      await cdp.send('Input.setInterceptDrags', { enabled: true });
+      // The viewer's input, in order; HTML5 drags the page starts are intercepted (studio-input.ts).
+      const inputQueue = await startStudioInput(page, cdp, { isClosed: () => closed, accepting: () => !(closed || replaying), onNotice: opts.onNotice });
       await page.goto(opts.url, { waitUntil: 'commit' }).catch((err: Error) => opts.onNotice(`could not open ${opts.url}: ${err.message.split('\n')[0]}`));
-
-      // Input, in order; a move waiting behind another input is replaced by the next move.
-      const queue: StudioInput[] = [];
-      /** The dispatch loop while it runs (commitTyping waits for it). */
-      let pumping: Promise<void> | undefined;
-      let held = 0;
-      let last = { x: 0, y: 0 };
-      let dragAt = { x: -1, y: -1 };
-      const heldButton = () => (held & 1 ? 'left' : held & 4 ? 'middle' : held & 2 ? 'right' : 'none');
-      /** After a move with the left button held: did the page start an HTML5 drag? Then wait for its data. */
-      const dragBegan = async (): Promise<boolean> => {
-        if (drag) return true;
-        const started = await page
-          .evaluate(() => (window as unknown as { __flowctlStudioDragStarted?: () => boolean }).__flowctlStudioDragStarted?.() === true)
-          .catch(() => false);
-        if (!started) return false;
-        if (!drag) {
-          let timer: NodeJS.Timeout | undefined;
-          await new Promise<void>((resolve) => {
-            dragArrived = resolve;
-            // Caps a hang only (the event follows the dragstart at once).
-            timer = setTimeout(resolve, 2000);
-          });
-          clearTimeout(timer);
-          dragArrived = null;
-        }
-        return drag !== null;
-      };
-      const dispatchDrag = (type: 'dragEnter' | 'dragOver' | 'drop' | 'dragCancel', x: number, y: number, modifiers = 0) =>
-        cdp.send('Input.dispatchDragEvent', { type, x, y, modifiers, data: (drag?.data ?? { items: [], dragOperationsMask: 65535 }) as never });
-      const dispatch = async (input: StudioInput) => {
-        if (input.type === 'mouse') {
-          const base = { x: input.x, y: input.y, modifiers: input.modifiers ?? 0 };
-          const button = input.button ?? 'left';
-          last = { x: input.x, y: input.y };
-          if (drag) {
-            // An HTML5 drag in progress: moves are drag-overs, the release drops; other input waits for its end.
-            // A drag learnt of without our asking (one a frame started, or one released early) enters first.
-            if (!drag.entered && (input.action === 'move' || input.action === 'up')) {
-              drag.entered = true;
-              await dispatchDrag('dragEnter', input.x, input.y, base.modifiers);
-              dragAt = { x: input.x, y: input.y };
-            }
-            if (input.action === 'move') {
-              await dispatchDrag('dragOver', input.x, input.y, base.modifiers);
-              dragAt = { x: input.x, y: input.y };
-            } else if (input.action === 'up') {
-              held &= ~BUTTONS[button]!;
-              // The drop target is the one the last drag-over found: over the release point first.
-              if (dragAt.x !== input.x || dragAt.y !== input.y) await dispatchDrag('dragOver', input.x, input.y, base.modifiers).catch(() => {});
-              await dispatchDrag('drop', input.x, input.y, base.modifiers).finally(() => (drag = null));
-            }
-            return;
-          }
-          if (input.action === 'move') {
-            await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...base, button: heldButton(), buttons: held });
-            // (drag is set by the event handler meanwhile: read it again.)
-            const began = held & BUTTONS.left! && (await dragBegan()) ? (drag as { data: unknown; entered: boolean } | null) : null;
-            if (began && !began.entered) {
-              began.entered = true;
-              await dispatchDrag('dragEnter', input.x, input.y, base.modifiers);
-              dragAt = { x: input.x, y: input.y };
-            }
-          } else if (input.action === 'wheel') {
-            await cdp.send('Input.dispatchMouseEvent', { type: 'mouseWheel', ...base, deltaX: input.deltaX ?? 0, deltaY: input.deltaY ?? 0 });
-          } else {
-            held = input.action === 'down' ? held | BUTTONS[button]! : held & ~BUTTONS[button]!;
-            await cdp.send('Input.dispatchMouseEvent', {
-              type: input.action === 'down' ? 'mousePressed' : 'mouseReleased',
-              ...base,
-              button,
-              buttons: held,
-              clickCount: input.clickCount ?? 1,
-            });
-          }
-        } else if (input.type === 'key') {
-          if (drag) {
-            // Escape cancels a drag in progress; other keys wait for its end.
-            if (input.key === 'Escape' && input.action === 'down') {
-              held = 0;
-              await dispatchDrag('dragCancel', last.x, last.y).finally(() => (drag = null));
-            }
-            return;
-          }
-          try {
-            if (input.action === 'down') await page.keyboard.down(input.key);
-            else await page.keyboard.up(input.key);
-          } catch {
-            opts.onNotice(`unknown key ${JSON.stringify(input.key.slice(0, 20))}`);
-          }
-        } else {
-          await cdp.send('Input.insertText', { text: input.text });
-        }
-      };
-      const pump = () => {
-        if (pumping) return;
-        const run = async () => {
-          await Promise.resolve();
-          while (queue.length > 0 && !closed) {
-            const next = queue.shift()!;
-            await dispatch(next).catch(() => {});
-          }
-        };
-        pumping = run().finally(() => (pumping = undefined));
-      };
-      /** Every input queued so far is dispatched (input queued meanwhile too). */
-      const drained = async () => {
-        while (pumping) await pumping;
-      };
 
       const studioPage: StudioPage = {
         get viewport() {
@@ -403,7 +284,7 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
         async commitTyping() {
           if (closed || replaying) return;
           // The viewer's keys sent before are in the page first (bounded: input may keep coming).
-          await within(drained(), COMMIT_WAIT_MS);
+          await within(inputQueue.drained(), COMMIT_WAIT_MS);
           if (closed || replaying) return;
           await within(
             page.evaluate(settleAndBarrier, [BINDING, BARRIER, false] as const).catch(() => {}),
@@ -413,11 +294,7 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
           commitPending();
         },
         input(input) {
-          if (closed || replaying) return;
-          const last = queue[queue.length - 1];
-          if (input.type === 'mouse' && input.action === 'move' && last?.type === 'mouse' && last.action === 'move') queue[queue.length - 1] = input;
-          else queue.push(input);
-          void pump();
+          inputQueue.input(input);
         },
         async navigate(url) {
           await page.goto(url, { waitUntil: 'commit' });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createPlaywrightExecutor } from '../../../adapters/executor-playwright/index.js';
 import { compileFlow } from '../../../src/flow/compile.js';
 import { loadRecordingSource } from '../../../src/record/flow-loader.js';
-import { parseRecording } from '../../../src/record/recording.js';
+import { parseRecording } from '../../../src/record/recording-schema.js';
 import { recordingToFlow } from '../../../src/record/to-flow.js';
 import { builtinTools } from '../../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../../src/tools/registry.js';

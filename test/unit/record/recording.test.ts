@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { digestBytes, digestOf } from '../../../src/canonical.js';
 import { FlowError } from '../../../src/errors.js';
 import { checkOps, parseOps } from '../../../src/record/ops.js';
-import { buildRecording, checkInsideFolder, parseRecording, type RecordOptions } from '../../../src/record/recording.js';
+import { buildRecording, checkInsideFolder, type RecordOptions } from '../../../src/record/recording.js';
+import { parseRecording } from '../../../src/record/recording-schema.js';
 
 const CANARY = 'pw-canary-7f3e9b';
 const files: Record<string, string> = { 'files/a.csv': 'x,y\n1,2\n', 'b.txt': 'bee' };
