@@ -49,7 +49,19 @@ export type {
   JournalEntry,
 } from './run/types.js';
 // The ports the engine takes; every port, the service's and the studio's too, is on flowctl/ports.
-export type { Storage, StorageFlags } from './ports/storage.js';
+export type {
+  Storage,
+  StorageFlags,
+  SpecStore,
+  DeployStore,
+  RunRecord,
+  RunLease,
+  RunListQuery,
+  RunPatch,
+  RunStore,
+  JournalStore,
+  ArtifactStore,
+} from './ports/storage.js';
 export type { SecretStore } from './ports/secrets.js';
 export type { Executor } from './ports/executor.js';
 export type { Clock, IdSource, Logger } from './ports/clock.js';
@@ -57,14 +69,24 @@ export type { EngineOptions, RunTarget, EffectSummary, RunOptions, ReplayMode, R
 export { TERMINAL_STATUSES } from './run/types.js';
 export { createEngine } from './engine/engine.js';
 export { systemClock, cryptoIds, silentLogger } from './engine/defaults.js';
-export { createFixedClock, createSequentialIds } from './engine/deterministic.js';
-export { checkJournalChain, sealEntry } from './run/journal.js';
-export { readJournalFixture, writeJournalFixture, verifyJournal } from './run/fixture.js';
+export { createFixedClock, createSequentialIds, type FixedClockOptions } from './engine/deterministic.js';
+export { checkJournalChain, sealEntry, type UnsealedEntry } from './run/journal.js';
+export { readJournalFixture, writeJournalFixture, verifyJournal, type JournalFixture } from './run/fixture.js';
 export { createToolRegistry } from './tools/registry.js';
 export { defineTool } from './tools/contract.js';
 export { builtinTools } from './tools/builtins/index.js';
 export { hostedToolPolicy, type ToolPolicy } from './tools/policy.js';
-export { compile, compileFlow } from './flow/compile.js';
-export { emptyLock, parseLock, serializeLock } from './tools/lock.js';
+export type { EgressGuard, EgressLookup, EgressPolicy } from './tools/egress.js';
+export { compile, compileFlow, type CompileOptions, type CompileFlowOptions, type CompileResult } from './flow/compile.js';
+export { emptyLock, parseLock, serializeLock, type LockEntry, type LockFile } from './tools/lock.js';
 export { buildRecording, recordingToFlow, writeRecording, parseRecording } from './record/index.js';
-export type { Recording, RecordOptions, BuiltRecording } from './record/index.js';
+export type {
+  Recording,
+  RecordingFormat,
+  RecordingInput,
+  RecordedOp,
+  RecordedFile,
+  RecordOptions,
+  BuiltRecording,
+  RecordingToFlowOptions,
+} from './record/index.js';

@@ -54,7 +54,19 @@ export type {
 } from './run/types.js';
 export { TERMINAL_STATUSES } from './run/types.js';
 // The ports the engine takes; every port (the service's and the studio's too) is on flowctl/ports.
-export type { Storage, StorageFlags } from './ports/storage.js';
+export type {
+  Storage,
+  StorageFlags,
+  SpecStore,
+  DeployStore,
+  RunRecord,
+  RunLease,
+  RunListQuery,
+  RunPatch,
+  RunStore,
+  JournalStore,
+  ArtifactStore,
+} from './ports/storage.js';
 export type { SecretStore } from './ports/secrets.js';
 export type { Executor } from './ports/executor.js';
 export type { Clock, IdSource, Logger } from './ports/clock.js';
@@ -64,7 +76,7 @@ export { createEngine } from './engine/engine.js';
 export type { EngineOptions, RunTarget, EffectSummary, RunOptions, ReplayMode, ReplaySource, Engine } from './engine/types.js';
 export { systemClock, cryptoIds, silentLogger } from './engine/defaults.js';
 export { createFixedClock, createSequentialIds, type FixedClockOptions } from './engine/deterministic.js';
-export { sealEntry, checkJournalChain } from './run/journal.js';
+export { sealEntry, checkJournalChain, type UnsealedEntry } from './run/journal.js';
 export { resolveInputs, type InputIssue, type ResolvedInputs, type ResolveInputsOptions } from './run/inputs.js';
 export { summarizeEffects } from './run/effects.js';
 export {
@@ -82,17 +94,28 @@ export { defineTool, contractDigest, checkContract, toolError, isRetryableError,
 export { builtinTools } from './tools/builtins/index.js';
 // Tool policy (docs/tools.md, "Policy"); the egress guard itself is on flowctl/ports
 export { hostedToolPolicy, type ToolPolicy } from './tools/policy.js';
+export type { EgressGuard, EgressLookup, EgressPolicy } from './tools/egress.js';
 
 // The Flow language and the lock file (docs/flow-language.md)
 export { compile, compileFlow, type CompileOptions, type CompileFlowOptions, type CompileResult } from './flow/compile.js';
 export { parseFlowSource, type ParsedSource } from './flow/source.js';
-export { DIAGNOSTIC_CODES, formatDiagnostic, type DiagnosticCode, type Locator } from './flow/diagnostics.js';
+export { DIAGNOSTIC_CODES, formatDiagnostic, type DiagnosticCode, type DiagnosticSink, type Locator, type PathSegment } from './flow/diagnostics.js';
 export { emitYaml, emitTs, type EmitYamlOptions } from './flow/emit.js';
 export { lintCompiled, registerLintRule, type LintContext, type LintRule } from './flow/lint.js';
 export { emptyLock, parseLock, serializeLock, LOCK_FILE_NAME, type LockEntry, type LockFile } from './tools/lock.js';
 
 // Recordings (docs/recordings.md): used by examples/engine-launcher to build its demo Recording.
-export { buildRecording, recordingToFlow, writeRecording, parseRecording, type Recording, type RecordOptions, type BuiltRecording } from './record/index.js';
+export { buildRecording, recordingToFlow, writeRecording, parseRecording } from './record/index.js';
+export type {
+  Recording,
+  RecordingFormat,
+  RecordingInput,
+  RecordedOp,
+  RecordedFile,
+  RecordOptions,
+  BuiltRecording,
+  RecordingToFlowOptions,
+} from './record/index.js';
 
 // REST launcher (docs/rest.md)
 export {

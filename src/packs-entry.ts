@@ -69,3 +69,4 @@ export type {
   LoadRegistryToolsOptions,
   FlowRunner,
 } from './packs/index.js';
+export type { BlobCache, BlobSource } from './packs/read-pack.js';

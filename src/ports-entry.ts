@@ -2,7 +2,19 @@
 // "Ports"), the record types they carry, and the small helpers adapters share: run-list ordering for a
 // RunStore, secret references for a SecretStore, the egress guard and tool errors for an Executor.
 // Named exports only; each port's conformance suite is on flowctl/testing.
-export type { SpecStore, DeployStore, RunRecord, RunLease, RunListQuery, RunPatch, RunStore, JournalStore, ArtifactStore, StorageFlags, Storage } from './ports/storage.js';
+export type {
+  SpecStore,
+  DeployStore,
+  RunRecord,
+  RunLease,
+  RunListQuery,
+  RunPatch,
+  RunStore,
+  JournalStore,
+  ArtifactStore,
+  StorageFlags,
+  Storage,
+} from './ports/storage.js';
 export type {
   Role,
   UserRecord,
@@ -71,9 +83,38 @@ export type {
 // What the ports carry (also on flowctl and flowctl/engine).
 export { FlowError, isFlowError } from './errors.js';
 export type { Digest } from './canonical.js';
-export type { FlowSpec, StepSpec } from './flow/types.js';
-export type { Run, RunStatus, JournalEntry, StepError } from './run/types.js';
-export type { Tool, ToolContract, ToolContext, RunScope, Effect } from './tools/types.js';
+export type { FlowSpec, StepSpec, InputContract, RetryPolicy } from './flow/types.js';
+export type {
+  Run,
+  RunStatus,
+  StepError,
+  ToolPin,
+  JournalBase,
+  JournalEvent,
+  RunStartedEntry,
+  StepStartedEntry,
+  StepSucceededEntry,
+  StepFailedEntry,
+  StepSkippedEntry,
+  EffectRecordedEntry,
+  RunFinishedEntry,
+  JournalEntry,
+} from './run/types.js';
+export type {
+  Capability,
+  JsonSchema,
+  ToolContract,
+  Effect,
+  StepWarning,
+  RunScope,
+  ArtifactSink,
+  ToolLogger,
+  FileSource,
+  ToolContext,
+  ToolFlags,
+  Tool,
+} from './tools/types.js';
+export type { ToolPolicy } from './tools/policy.js';
 export { TERMINAL_STATUSES } from './run/types.js';
 
 // Helpers an adapter uses as the reference adapters do.
