@@ -49,6 +49,11 @@ describe('the main entry API report', () => {
     for (const name of ['createEngine', 'compileFlow', 'defineTool', 'createLauncher', 'createHostedService']) expect(names).toContain(name);
   });
 
+  it('exports everything flowctl/engine does (the engine entry is a subset)', () => {
+    const missing = declarations(read('api/engine.api.md')).filter((name) => !names.includes(name));
+    expect(missing).toEqual([]);
+  });
+
   it('has ports and packs on their own entries', () => {
     expect(declarations(read('api/ports.api.md'))).toEqual(
       expect.arrayContaining(['ServiceStorage', 'StudioBrowser', 'Queue', 'createEgressGuard', 'createRunScope']),
