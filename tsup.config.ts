@@ -16,6 +16,9 @@ export default defineConfig([
       index: 'src/index.ts',
       // The engine alone (docs/architecture.md): for processes that only run flows.
       engine: 'src/engine-entry.ts',
+      // Port interfaces and adapter helpers; packs and registries.
+      ports: 'src/ports-entry.ts',
+      packs: 'src/packs-entry.ts',
       testing: 'testing/index.ts',
       ...adapterEntries,
       // The subprocess sandbox forks this script (adapters/sandbox-subprocess/worker-process.ts finds it).

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildPack, builtinTools, canonicalJson, compileDraftFlow, createToolRegistry, digestOf, publishPack, verifyRegistry } from '../dist/index.js';
+import { builtinTools, canonicalJson, createToolRegistry, digestOf } from '../dist/index.js';
+import { buildPack, compileDraftFlow, publishPack, verifyRegistry } from '../dist/packs.js';
 import { median, writeSection } from './results.mjs';
 
 const PACKS = 500;

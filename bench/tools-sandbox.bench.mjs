@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { builtinTools, createRunScope } from '../dist/index.js';
+import { builtinTools } from '../dist/index.js';
+import { createRunScope } from '../dist/ports.js';
 import { createSubprocessSandbox } from '../dist/adapters/sandbox-subprocess.js';
 import { median, percentile, writeSection } from './results.mjs';
 

@@ -6,7 +6,7 @@ const steps = [
   ['lint', ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', '.']],
   ['build', ['scripts/build.mjs']],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
-  ['api report', ['node_modules/@microsoft/api-extractor/bin/api-extractor', 'run']],
+  ['api reports', ['scripts/api-report.mjs']],
   ['publint', ['node_modules/publint/src/cli.js', '--strict']],
   ['are the types wrong', ['node_modules/@arethetypeswrong/cli/dist/index.js', '--pack', '.', '--profile', 'node16']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]],

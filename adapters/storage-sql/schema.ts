@@ -62,6 +62,5 @@ export interface SqlDatabase {
 
 /** Run ids are uuids (spec/engine.md: uuid v4), stored as lowercase text. */
 export const UUID_SQL_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
-export const UUID_PATTERN = new RegExp(UUID_SQL_PATTERN);
 export const DIGEST_SQL_PATTERN = '^sha256:[0-9a-f]{64}$';
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'canceled'] as const;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
 import { FlowError, prettyJson, type ToolRegistry } from '../../src/engine-entry.js';
-import type { BuiltPack, PackDraft } from '../../src/index.js';
+import type { BuiltPack, PackDraft } from '../../src/packs-entry.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { buildPack } from '../../src/packs/build.js';
 import { compileDraftFlow } from '../../src/packs/compile-source.js';

@@ -1,6 +1,6 @@
 import { relative, resolve, sep } from 'node:path';
 import { prettyJson } from '../../src/engine-entry.js';
-import type { MirrorMode, MirrorReport } from '../../src/index.js';
+import type { MirrorMode, MirrorReport } from '../../src/packs-entry.js';
 import { mirrorRegistries, MIRROR_MODES } from '../../src/packs/mirror.js';
 import { listRegistry } from '../../src/packs/registry-dir.js';
 import { verifyRegistry, type ProgressFn } from '../../src/packs/verify.js';

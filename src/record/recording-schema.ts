@@ -122,12 +122,6 @@ const recordingSchemas: Record<RecordingFormat, z.ZodType> = {
   ),
 };
 
-/** Is this parsed JSON meant to be a Recording (so loaders can tell it from other JSON)? */
-export function looksLikeRecording(value: unknown): boolean {
-  const format = value !== null && typeof value === 'object' ? (value as { format?: unknown }).format : undefined;
-  return (RECORDING_FORMATS as readonly unknown[]).includes(format);
-}
-
 /**
  * Validate a stored Recording: its shape (FlowError `invalid_recording` with `data.issues`), its
  * `source_digest` (`recording_digest_mismatch`), and that no secret slot carries a value.

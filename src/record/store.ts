@@ -3,10 +3,9 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { LineCounter, parseDocument } from 'yaml';
 import { prettyJson } from '../canonical.js';
 import { FlowError } from '../errors.js';
-import type { Flow } from '../flow/types.js';
 import type { BuiltRecording, Recording } from './recording.js';
 import { parseRecording } from './recording-schema.js';
-import { recordedFilePath, recordingToFlow } from './to-flow.js';
+import { recordedFilePath } from './to-flow.js';
 
 /** Reading ops files and writing/reading Recordings on disk (the CLI's side of src/record). */
 
@@ -108,16 +107,4 @@ export async function loadRecordingFile(file: string): Promise<Recording> {
     throw new FlowError('invalid_recording', `[flowctl] [record] ${file} is not JSON: ${(err as Error).message}`, { data: { file } });
   }
   return parseRecording(value, file);
-}
-
-/**
- * Load a Recording file as a Flow for the CLI (`compile`, `run`, `emit`, `lint` of a recording). Upload
- * paths in the Flow are relative to `projectDir` (the run's cwd), so no absolute path enters a FlowSpec.
- */
-export async function loadRecordingAsFlow(file: string, projectDir: string): Promise<{ recording: Recording; flow: Flow }> {
-  const recording = await loadRecordingFile(file);
-  const filesDir = relative(projectDir, join(dirname(resolve(projectDir, file)), `${recording.name}.files`))
-    .split(sep)
-    .join('/');
-  return { recording, flow: recordingToFlow(recording, { filesDir }) };
 }

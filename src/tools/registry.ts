@@ -16,10 +16,6 @@ export function versionMatches(version: string, range: string): boolean {
   return range.split('.').every((part, i) => Number(part) === v[i]);
 }
 
-export function isVersionRange(range: string): boolean {
-  return RANGE.test(range);
-}
-
 function compareSemver(a: string, b: string): number {
   const pa = parseSemver(a)!;
   const pb = parseSemver(b)!;

@@ -11,7 +11,7 @@ import { tempProject } from '../helpers/cli.js';
 import { below, prng, testSeed } from '../helpers/seeded.js';
 import { build, greetingSpec } from '../unit/packs/fixtures.js';
 
-const DIST = pathToFileURL(resolve(import.meta.dirname, '../../dist/index.js')).href;
+const DIST = pathToFileURL(resolve(import.meta.dirname, '../../dist/packs.js')).href;
 const PACKS = 30;
 const FLOWS_PER_PACK = 12;
 const KILLS = 24;
