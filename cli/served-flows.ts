@@ -118,15 +118,8 @@ export async function openServedEngine(io: CliIO, options: ServedEngineOptions):
   let tools: { dispose(): Promise<void> } | undefined;
   try {
     storage = await options.openStorage();
-    const project = await projectTools({
-      cwd: io.cwd,
-      browser,
-      registryDir: registry,
-      // A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
-      runFlow: flowRunnerFromEngine(() => engine!),
-    });
+    const project = await launcherTools(io, browser, registry, () => engine!);
     tools = project;
-    registerCliTools(project.extra);
     const source = fromRegistry ?? (await compileProjectFlows(io, options.command, files, only));
     if (source.flows.length === 0) {
       throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
@@ -147,4 +140,15 @@ export async function openServedEngine(io: CliIO, options: ServedEngineOptions):
     await tools?.dispose();
     throw err;
   }
+}
+
+/**
+ * The tools a launcher's engine runs with (`serve`, `mcp`, `schedule`), registered for compiling: the
+ * built-ins, the browser's when a flow needs them, the packs' of `registry` (or the installed ones).
+ * A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
+ */
+export async function launcherTools(io: CliIO, browser: boolean, registry: string | undefined, engine: () => Engine): Promise<ProjectTools> {
+  const project = await projectTools({ cwd: io.cwd, browser, registryDir: registry, runFlow: flowRunnerFromEngine(engine) });
+  registerCliTools(project.extra);
+  return project;
 }
