@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Viewer } from '../helpers/live-socket.js';
-import { at, setDriftVariant, type StudioOrgs, startStudioOrgs } from '../helpers/studio-demo-site.js';
+import { at, setDriftVariant, studioOrgsOfFile } from '../helpers/studio-demo-site.js';
 
 /**
  * The studio's live capture of what a page does beyond clicks and typing, in real Chromium on the
@@ -10,20 +10,12 @@ import { at, setDriftVariant, type StudioOrgs, startStudioOrgs } from '../helper
  * through renamed ids and `locator_drift` when the element is gone.
  */
 
-let s: StudioOrgs;
-const origin = () => s.h.url;
-
-beforeAll(async () => {
-  s = await startStudioOrgs();
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-});
+const orgs = studioOrgsOfFile();
+const origin = () => orgs().h.url;
 
 describe('drags and uploads', () => {
   it('an HTML5 drag and a pointer drag become drag ops, a file chosen for the page an upload op; relayed for real, published and run', async () => {
-    const { h, site, owner, wsBase } = s;
+    const { h, site, owner, wsBase } = orgs();
     const a = (
       await owner.call('POST', '/api/automations', { name: 'board', site: `${site.url}/board`, task: 'Fill the basket and the shelf, attach the receipt' })
     ).body.automation;
@@ -92,7 +84,7 @@ describe('drags and uploads', () => {
 
 describe('upload refusals', () => {
   it('files without a chooser, too large, badly named, more bytes than announced, a cancel; a chooser inside a frame: nothing captured', async () => {
-    const { site, owner, wsBase } = s;
+    const { site, owner, wsBase } = orgs();
     const a = (await owner.call('POST', '/api/automations', { name: 'upload-refusals', site: `${site.url}/board`, task: 'x' })).body.automation;
     const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
     await viewer.next((m) => m.type === 'ready');
@@ -147,7 +139,7 @@ describe('upload refusals', () => {
 
 describe('locator quality', () => {
   it('the primary is the highest-ranked unique strategy and the next ones are its fallbacks; the run survives renamed ids through them and fails locator_drift when the element is gone', async () => {
-    const { h, site, owner, wsBase } = s;
+    const { h, site, owner, wsBase } = orgs();
     setDriftVariant('base');
     const a = (
       await owner.call('POST', '/api/automations', { name: 'drift-demo', site: `${site.url}/drift`, task: 'Send to an address and read the confirmation' })
@@ -213,7 +205,7 @@ describe('locator quality', () => {
 
 describe('locator ranking edge cases', () => {
   it('names that match several elements and generated ids give way to a short CSS path; a stable id is used', async () => {
-    const { studio, site } = s;
+    const { studio, site } = orgs();
     const actions: any[] = [];
     let arrived: () => void = () => {};
     let loaded!: () => void;

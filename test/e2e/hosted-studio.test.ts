@@ -2,10 +2,10 @@ import { mkdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
 import { refused, Viewer } from '../helpers/live-socket.js';
-import { at, PASSWORD, type StudioOrgs, startStudioOrgs } from '../helpers/studio-demo-site.js';
+import { at, PASSWORD, studioOrgsOfFile } from '../helpers/studio-demo-site.js';
 
 /**
  * The studio's live capture end to end: the hosted service on 127.0.0.1 (PGlite in memory) with a
@@ -19,20 +19,12 @@ import { at, PASSWORD, type StudioOrgs, startStudioOrgs } from '../helpers/studi
  * keepalive and limits hosted-studio-limits.test.ts.
  */
 
-let s: StudioOrgs;
-const origin = () => s.h.url;
-
-beforeAll(async () => {
-  s = await startStudioOrgs();
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-});
+const orgs = studioOrgsOfFile();
+const origin = () => orgs().h.url;
 
 describe('the studio WebSocket refuses before upgrading', () => {
   it('foreign or missing Origin, no cookie, a member, another org, a published session, a plain GET', async () => {
-    const { site, owner, member, other, wsBase } = s;
+    const { site, owner, member, other, wsBase } = orgs();
     const a = (await owner.call('POST', '/api/automations', { name: 'guarded', site: site.url, task: 'x' })).body.automation;
     const url = `${wsBase}/api/authoring/${a.id}/live`;
     const cookie = `svc_session=${owner.cookie}`;
@@ -65,7 +57,7 @@ describe('the studio WebSocket refuses before upgrading', () => {
   });
 
   it('caps live sessions per org: the third is refused 429 while two are open', async () => {
-    const { site, owner, wsBase } = s;
+    const { site, owner, wsBase } = orgs();
     const a = (await owner.call('POST', '/api/automations', { name: 'capped', site: `${site.url}/`, task: 'x' })).body.automation;
     const url = `${wsBase}/api/authoring/${a.id}/live?width=640&height=480`;
     const headers = { origin: origin(), cookie: `svc_session=${owner.cookie}` };
@@ -93,7 +85,7 @@ describe('the studio WebSocket refuses before upgrading', () => {
 
 describe('capturing a demonstration in real Chromium', () => {
   it('click, type, select and extract become ops with ranked locators; the password is a secret slot; publish and run', async () => {
-    const { h, site, owner, wsBase } = s;
+    const { h, site, owner, wsBase } = orgs();
     const a = (await owner.call('POST', '/api/automations', { name: 'demo-shop', site: `${site.url}/`, task: 'Sign in, find a product and read the summary' }))
       .body.automation;
     const viewer = await Viewer.open(`${wsBase}/api/authoring/${a.id}/live?width=800&height=600`, { origin: origin(), cookie: `svc_session=${owner.cookie}` });
@@ -189,7 +181,7 @@ describe('capturing a demonstration in real Chromium', () => {
 
 describe('the studio page of the web app', () => {
   it('records in the browser: frames on the canvas, input relayed, steps listed live, a fill marked as an input slot, a step deleted', async () => {
-    const { h, site, owner } = s;
+    const { h, site, owner } = orgs();
     const SHOTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts', 'studio');
     await mkdir(SHOTS, { recursive: true });
     const a = (await owner.call('POST', '/api/automations', { name: 'ui-demo', site: `${site.url}/`, task: 'Sign in' })).body.automation;

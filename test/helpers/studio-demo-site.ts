@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import { Client, FIXTURE_SITES, type HostedFixture, startHosted } from './hosted.js';
 
@@ -219,6 +220,24 @@ export async function startStudioOrgs(): Promise<StudioOrgs> {
       await h.close();
       await closeDemoSite(site);
     },
+  };
+}
+
+/**
+ * The studio orgs of one test file: started before its tests, closed after them. The returned
+ * function gives them to a test (it throws before they are started).
+ */
+export function studioOrgsOfFile(): () => StudioOrgs {
+  let orgs: StudioOrgs | undefined;
+  beforeAll(async () => {
+    orgs = await startStudioOrgs();
+  }, 120_000);
+  afterAll(async () => {
+    await orgs?.close();
+  });
+  return () => {
+    if (!orgs) throw new Error('the studio orgs are not started: call studioOrgsOfFile() at the top of the test file');
+    return orgs;
   };
 }
 
