@@ -1,14 +1,10 @@
 import { serveMcpStdio } from '../../adapters/mcp-stdio/index.js';
-import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
-import { FlowError, createEngine, type Engine } from '../../src/engine-entry.js';
-import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
-import { flowToolRefs, toolNeeds, openStore, projectTools, STORE_DIR } from '../project.js';
-import { registerCliTools } from '../resolve-flow.js';
-import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
+import { openStore, STORE_DIR } from '../project.js';
+import { openServedEngine, type ServedEngine } from '../served-flows.js';
 
 const FLAGS = ['registry'];
 
@@ -27,36 +23,18 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
   const only = args.positionals[0];
   const registry = flagString(args, 'registry');
 
-  let engine: Engine | undefined;
-  let tools: { dispose(): Promise<void> } | undefined;
+  let served: ServedEngine | undefined;
   const release: (() => void)[] = [];
   try {
-    const files = registry === undefined ? (only === undefined ? projectFlowFiles(io.cwd) : [only]) : [];
-    const fromRegistry = registry === undefined ? undefined : await registryFlows(io, registry, only);
-    // Which tools to load is known before compiling: compiling needs them registered.
-    let browser = fromRegistry?.browser ?? false;
-    for (const file of files) browser ||= toolNeeds(await flowToolRefs(file, io)).browser;
-    const project = await projectTools({
-      cwd: io.cwd,
-      browser,
-      registryDir: registry,
-      // A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
-      runFlow: flowRunnerFromEngine(() => engine!),
-    });
-    tools = project;
-    registerCliTools(project.extra);
-    const source = fromRegistry ?? (await compileProjectFlows(io, 'mcp', files, only));
-    if (source.flows.length === 0) {
-      throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
-    }
-    engine = createEngine({ storage: openStore(io.cwd), secrets: createEnvSecrets({ env: io.env }), tools: project.registry, cwd: io.cwd });
+    served = await openServedEngine(io, { command: 'mcp', only, registry, openStorage: () => openStore(io.cwd) });
+    const { engine, source, tools } = served;
     // The CLI's own bookkeeping: the project's store records what `mcp` served under each name
     // (front mcp), once at start. The MCP server itself runs by digest and writes no deploy.
     for (const f of source.flows) await engine.deploy(f.name, f.spec, { front: 'mcp' });
     const server = createMcpServer({
       engine,
       flows: source.flows,
-      tools: project.registry,
+      tools,
       onLog: (_level, message) => io.stderr.write(`${message}\n`),
     });
     const session = await serveMcpStdio(server, { stdin: io.stdin, stdout: io.stdout });
@@ -80,7 +58,6 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     return reportError(io, err, { command: 'mcp' });
   } finally {
     for (const r of release) r();
-    if (engine) await engine.dispose();
-    await tools?.dispose();
+    await served?.dispose();
   }
 }

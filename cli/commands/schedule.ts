@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
 import { FlowError, createEngine, isFlowError, type Engine, type FlowSpec } from '../../src/engine-entry.js';
 import type { CronSchedule } from '../../src/index.js';
-import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import { summarizeEffects } from '../../src/run/effects.js';
 import { resolveInputs } from '../../src/run/inputs.js';
 import { parseCron } from '../../src/schedule/cron.js';
@@ -12,8 +11,9 @@ import { maskedIO, reportError } from '../cli-output.js';
 import { formatEffectSummary } from '../confirm.js';
 import { readInputSources, typedInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
-import { flowToolRefs, toolNeeds, openStore, projectTools, specToolRefs, usesBrowserTools } from '../project.js';
-import { compileFlowOrThrow, registerCliTools } from '../resolve-flow.js';
+import { flowToolRefs, toolNeeds, openStore, specToolRefs, usesBrowserTools } from '../project.js';
+import { compileFlowOrThrow } from '../resolve-flow.js';
+import { launcherTools } from '../served-flows.js';
 
 const FLAGS = ['cron', 'input', 'input-file', 'registry', 'yes'];
 
@@ -66,15 +66,8 @@ export default async function schedule(args: ParsedArgs, rawIO: CliIO): Promise<
     const sources = await readInputSources(args, io.cwd);
     const fromRegistry = registry === undefined ? undefined : await registryFlow(io, registry, flowArg);
     const browser = fromRegistry ? usesBrowserTools(specToolRefs(fromRegistry.spec)) : toolNeeds(await flowToolRefs(flowArg!, io)).browser;
-    const project = await projectTools({
-      cwd: io.cwd,
-      browser,
-      registryDir: registry,
-      // A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
-      runFlow: flowRunnerFromEngine(() => engine!),
-    });
+    const project = await launcherTools(io, browser, registry, () => engine!);
     tools = project;
-    registerCliTools(project.extra);
     const spec = fromRegistry?.spec ?? (await compileFlowOrThrow(flowArg!, io)).spec;
     const origin = fromRegistry?.origin ?? flowArg!;
     // Typed by the flow's declared inputs, exactly as for `run` (docs/cli.md, `--input`).

@@ -1,15 +1,12 @@
-import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
 import { DEFAULT_MAX_CONNECTIONS, serveNodeHttp } from '../../adapters/node-http/index.js';
-import { FlowError, createEngine, type Engine, type Storage } from '../../src/engine-entry.js';
+import type { Storage } from '../../src/engine-entry.js';
 import { createLauncher } from '../../src/launcher/launcher.js';
-import { flowRunnerFromEngine } from '../../src/packs/composite.js';
 import { isLoopbackHost } from '../../src/http/host.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { reportError } from '../cli-output.js';
 import { EXIT, type CliIO } from '../io.js';
-import { flowUsesBrowser, openStore, projectTools, STORE_DIR } from '../project.js';
-import { registerCliTools } from '../resolve-flow.js';
-import { compileProjectFlows, projectFlowFiles, registryFlows } from '../served-flows.js';
+import { openStore, STORE_DIR } from '../project.js';
+import { openServedEngine, type ServedEngine } from '../served-flows.js';
 
 const FLAGS = ['registry', 'port', 'host', 'allow-remote', 'token', 'store', 'allow-secret-refs', 'max-connections'];
 const DEFAULT_PORT = 8080;
@@ -78,40 +75,23 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     throw new UsageError(`refusing to serve on non-loopback host "${host}" without ${missing}; nothing was bound`);
   }
 
-  let engine: Engine | undefined;
-  let tools: { dispose(): Promise<void> } | undefined;
-  let storage: Storage | undefined;
+  let running: ServedEngine | undefined;
   try {
-    // Which tools to load is known before compiling: compiling needs them registered.
-    const files = registry === undefined ? (only === undefined ? projectFlowFiles(io.cwd) : [only]) : [];
-    const fromRegistry = registry === undefined ? undefined : await registryFlows(io, registry, only);
-    let browser = fromRegistry?.browser ?? false;
-    for (const file of files) browser ||= await flowUsesBrowser(file, io);
-    const opened = await openStorage(io, store);
-    storage = opened.storage;
-    const project = await projectTools({
-      cwd: io.cwd,
-      browser,
-      registryDir: registry,
-      // A composite pack tool runs its flow as a run of its own on the same engine (stored, inspectable).
-      runFlow: flowRunnerFromEngine(() => engine!),
+    let label = '';
+    running = await openServedEngine(io, {
+      command: 'serve',
+      only,
+      registry,
+      openStorage: async () => {
+        const opened = await openStorage(io, store);
+        label = opened.label;
+        return opened.storage;
+      },
+      // recoverDeadPids: a run left by a serve of this host that is gone (SIGKILL) ends worker_lost at
+      // start, not a lease time later; runs of live processes and of other hosts wait for their lease.
+      engine: { allowSecretRefs, recoverDeadPids: true },
     });
-    tools = project;
-    registerCliTools(project.extra);
-    const source = fromRegistry ?? (await compileProjectFlows(io, 'serve', files, only));
-    if (source.flows.length === 0) {
-      throw new FlowError('flow_not_found', `[flowctl] nothing to serve: no flow compiles in ${registry ?? 'flows/ or recordings/'}`);
-    }
-    // recoverDeadPids: a run left by a serve of this host that is gone (SIGKILL) ends worker_lost at
-    // start, not a lease time later; runs of live processes and of other hosts wait for their lease.
-    engine = createEngine({
-      storage,
-      secrets: createEnvSecrets({ env: io.env }),
-      tools: project.registry,
-      cwd: io.cwd,
-      allowSecretRefs,
-      recoverDeadPids: true,
-    });
+    const { engine, source } = running;
     const launcher = createLauncher({
       engine,
       flows: source.flows,
@@ -136,7 +116,7 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     const lines = [`flowctl serve: listening on ${server.url}`];
     for (const f of served) lines.push(`  POST ${server.url}/flows/${f.name}/runs  ${f.digest}  (${source.origin.get(f.name)})`);
     if (allowSecretRefs) lines.push('--allow-secret-refs: callers may name any FLOWCTL_SECRET_* for a secret input');
-    lines.push(`runs are stored in ${opened.label}${token ? '; requests need Authorization: Bearer <token>' : ''}; Ctrl-C stops`);
+    lines.push(`runs are stored in ${label}${token ? '; requests need Authorization: Bearer <token>' : ''}; Ctrl-C stops`);
     io.stderr.write(`${lines.join('\n')}\n`);
     const signal = await untilSignal();
     io.stderr.write(`flowctl serve: ${signal}, stopping\n`);
@@ -154,8 +134,6 @@ export default async function serve(args: ParsedArgs, io: CliIO): Promise<number
     }
     return reportError(io, err, { command: 'serve' });
   } finally {
-    if (engine) await engine.dispose();
-    else await storage?.dispose?.();
-    await tools?.dispose();
+    await running?.dispose();
   }
 }

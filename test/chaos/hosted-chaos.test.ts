@@ -1,28 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir, cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSqlStorage, type SqlStorage } from '../../adapters/storage-sql/index.js';
-import { createSqlServiceStorage } from '../../adapters/storage-sql/service/service-storage.js';
-import { createEngine } from '../../src/engine/engine.js';
-import type { Engine } from '../../src/engine/types.js';
-import { compile } from '../../src/flow/compile.js';
-import { verifyJournal } from '../../src/run/fixture.js';
-import { builtinTools } from '../../src/tools/builtins/index.js';
-import { createToolRegistry } from '../../src/tools/registry.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { snapshotDist } from '../crash/dist-snapshot.js';
-import { Client } from '../helpers/hosted.js';
-import { inCi } from '../helpers/postgres.js';
-import { clusterQuery, findPgBinaries, startPrivateCluster, type PgBinaries, type PrivateCluster } from '../helpers/private-postgres.js';
-import { publishPureAutomation } from '../helpers/pure-automation.js';
+import { checkStoredJournals, setupChaosOrg } from '../helpers/chaos-org.js';
+import { describeChaos, killProc, type Proc, readyz, spawnProc, stopProcs } from '../helpers/chaos-procs.js';
+import { clusterQuery, type PrivateCluster, startPrivateCluster } from '../helpers/private-postgres.js';
 import { prng, testSeed } from '../helpers/seeded.js';
 import { waitUntil } from '../helpers/wait.js';
-import { holdFlow } from '../helpers/hold-flow.js';
 
 /**
  * Chaos test of the split hosted service (docs/deploy.md, "Database outage"): two API processes
@@ -50,20 +37,9 @@ const QUEUE_TIMEOUT_S = 40;
 const LANE_CAP = 400;
 const SEED = testSeed(19);
 
-const HOLD_FLOW = holdFlow(300_000);
-
 const PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chaos</title></head><body><h1 id="t">chaos page</h1></body></html>';
 
 type Api = 'q' | 's';
-
-interface Proc {
-  name: string;
-  role: 'api' | 'worker';
-  child: ChildProcess;
-  url: string;
-  log: () => string;
-  dead: boolean;
-}
 
 interface Attempt {
   api: Api;
@@ -77,47 +53,6 @@ interface Attempt {
   at: number;
 }
 
-/** Pids of every descendant of `pid` (a worker's Chromium), from /proc. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      out.push(c);
-      walk(c);
-    }
-  };
-  walk(pid);
-  return out;
-}
-
-const bins = findPgBinaries();
-
-function describeChaos(title: string, body: (bins: PgBinaries) => void): void {
-  if (!('missing' in bins)) {
-    describe(title, () => body(bins));
-  } else if (inCi()) {
-    describe(title, () => {
-      it('needs PostgreSQL server binaries', () => {
-        throw new Error(`CI is set but ${bins.missing}`);
-      });
-    });
-  } else {
-    process.stderr.write(`[test] skipping "${title}": ${bins.missing}\n`);
-    describe.skip(title, () => body(bins as never));
-  }
-}
-
 describeChaos('chaos: kill a worker, kill an API process and restart Postgres under load (split hosted service)', (pgBins) => {
   let cluster: PrivateCluster;
   let snapshot: Awaited<ReturnType<typeof snapshotDist>>;
@@ -126,6 +61,25 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
   let site: Server;
   let siteUrl: string;
   const procs: Proc[] = [];
+  const start = async (name: string, role: 'api' | 'worker', extra: Record<string, string>) => {
+    const env = {
+      DATABASE_URL: cluster.url,
+      SVC_SESSION_SECRETS: SESSION_SECRET,
+      SVC_SECRETS_KEY: SECRETS_KEY,
+      SVC_EGRESS_ALLOW: new URL(siteUrl).host,
+      SVC_IP_LIMIT: '1000000',
+      SVC_ORG_LIMIT: '1000000',
+      SVC_AUTH_IP_LIMIT: '10000',
+      SVC_MIN_CRON_INTERVAL: '1',
+      SVC_WORKER_CONCURRENCY: '3',
+      SVC_QUEUE_TIMEOUT: String(QUEUE_TIMEOUT_S),
+      SVC_RECONCILE_INTERVAL: '2',
+      ...extra,
+    };
+    const proc = await spawnProc(name, role, { workDir, mainPath, env });
+    procs.push(proc);
+    return proc;
+  };
   let holdMode = false;
   let quota: Record<Api, number> = { q: 0, s: 0 };
   const held: { api: Api; res: ServerResponse }[] = [];
@@ -137,81 +91,6 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
   const releaseHeld = () => {
     holdMode = false;
     for (const h of held.splice(0)) h.res.end('ok');
-  };
-
-  async function spawnProc(name: string, role: 'api' | 'worker', extra: Record<string, string>): Promise<Proc> {
-    const dataDir = join(workDir, name);
-    await mkdir(dataDir, { recursive: true });
-    const child = spawn(process.execPath, [mainPath], {
-      cwd: dataDir,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        SVC_ROLE: role,
-        SVC_DATA_DIR: dataDir,
-        DATABASE_URL: cluster.url,
-        SVC_SESSION_SECRETS: SESSION_SECRET,
-        SVC_SECRETS_KEY: SECRETS_KEY,
-        SVC_EGRESS_ALLOW: new URL(siteUrl).host,
-        SVC_IP_LIMIT: '1000000',
-        SVC_ORG_LIMIT: '1000000',
-        SVC_AUTH_IP_LIMIT: '10000',
-        SVC_MIN_CRON_INTERVAL: '1',
-        SVC_WORKER_CONCURRENCY: '3',
-        SVC_QUEUE_TIMEOUT: String(QUEUE_TIMEOUT_S),
-        SVC_RECONCILE_INTERVAL: '2',
-        ...extra,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let text = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      text += d;
-      if (text.length > 4_000_000) text = text.slice(-2_000_000);
-    });
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      const onData = () => {
-        const m = /flowctl hosted (?:service|worker) on (http:\/\/\S+)/.exec(text);
-        if (m) {
-          child.stderr!.off('data', onData);
-          resolveUrl(m[1]!);
-        }
-      };
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${text.slice(-4000)}`)));
-    });
-    const proc: Proc = { name, role, child, url, log: () => text, dead: false };
-    procs.push(proc);
-    return proc;
-  }
-
-  async function kill(proc: Proc): Promise<void> {
-    const pid = proc.child.pid!;
-    const below = descendants(pid);
-    const gone = new Promise((r) => proc.child.once('exit', r));
-    proc.child.kill('SIGKILL');
-    await gone;
-    proc.dead = true;
-    // Its Chromium (its own process group) would outlive it: the same end.
-    for (const p of below) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-
-  const readyz = async (proc: Proc): Promise<number> => {
-    try {
-      const res = await fetch(`${proc.url}/readyz`);
-      await res.arrayBuffer();
-      return res.status;
-    } catch {
-      return 0;
-    }
   };
 
   beforeAll(async () => {
@@ -243,87 +122,20 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
     mainPath = join(pkg, 'examples/hosted-service/main.mjs');
 
     // The first process migrates the database; the others then start together.
-    await spawnProc('api-q', 'api', { SVC_RUN_DISPATCH: 'queue' });
+    await start('api-q', 'api', { SVC_RUN_DISPATCH: 'queue' });
     await Promise.all([
-      spawnProc('api-s', 'api', { SVC_RUN_DISPATCH: 'sync' }),
-      spawnProc('worker-a', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
-      spawnProc('worker-b', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
+      start('api-s', 'api', { SVC_RUN_DISPATCH: 'sync' }),
+      start('worker-a', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
+      start('worker-b', 'worker', { SVC_RUN_DISPATCH: 'queue' }),
     ]);
 
-    // An org with a live key; the pure `hello` and the `hold` flow published as publish leaves them;
-    // the browser flow `page` published through the studio's authoring routes; a schedule of hello.
-    const owner = new Client(procs.find((p) => p.name === 'api-s')!.url);
-    const { user, org } = await owner.signup('chaos@example.test');
-    orgId = org.id;
-    const engineStorage: SqlStorage = createSqlStorage({ databaseUrl: cluster.url, poolSize: 2 });
-    const storage = createSqlServiceStorage(engineStorage);
-    // Not a service: an engine of this test only to store the flows' specs and rows as publish leaves
-    // them (it runs nothing, sweeps nothing). Every run goes through the processes above, each
-    // examples/hosted-service/main.mjs, i.e. the shipped assembly.
-    const engine: Engine = createEngine({ storage: engineStorage, sweepMs: 0 });
-    try {
-      const hello = await publishPureAutomation(storage, engine, org.id, user.id, 'hello');
-      const compiled = compile(HOLD_FLOW, { tools: createToolRegistry(builtinTools()), file: 'hold.yaml' });
-      if (!compiled.ok) throw new Error(JSON.stringify(compiled));
-      const digest = await engine.putSpec(compiled.spec);
-      const now = new Date().toISOString();
-      const holdId = randomUUID();
-      await storage.automations.create({
-        id: holdId,
-        org_id: org.id,
-        name: 'hold',
-        task: 'Hold then greet',
-        site: siteUrl,
-        mcp_enabled: true,
-        created_at: now,
-        status: 'published',
-        live_digest: digest,
-        needs_attention: false,
-        example: false,
-        params: [],
-      });
-      await storage.versions.add({ automation_id: holdId, org_id: org.id, flow_digest: digest, created_at: now, created_by: user.id });
-      const schedule = await owner.call('POST', `/api/automations/${hello.id}/schedules`, { cron: '* * * * * *', inputs: { who: 'cron' } });
-      expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
-      schedulerId = schedule.body.schedule.id;
-    } finally {
-      await engine.dispose();
-    }
-    const created = await owner.call('POST', '/api/automations', { name: 'page', site: `${siteUrl}/page`, task: 'Read the title of the chaos page' });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.automation.id as string;
-    const patched = await owner.call('PATCH', `/api/authoring/${id}`, {
-      captured_ops: [
-        { kind: 'navigate', url: `${siteUrl}/page` },
-        { kind: 'extract', target: '#t', name: 'title' },
-      ],
-    });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    const published = await owner.call('POST', `/api/authoring/${id}/publish`);
-    expect(published.status, JSON.stringify(published.body)).toBe(200);
-    const minted = await owner.call('POST', '/api/keys', { mode: 'live' });
-    expect(minted.status).toBe(201);
-    key = minted.body.secret as string;
+    // An org with a live key, its flows (hello, hold, the browser flow page) and a schedule of hello.
+    ({ orgId, key, scheduleId: schedulerId } = await setupChaosOrg(procs.find((p) => p.name === 'api-s')!.url, cluster.url, siteUrl));
   }, 420_000);
 
   afterAll(async () => {
     releaseHeld();
-    for (const p of procs) {
-      if (p.dead || p.child.exitCode !== null) continue;
-      const below = descendants(p.child.pid!);
-      const exited = new Promise((r) => p.child.once('exit', r));
-      p.child.kill('SIGTERM');
-      const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000); // caps a hang of the drain
-      await exited;
-      clearTimeout(timer);
-      for (const c of below) {
-        try {
-          process.kill(c, 'SIGKILL');
-        } catch {
-          // it ended with its parent
-        }
-      }
-    }
+    await stopProcs(procs);
     await cluster?.destroy();
     site?.closeAllConnections();
     await new Promise((r) => site?.close(r));
@@ -399,7 +211,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const leasedBy = async (pid: number) => (await q(`select id from runs where status = 'running' and lease->>'pid' = $1`, [String(pid)])).length;
       await waitUntil(async () => (await leasedBy(workerA.child.pid!)) > 0 && heldOf('q') > 0, { what: 'worker A to execute a held run', capMs: 180_000 });
       const heldByA = await leasedBy(workerA.child.pid!);
-      await kill(workerA);
+      await killProc(workerA);
       releaseHeld();
       const afterKill1 = Date.now();
       await waitUntil(() => acked('q', afterKill1) >= 10, { what: 'queue dispatch to go on after the worker kill', capMs: 180_000 });
@@ -451,7 +263,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       quota = { q: 0, s: 1 };
       holdMode = true;
       await waitUntil(() => heldOf('s') >= 1, { what: 'a held sync run on api-s', capMs: 180_000 });
-      await kill(apiS);
+      await killProc(apiS);
       releaseHeld();
       const afterKill2 = Date.now();
       await waitUntil(() => acked('q', afterKill2) >= 10, { what: 'the queue API to go on after the API kill', capMs: 180_000 });
@@ -526,28 +338,10 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const codeDisagree = rows.filter((r) => r.status === 'failed' && r.error_code !== runById.get(r.run_id)?.code);
 
       // --- Journals: the chain verifies, each ends with its run_finished, one run_started each.
-      const verifier = createSqlStorage({ databaseUrl: cluster.url, poolSize: 4 });
-      // Not a service: a reader of the stored journals (getRun only; it runs and sweeps nothing).
-      const engine = createEngine({ storage: verifier, sweepMs: 0 });
-      let verified = 0;
-      let duplicates = 0;
-      const broken: string[] = [];
-      try {
-        for (const r of runs) {
-          const run = (await engine.getRun(r.id))!;
-          try {
-            verifyJournal(run);
-          } catch (err) {
-            broken.push(`${r.id}: ${(err as Error).message}`);
-            continue;
-          }
-          if (run.journal.at(-1)?.event !== 'run_finished') broken.push(`${r.id}: no run_finished`);
-          if (run.journal.filter((e) => e.event === 'run_started').length !== 1) duplicates++;
-          verified++;
-        }
-      } finally {
-        await engine.dispose();
-      }
+      const { verified, duplicates, broken } = await checkStoredJournals(
+        cluster.url,
+        runs.map((r) => r.id),
+      );
       expect(broken).toEqual([]);
       expect(duplicates, 'runs executed twice').toBe(0);
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
-import { Client, startHosted, type HostedFixture } from '../helpers/hosted.js';
-import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
+import type { HostedAssembly } from '../../adapters/hosted/index.js';
+import { Client, PostgresAssemblies, startHosted, type HostedFixture } from '../helpers/hosted.js';
+import { describePostgres, uniqueSchemaName } from '../helpers/postgres.js';
 
 /**
  * Audited writes at once in one org (docs/hosted-api.md, "Audit log"): every request writes its row
@@ -50,27 +50,14 @@ describe('audited writes at once in one org (PGlite, one process)', () => {
 });
 
 describePostgres('audited writes at once in one org, from two API processes (Postgres)', (dbUrl) => {
-  const schema = uniqueSchemaName('svc_auditc');
-  const instances: HostedAssembly[] = [];
+  const stack = new PostgresAssemblies(dbUrl, uniqueSchemaName('svc_auditc'));
+  let instances: HostedAssembly[] = [];
 
   beforeAll(async () => {
-    // One after the other: the first migrates the schema, the second finds it migrated. Shared
-    // session and secrets keys, as processes behind one balancer must share them.
-    for (let i = 0; i < 2; i++) {
-      instances.push(
-        await assembleHostedService({
-          role: 'api',
-          database: { databaseUrl: dbUrl, schema, poolSize: 4 },
-          queue: false,
-          settings: { sessionSecrets: ['c'.repeat(40)], secretsKeys: [Buffer.alloc(32, 7)], scheduler: false },
-          web: false,
-        }),
-      );
-    }
+    instances = await stack.apis(2, { sessionSecrets: ['c'.repeat(40)], secretsKeys: [Buffer.alloc(32, 7)] });
   }, 120_000);
   afterAll(async () => {
-    for (const i of instances) await i.close();
-    await dropSchema(dbUrl, schema);
+    await stack.close();
   });
 
   it('every request succeeds on either process and the chain holds every entry, unbroken', async () => {

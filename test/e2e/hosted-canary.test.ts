@@ -1,29 +1,25 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBrowser } from '../../adapters/executor-playwright/resolve-browser.js';
 import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
-import type { SqlStorageOptions } from '../../adapters/storage-sql/index.js';
 import type { Digest } from '../../src/canonical.js';
 import { compile } from '../../src/flow/compile.js';
-import type { Logger } from '../../src/ports/clock.js';
 import type { HostedSettings } from '../../src/service/settings.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import { byteFormsIn, canaryByteForms, canaryForms, copyEscaped, formsIn, makeCanary, type CanaryForm } from '../helpers/canary-forms.js';
-import { dropSchema, pgQuery, TEST_DATABASE_URL, uniqueSchemaName } from '../helpers/postgres.js';
+import { checkScreenshots, type Hook, type Site, startReceiver, startSite } from '../helpers/canary-site.js';
+import { closeStack, filesUnder, logicalDump, type Stack, startStack } from '../helpers/canary-stack.js';
+import { createRecorder } from '../helpers/output-recorder.js';
+import { publishSpecAutomation } from '../helpers/pure-automation.js';
+import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { testSeed } from '../helpers/seeded.js';
 import { waitUntil } from '../helpers/wait.js';
-import { imageRegions } from '../helpers/image-pixels.js';
 
 /**
  * The hosted secret canary (issue 19; docs/hosted-api.md, "Security tests"). One org secret, a long
@@ -50,158 +46,8 @@ const BYTE_FORMS = canaryByteForms(CANARY);
 /** A non-secret string stored in plain columns: the searches must find it (they see the data). */
 const CONTROL = `CONTROL-${SEED.toString(36)}-automation-task-text`;
 const run = promisify(execFile);
-
-// ---------------------------------------------------------------------------------------------
-// What the test saw
-
-const seen: { where: string; text: string }[] = [];
-const pendingReads: Promise<unknown>[] = [];
-const logs: string[] = [];
-
-/** fetch that keeps a copy of every answer: status, headers and the whole body (streams too). */
-const recFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  const where = `${init?.method ?? 'GET'} ${String(input instanceof Request ? input.url : input)} -> ${res.status}`;
-  const copy = res.clone();
-  pendingReads.push(
-    copy
-      .text()
-      .then((text) => seen.push({ where, text: `${JSON.stringify([...res.headers])}\n${text}` }))
-      .catch((err: unknown) => seen.push({ where: `${where} (read failed)`, text: String(err) })),
-  );
-  return res;
-};
-
-const capture = (level: string) => (message: string, data?: unknown) => {
-  let extra = '';
-  if (data !== undefined) {
-    try {
-      extra = ` ${JSON.stringify(data)}`;
-    } catch {
-      extra = ` ${String(data)}`;
-    }
-  }
-  logs.push(`${level}: ${message}${extra}`);
-};
-const logger: Logger = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
-
-/** Tee stdout, stderr and console into `logs` for the test's duration. */
-function teeOutput(): () => void {
-  const restore: (() => void)[] = [];
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      logs.push(`${stream === process.stdout ? 'stdout' : 'stderr'}: ${typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8')}`);
-      return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write;
-    restore.push(() => (stream.write = original as typeof stream.write));
-  }
-  for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-    const original = console[level];
-    console[level] = (...args: unknown[]) => {
-      logs.push(`console.${level}: ${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}`);
-      original.apply(console, args);
-    };
-    restore.push(() => (console[level] = original));
-  }
-  return () => restore.forEach((r) => r());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Loopback: the site the flows talk to, the webhook receiver
-
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-
-function formPage(withButton: boolean): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Canary form</title><style>
-body{margin:0;font:16px sans-serif;background:#fff}
-label,input,button,#status{position:absolute}
-label{left:20px} input{left:140px;width:300px;height:30px;border:1px solid #888;background:#fff;color:#000;font-size:16px;padding:0 4px}
-#l1,#pw{top:20px} #l2,#name{top:80px} button{left:140px;top:140px} #status{left:20px;top:190px;margin:0}
-#echo{position:absolute;left:20px;top:240px;display:inline-block;width:2px;height:2px}
-</style></head><body>
-<label id="l1" for="pw">Password</label><input id="pw" type="password" autocomplete="off">
-<label id="l2" for="name">Name</label><input id="name" type="text" autocomplete="off">
-${withButton ? '<button id="save" type="button">Save</button>' : ''}
-<p id="status">waiting</p><span id="echo" data-typed=""></span>
-<script>
-for (const id of ['pw', 'name']) document.getElementById(id).addEventListener('input', (e) => fetch('/typed?field=' + id, { method: 'POST', body: e.target.value }));
-const save = document.getElementById('save');
-if (save) save.addEventListener('click', () => {
-  document.getElementById('status').textContent = 'saved';
-  document.getElementById('echo').dataset.typed = document.getElementById('name').value;
-});
-</script></body></html>`;
-}
-
-interface Site {
-  url: string;
-  /** What the site received (the secret's legitimate destination: never searched for leaks). */
-  received: { path: string; value: string }[];
-  server: Server;
-}
-
-async function startSite(): Promise<Site> {
-  const received: Site['received'] = [];
-  const server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const body = await readBody(req);
-      if (req.method === 'GET' && (url.pathname === '/form' || url.pathname === '/form-missing')) {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(formPage(url.pathname === '/form'));
-        return;
-      }
-      if (req.method === 'POST' && url.pathname === '/typed') {
-        received.push({ path: `/typed ${url.searchParams.get('field')}`, value: body });
-        res.writeHead(204).end();
-        return;
-      }
-      if (req.method === 'POST' && (url.pathname === '/api/ok' || url.pathname === '/api/fail')) {
-        const k = url.searchParams.get('k') ?? '';
-        let token = '';
-        try {
-          token = (JSON.parse(body) as { token?: string }).token ?? '';
-        } catch {
-          // not JSON
-        }
-        received.push({ path: `${url.pathname} query`, value: k }, { path: `${url.pathname} body`, value: token });
-        // A careless API: it echoes what it got, plain, percent-encoded and in base64.
-        const echo = { echo: token, echo_uri: encodeURIComponent(token), echo_b64: Buffer.from(token).toString('base64'), note: 'echoed' };
-        res
-          .writeHead(url.pathname === '/api/ok' ? 200 : 500, { 'content-type': 'application/json', 'x-echo-b64': Buffer.from(k).toString('base64') })
-          .end(JSON.stringify(echo));
-        return;
-      }
-      res.writeHead(404).end();
-    })().catch(() => res.writeHead(500).end());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server };
-}
-
-interface Hook {
-  path: string;
-  headers: Record<string, unknown>;
-  body: string;
-}
-const hooks: Hook[] = [];
-
-async function startReceiver(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    void readBody(req).then((body) => {
-      hooks.push({ path: req.url ?? '/', headers: req.headers, body });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
+/** What the test saw: every answer, log line and output, searched for the canary at the end. */
+const { seen, pendingReads, logs, recFetch, logger, teeOutput } = createRecorder();
 
 // ---------------------------------------------------------------------------------------------
 // The stack: the database (Postgres when TEST_DATABASE_URL is set, else PGlite in a folder) and the
@@ -210,32 +56,14 @@ async function startReceiver(): Promise<{ url: string; server: Server }> {
 // the sync and the queue phase: a second one on the same database, as a redeploy with
 // SVC_RUN_DISPATCH=queue would run.
 
-interface Stack {
-  database: SqlStorageOptions;
-  pglite?: PGlite;
-  dataDir?: string;
-  schema?: string;
-}
-
 let stack: Stack;
 /** The assembly serving the current phase. */
 let api: HostedAssembly | undefined;
 let site: Site;
-let receiver: { url: string; server: Server };
+let receiver: { url: string; server: Server; hooks: Hook[] };
 let restoreOutput: () => void;
 /** The API's URL in the current phase. */
 const apiUrl = (): string => api!.url;
-
-async function startStack(): Promise<Stack> {
-  if (TEST_DATABASE_URL) {
-    const schema = uniqueSchemaName('svc_canary');
-    return { database: { databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4 }, schema };
-  }
-  const dataDir = await mkdtemp(join(tmpdir(), 'flowctl-canary-'));
-  // An instance the test opens (and the assemblies leave open): the files are searched after they close.
-  const pglite = await PGlite.create(join(dataDir, 'db'));
-  return { database: { pglite }, pglite, dataDir };
-}
 
 const SESSION_SECRET = 'c'.repeat(40);
 /** Shared by both assemblies, as every process of a deployment shares SVC_SECRETS_KEY. */
@@ -390,7 +218,7 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
   expect([...dispatches].sort()).toEqual(mode === 'sync' ? ['mcp', 'schedule', 'sync'] : ['mcp', 'queue', 'schedule']);
   await waitUntil(
     () => {
-      const events = hooks.map((h) => JSON.parse(h.body) as { type: string; data: { run_id?: string } });
+      const events = receiver.hooks.map((h) => JSON.parse(h.body) as { type: string; data: { run_id?: string } });
       return mine.every(
         (e) =>
           events.some((ev) => ev.type === 'run.finished' && ev.data.run_id === e.run_id) &&
@@ -423,25 +251,16 @@ output:
   // Compiled against the tools the assembly's engine runs (the built-ins and its executor's).
   const compiled = compile(source, { file: `${name}.yaml`, tools: createToolRegistry(builtinTools(), api!.executor.tools) });
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-  const digest = await api!.engine.putSpec(compiled.spec);
-  const now = new Date().toISOString();
-  const id = `auto-${name}`;
-  await api!.storage.automations.create({
-    id,
-    org_id: orgId,
+  const published = await publishSpecAutomation(api!.storage, api!.engine, {
+    orgId,
+    userId,
     name,
+    spec: compiled.spec,
     task: CONTROL,
     site: site.url,
-    mcp_enabled: true,
-    created_at: now,
-    status: 'published',
-    live_digest: digest,
-    needs_attention: false,
-    example: false,
-    params: [],
+    id: `auto-${name}`,
   });
-  await api!.storage.versions.add({ automation_id: id, org_id: orgId, flow_digest: digest, created_at: now, created_by: userId });
-  return id;
+  return published.id;
 }
 
 /** Publish a browser flow through the hosted API: captured ops with the canary as a secret slot. */
@@ -485,12 +304,7 @@ beforeAll(async () => {
 afterAll(async () => {
   restoreOutput?.();
   await api?.close();
-  await stack?.pglite?.close().catch(() => undefined);
-  if (stack?.dataDir) await rm(stack.dataDir, { recursive: true, force: true });
-  if (stack?.schema && TEST_DATABASE_URL) {
-    await dropSchema(TEST_DATABASE_URL, stack.schema);
-    await dropSchema(TEST_DATABASE_URL, `${stack.schema}_pgboss`);
-  }
+  await closeStack(stack);
   await new Promise((r) => site?.server.close(r));
   await new Promise((r) => receiver?.server.close(r));
 });
@@ -504,68 +318,6 @@ function selfCheck(): void {
       expect.arrayContaining([f.name]),
     ]);
   expect(formsIn(CONTROL, FORMS)).toEqual([]);
-}
-
-/** Rows of every table of the service's database, one JSON text per row (no compression, no COPY escapes). */
-async function logicalDump(): Promise<string> {
-  const query = async (sql: string): Promise<Record<string, unknown>[]> =>
-    stack.pglite ? ((await stack.pglite.query(sql)).rows as Record<string, unknown>[]) : await pgQuery(TEST_DATABASE_URL!, sql);
-  const schemas = stack.schema ? [stack.schema, `${stack.schema}_pgboss`] : undefined;
-  const tables = await query(
-    `select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE' and ${
-      schemas ? `table_schema in (${schemas.map((s) => `'${s}'`).join(', ')})` : `table_schema not in ('pg_catalog', 'information_schema')`
-    } order by 1, 2`,
-  );
-  const out: string[] = [];
-  for (const t of tables) {
-    const name = `"${String(t.table_schema)}"."${String(t.table_name)}"`;
-    for (const row of await query(`select row_to_json(t)::text as j from ${name} t`)) out.push(`${name} ${String(row.j)}`);
-  }
-  return out.join('\n');
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  return (await readdir(dir, { withFileTypes: true, recursive: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-}
-
-/** Decode each screenshot in Chromium and read the pixels of both fields: the mask's black, or (before the fill) no text. */
-async function checkScreenshots(shots: { png: Uint8Array; afterNameFill: boolean; afterPasswordFill: boolean }[]): Promise<void> {
-  const { executablePath } = await resolveBrowser();
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    await page.goto(`${site.url}/form`);
-    const box = async (sel: string) => (await page.locator(sel).boundingBox())!;
-    const fields = { pw: await box('#pw'), name: await box('#name') };
-    for (const [i, shot] of shots.entries()) {
-      // The fields' insides (a pixel clear of each edge).
-      const inner = (r: { x: number; y: number; width: number; height: number }) => ({
-        x: Math.ceil(r.x) + 1,
-        y: Math.ceil(r.y) + 1,
-        width: Math.floor(r.width) - 2,
-        height: Math.floor(r.height) - 2,
-      });
-      const decoded = await imageRegions(page, `data:image/png;base64,${Buffer.from(shot.png).toString('base64')}`, [inner(fields.pw), inner(fields.name)]);
-      const count = (d: Uint8Array) => {
-        let black = 0;
-        let dark = 0;
-        for (let p = 0; p < d.length; p += 4) {
-          if (d[p] === 0 && d[p + 1] === 0 && d[p + 2] === 0) black++;
-          else if (d[p]! < 128) dark++;
-        }
-        return { pixels: d.length / 4, black, dark };
-      };
-      const stats = { width: decoded.width, height: decoded.height, pw: count(decoded.regions[0]!), name: count(decoded.regions[1]!) };
-      expect([i, stats.width, stats.height]).toEqual([i, 1280, 720]);
-      // A masked field is all black; an empty one has no dark pixel (no text, no dots).
-      if (shot.afterPasswordFill) expect([i, 'pw', stats.pw.black]).toEqual([i, 'pw', stats.pw.pixels]);
-      else expect([i, 'pw', stats.pw.dark]).toEqual([i, 'pw', 0]);
-      if (shot.afterNameFill) expect([i, 'name', stats.name.black]).toEqual([i, 'name', stats.name.pixels]);
-      else expect([i, 'name', stats.name.dark]).toEqual([i, 'name', 0]);
-    }
-  } finally {
-    await browser.close();
-  }
 }
 
 describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, () => {
@@ -625,11 +377,11 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     }
     expect(shots.length).toBeGreaterThanOrEqual(8);
     const artifactHits = shots.flatMap((s, i) => byteFormsIn(s.png, BYTE_FORMS).map((f) => `screenshot ${i}: ${f}`));
-    await checkScreenshots(shots);
+    await checkScreenshots(site.url, shots);
 
     // Stop everything that writes, then read the database.
     await api!.close();
-    const dump = await logicalDump();
+    const dump = await logicalDump(stack);
     expect(dump).toContain(CONTROL);
     const dumpHits = formsIn(dump, FORMS);
     let storeHits: string[] = [];
@@ -660,10 +412,10 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     const streams = seen.filter((s) => s.where.includes('/stream'));
     expect(streams.length).toBe(all.length);
     const answerHits = seen.flatMap((s) => formsIn(s.text, FORMS).map((f) => `${s.where}: ${f}`));
-    const hookHits = hooks.flatMap((h) => formsIn(`${JSON.stringify(h.headers)}\n${h.body}`, FORMS).map((f) => `webhook ${h.path}: ${f}`));
+    const hookHits = receiver.hooks.flatMap((h) => formsIn(`${JSON.stringify(h.headers)}\n${h.body}`, FORMS).map((f) => `webhook ${h.path}: ${f}`));
     const logHits = logs.flatMap((l) => formsIn(l, FORMS).map((f) => `log "${l.slice(0, 120)}": ${f}`));
     process.stdout.write(
-      `[canary] searched ${seen.length} answers (${streams.length} run streams), ${hooks.length} webhook deliveries, ${logs.length} log lines, ${dump.length} characters of table rows, ${storeWhat}, ${shots.length} screenshots; ${all.length} runs\n`,
+      `[canary] searched ${seen.length} answers (${streams.length} run streams), ${receiver.hooks.length} webhook deliveries, ${logs.length} log lines, ${dump.length} characters of table rows, ${storeWhat}, ${shots.length} screenshots; ${all.length} runs\n`,
     );
     const hits = { answers: answerHits, webhooks: hookHits, logs: logHits, tables: dumpHits, store: storeHits, artifacts: artifactHits };
     const found = Object.entries(hits).filter(([, h]) => h.length > 0);

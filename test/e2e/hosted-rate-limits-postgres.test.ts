@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
-import { Client } from '../helpers/hosted.js';
+import type { HostedAssembly } from '../../adapters/hosted/index.js';
+import { Client, PostgresAssemblies } from '../helpers/hosted.js';
 import { postFrom } from '../helpers/source-address.js';
-import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
+import { describePostgres, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 
 /**
  * Rate limits shared across service instances on Postgres: two shipped assemblies (SVC_ROLE=api, as
@@ -16,33 +16,22 @@ const IP_LIMIT = 8;
 
 describePostgres('hosted rate limits shared by instances (Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_rl');
-  const instances: HostedAssembly[] = [];
+  const stack = new PostgresAssemblies(dbUrl, schema);
+  let instances: HostedAssembly[] = [];
 
   beforeAll(async () => {
-    // One after the other: the first migrates the schema, the second finds it migrated.
-    for (let i = 0; i < 2; i++) {
-      instances.push(
-        await assembleHostedService({
-          role: 'api',
-          database: { databaseUrl: dbUrl, schema, poolSize: 3 },
-          // No queue: these requests never start a run (the limits answer before any run).
-          queue: false,
-          settings: {
-            sessionSecrets: ['r'.repeat(40)],
-            orgLimitPerMinute: ORG_LIMIT,
-            ipLimitPerMinute: IP_LIMIT,
-            authAccountFailuresPer15Min: 3,
-            authDelayBaseSeconds: 600,
-            scheduler: false,
-          },
-          web: false,
-        }),
-      );
-    }
+    // No queue (the helper's API processes have none): these requests never start a run (the limits answer before any run).
+    const settings = {
+      sessionSecrets: ['r'.repeat(40)],
+      orgLimitPerMinute: ORG_LIMIT,
+      ipLimitPerMinute: IP_LIMIT,
+      authAccountFailuresPer15Min: 3,
+      authDelayBaseSeconds: 600,
+    };
+    instances = await stack.apis(2, settings, 3);
   }, 120_000);
   afterAll(async () => {
-    for (const i of instances) await i.close();
-    await dropSchema(dbUrl, schema);
+    await stack.close();
   });
 
   const run = async (i: number, key: string | undefined) => {

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
+import type { HostedAssembly } from '../../adapters/hosted/index.js';
 import type { RunWorker } from '../../src/service/worker.js';
-import { Client, FIXTURE_SITES } from '../helpers/hosted.js';
-import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
+import { Client, FIXTURE_SITES, PostgresAssemblies } from '../helpers/hosted.js';
+import { describePostgres, uniqueSchemaName } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -34,9 +34,8 @@ const capture = (url: string) => [
 ];
 
 describePostgres('status follows the site through the queue worker (Postgres)', (dbUrl) => {
-  const schema = uniqueSchemaName('svc_drift');
+  const stack = new PostgresAssemblies(dbUrl, uniqueSchemaName('svc_drift'));
   let api: HostedAssembly;
-  let workerSide: HostedAssembly;
   let worker: RunWorker;
   let site: { server: Server; url: string };
 
@@ -49,22 +48,12 @@ describePostgres('status follows the site through the queue worker (Postgres)', 
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     site = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-    const settings = { sessionSecrets: [SECRET], runDispatch: 'queue' as const, authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES };
-    api = await assembleHostedService({ role: 'api', settings, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
-    workerSide = await assembleHostedService({
-      role: 'worker',
-      settings: { ...settings, publicUrl: api.url },
-      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
-    });
-    worker = await workerSide.service.startWorker({ concurrency: 1 });
+    ({ api, worker } = await stack.apiAndWorker({ sessionSecrets: [SECRET], authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES }));
   }, 180_000);
 
   afterAll(async () => {
-    await worker?.stop();
-    await workerSide?.close();
-    await api?.close();
+    await stack.close();
     await new Promise<void>((r) => (site?.server ? site.server.close(() => r()) : r()));
-    await dropSchema(dbUrl, schema);
   });
 
   it('a drifted page fails locator_drift on the worker (failing); after the page recovers a clean queued run publishes it again', async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assembleHostedService, type HostedAssembly } from '../../adapters/hosted/index.js';
+import type { HostedAssembly } from '../../adapters/hosted/index.js';
 import type { RunWorker } from '../../src/service/worker.js';
-import { Client, FIXTURE_SITES } from '../helpers/hosted.js';
-import { describePostgres, dropSchema, uniqueSchemaName } from '../helpers/postgres.js';
+import { Client, FIXTURE_SITES, PostgresAssemblies } from '../helpers/hosted.js';
+import { describePostgres, uniqueSchemaName } from '../helpers/postgres.js';
 import { outcome, publishUploadAutomation, RECEIPT, RECEIPT_DIGEST, startUploadSite, type UploadSite } from '../helpers/upload-site.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -15,31 +15,19 @@ import { waitUntil } from '../helpers/wait.js';
 const SECRET = 'u'.repeat(40);
 
 describePostgres('upload automations through the queue worker (Postgres)', (dbUrl) => {
-  const schema = uniqueSchemaName('svc_uploads');
+  const stack = new PostgresAssemblies(dbUrl, uniqueSchemaName('svc_uploads'));
   let api: HostedAssembly;
-  let workerSide: HostedAssembly;
   let worker: RunWorker;
   let site: UploadSite;
 
   beforeAll(async () => {
     site = await startUploadSite();
-    const settings = { sessionSecrets: [SECRET], runDispatch: 'queue' as const, authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES };
-    api = await assembleHostedService({ role: 'api', settings, database: { databaseUrl: dbUrl, schema, poolSize: 4 } });
-    workerSide = await assembleHostedService({
-      role: 'worker',
-      settings: { ...settings, publicUrl: api.url },
-      database: { databaseUrl: dbUrl, schema, poolSize: 4 },
-    });
-    worker = await workerSide.service.startWorker({ concurrency: 1 });
+    ({ api, worker } = await stack.apiAndWorker({ sessionSecrets: [SECRET], authIpLimitPerMinute: 10_000, egressAllow: FIXTURE_SITES }));
   }, 180_000);
 
   afterAll(async () => {
-    await worker?.stop();
-    await workerSide?.close();
-    await api?.close();
+    await stack.close();
     await site?.close();
-    await dropSchema(dbUrl, schema);
-    await dropSchema(dbUrl, `${schema}_pgboss`); // the queue's tables (pg-boss keeps its own schema)
   });
 
   it('the API instance queues the run; the worker instance runs it, uploading the org file under the hosted policy', async () => {

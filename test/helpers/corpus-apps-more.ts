@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { CorpusApp } from './corpus-apps.js';
+import type { StudioCanvas } from './studio-canvas.js';
 
 /**
  * More apps of the corpus (test/helpers/corpus-apps.ts has the first five and the shape): TodoMVC's
@@ -10,6 +11,27 @@ import type { CorpusApp } from './corpus-apps.js';
 
 const modules = resolve(import.meta.dirname, '../../node_modules');
 const require = createRequire(import.meta.url);
+
+/** JSON Editor's advanced example, as its package ships it (two tasks of the corpus record on it). */
+export const JSON_EDITOR = {
+  package: '@json-editor/json-editor',
+  root: `${modules}/@json-editor/json-editor`,
+  path: '/tests/pages/advanced.html',
+} satisfies Partial<CorpusApp>;
+
+/**
+ * JSON Editor's opening steps: collapse the first person's location, then pets (its own fields come
+ * up into view), then click the name field and select its text, ready for the name to be typed.
+ */
+export async function selectPersonName(s: StudioCanvas): Promise<void> {
+  const collapse = (n: number) => (t: import('playwright-core').Page) => t.getByRole('button', { name: 'Collapse' }).nth(n);
+  await s.click(collapse(2));
+  await s.steps(2);
+  await s.click(collapse(2));
+  await s.steps(3);
+  await s.click((t) => t.locator('input[name="root[0][name]"]'));
+  await s.press('Control+A');
+}
 
 export const MORE_APPS: CorpusApp[] = [
   {
@@ -83,21 +105,12 @@ export const MORE_APPS: CorpusApp[] = [
   {
     id: 'json-editor-optional',
     app: 'JSON Editor (advanced example), a validation message',
-    package: '@json-editor/json-editor',
-    root: `${modules}/@json-editor/json-editor`,
-    path: '/tests/pages/advanced.html',
+    ...JSON_EDITOR,
     task: "Set a person's name, click the name's validation message if the form shows one, read the person's heading and whether the form is valid",
     async record(s) {
-      const collapse = (n: number) => (t: import('playwright-core').Page) => t.getByRole('button', { name: 'Collapse' }).nth(n);
-      // Location, then Pets: the person's own fields come up into view.
-      await s.click(collapse(2));
-      await s.steps(2);
-      await s.click(collapse(2));
-      await s.steps(3);
       // A name under the schema's minimum length (4): once the field is committed (a click on the
       // page's heading), the app shows a message under it. Names of 4 or more never show it.
-      await s.click((t) => t.locator('input[name="root[0][name]"]'));
-      await s.press('Control+A');
+      await selectPersonName(s);
       await s.type('Al');
       await s.click((t) => t.getByRole('heading', { name: 'Advanced JSON Editor Example' }));
       await s.steps(5);

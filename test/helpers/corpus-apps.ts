@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { MORE_APPS } from './corpus-apps-more.js';
+import { JSON_EDITOR, MORE_APPS, selectPersonName } from './corpus-apps-more.js';
 import type { StudioCanvas } from './studio-canvas.js';
 
 /**
@@ -148,19 +148,10 @@ export const CORPUS: CorpusApp[] = [
   {
     id: 'json-editor',
     app: 'JSON Editor (advanced example)',
-    package: '@json-editor/json-editor',
-    root: `${modules}/@json-editor/json-editor`,
-    path: '/tests/pages/advanced.html',
+    ...JSON_EDITOR,
     task: "Collapse a person's location and pets, set the name and age, pick the gender, read the list of people, the person's heading and whether the form is valid",
     async record(s) {
-      const collapse = (n: number) => (t: import('playwright-core').Page) => t.getByRole('button', { name: 'Collapse' }).nth(n);
-      // Location, then Pets: the person's own fields come up into view.
-      await s.click(collapse(2));
-      await s.steps(2);
-      await s.click(collapse(2));
-      await s.steps(3);
-      await s.click((t) => t.locator('input[name="root[0][name]"]'));
-      await s.press('Control+A');
+      await selectPersonName(s);
       await s.type('Ada Lovelace');
       await s.click((t) => t.locator('input[name="root[0][age]"]'));
       await s.steps(4);

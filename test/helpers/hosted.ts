@@ -11,6 +11,8 @@ import type { HostedSettings } from '../../src/service/settings.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
 import type { StudioBrowser } from '../../src/ports/studio.js';
 import type { PgBossQueue } from '../../adapters/queue-pgboss/index.js';
+import type { RunWorker } from '../../src/service/worker.js';
+import { dropSchema } from './postgres.js';
 
 /**
  * The hosted service as `npm start` builds it (assembleHostedService, flowctl/adapters/hosted), on
@@ -115,6 +117,66 @@ export async function startBareService(): Promise<{ url: string; close(): Promis
       await pglite.close();
     },
   };
+}
+
+/**
+ * Shipped assemblies on one Postgres schema, each with its own connection pool, as separate `npm
+ * start` (SVC_ROLE=api) and `npm run worker` processes behind one balancer run. They share the session
+ * and secrets keys given in the settings, as such processes must. `close` ends them and drops the
+ * schema (and the queue's, which pg-boss keeps apart).
+ */
+export class PostgresAssemblies {
+  private readonly started: HostedAssembly[] = [];
+  private readonly workers: RunWorker[] = [];
+
+  constructor(
+    readonly dbUrl: string,
+    readonly schema: string,
+  ) {}
+
+  /**
+   * `count` API processes, one after the other: the first migrates the schema, the next find it
+   * migrated. No queue, web app or scheduler: the tests using them start no run.
+   */
+  async apis(count: number, settings: Partial<HostedSettings>, poolSize = 4): Promise<HostedAssembly[]> {
+    const apis: HostedAssembly[] = [];
+    for (let i = 0; i < count; i++) {
+      apis.push(
+        await this.assemble({
+          role: 'api',
+          database: { databaseUrl: this.dbUrl, schema: this.schema, poolSize },
+          queue: false,
+          settings: { ...settings, scheduler: false },
+          web: false,
+        }),
+      );
+    }
+    return apis;
+  }
+
+  /** An API process that queues runs and a worker process (one run at a time) that runs them. */
+  async apiAndWorker(settings: Partial<HostedSettings>): Promise<{ api: HostedAssembly; worker: RunWorker }> {
+    const database = { databaseUrl: this.dbUrl, schema: this.schema, poolSize: 4 };
+    const api = await this.assemble({ role: 'api', settings: { ...settings, runDispatch: 'queue' }, database });
+    const workerSide = await this.assemble({ role: 'worker', settings: { ...settings, runDispatch: 'queue', publicUrl: api.url }, database });
+    const worker = await workerSide.service.startWorker({ concurrency: 1 });
+    this.workers.push(worker);
+    return { api, worker };
+  }
+
+  /** Workers first, then the processes, newest first; then the schemas. */
+  async close(): Promise<void> {
+    for (const w of this.workers.splice(0)) await w.stop();
+    for (const a of this.started.splice(0).reverse()) await a.close();
+    await dropSchema(this.dbUrl, this.schema);
+    await dropSchema(this.dbUrl, `${this.schema}_pgboss`);
+  }
+
+  private async assemble(options: HostedAssemblyOptions): Promise<HostedAssembly> {
+    const assembly = await assembleHostedService(options);
+    this.started.push(assembly);
+    return assembly;
+  }
 }
 
 /** A client that keeps its own `svc_session` cookie, like a browser tab or curl -c/-b. */

@@ -18,14 +18,34 @@ export async function publishPureAutomation(
   name: string,
 ): Promise<AutomationRecord & { live_digest: string }> {
   const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../golden/hello.flowspec.json'), 'utf8')) as FlowSpec;
+  return publishSpecAutomation(storage, engine, { orgId, userId, name, spec, task: 'Greet someone', site: 'https://example.test' });
+}
+
+export interface PublishedSpec {
+  orgId: string;
+  userId: string;
+  name: string;
+  spec: FlowSpec;
+  task: string;
+  site: string;
+  /** Default: a random UUID. */
+  id?: string;
+}
+
+/** A FlowSpec stored in the engine and published as an automation, its rows as publish leaves them. */
+export async function publishSpecAutomation(
+  storage: ServiceStorage,
+  engine: Engine,
+  { orgId, userId, name, spec, task, site, id }: PublishedSpec,
+): Promise<AutomationRecord & { live_digest: string }> {
   const digest = await engine.putSpec(spec);
   const now = new Date().toISOString();
   const automation = {
-    id: randomUUID(),
+    id: id ?? randomUUID(),
     org_id: orgId,
     name,
-    task: 'Greet someone',
-    site: 'https://example.test',
+    task,
+    site,
     mcp_enabled: true,
     created_at: now,
     status: 'published' as const,
