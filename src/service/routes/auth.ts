@@ -8,7 +8,7 @@ import { checkLogin, loginFailed, loginSucceeded, rateLimited } from '../auth/lo
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../auth/passwords.js';
 import { audit, type ServiceContext, type ServiceDeps, type ServiceEnv } from '../context.js';
 import { serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Email, Org, orgJson, RoleEnum, User } from '../schemas.js';
 
 /** Accounts and sessions (docs/hosted-api.md, "Accounts"). */
@@ -78,37 +78,41 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
   };
 
   return [
-    {
-      method: 'post',
-      path: '/api/auth/signup',
-      auth: 'public',
-      summary: 'Sign up: a user, an org they own, and a session cookie',
-      tags: ['accounts'],
-      middleware: [authAttempt(deps)],
-      request: jsonBody(SignupBody),
-      responses: {
-        201: jsonResponse('The new user and org; `svc_session` is set', UserOrg),
-        409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/signup',
+        auth: 'public',
+        summary: 'Sign up: a user, an org they own, and a session cookie',
+        tags: ['accounts'],
+        middleware: [authAttempt(deps)],
+        request: jsonBody(SignupBody),
+        responses: {
+          201: jsonResponse('The new user and org; `svc_session` is set', UserOrg),
+          409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof SignupBody>;
+      async (c) => {
+        const body = c.req.valid('json');
         const orgName = body.org_name ?? `${body.email.split('@')[0]!.slice(0, 100)}'s org`;
         const { user, org, session } = await signup(body.email, body.password, orgName);
         setSessionCookie(c, deps, session);
         return c.json({ user, org }, 201);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/auth/login',
-      auth: 'public',
-      summary: 'Log in; one 401 `invalid_credentials` for an unknown email and a wrong password alike',
-      tags: ['accounts'],
-      middleware: [authAttempt(deps)],
-      request: jsonBody(LoginBody),
-      responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
-      handler: async (c) => {
-        const { email, password } = c.req.valid('json') as z.infer<typeof LoginBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/login',
+        auth: 'public',
+        summary: 'Log in; one 401 `invalid_credentials` for an unknown email and a wrong password alike',
+        tags: ['accounts'],
+        middleware: [authAttempt(deps)],
+        request: jsonBody(LoginBody),
+        responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
+      },
+      async (c) => {
+        const { email, password } = c.req.valid('json');
         const ip = clientIp(c, deps);
         await checkLogin(deps, email, ip);
         const user = await storage.users.getByEmail(email);
@@ -127,33 +131,37 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
         setSessionCookie(c, deps, session);
         return c.json({ user: { id: user.id, email: user.email }, org: orgJson(org) }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/auth/logout',
-      auth: 'session',
-      summary: 'Log out: the session is revoked server-side and the cookie cleared',
-      tags: ['accounts'],
-      responses: { 204: { description: 'Logged out' } },
-      handler: async (c) => {
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/logout',
+        auth: 'session',
+        summary: 'Log out: the session is revoked server-side and the cookie cleared',
+        tags: ['accounts'],
+        responses: { 204: { description: 'Logged out' } },
+      },
+      async (c) => {
         await storage.sessions.revoke(c.get('auth').session.id, deps.clock.now());
         clearSessionCookie(c, deps);
         return c.body(null, 204);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/session',
-      // Outside production an unauthenticated caller without a cookie is provisioned a user and an
-      // org; the route resolves the session itself.
-      auth: 'public',
-      summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
-      tags: ['accounts'],
-      responses: {
-        200: jsonResponse('The session', SessionBody),
-        401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/session',
+        // Outside production an unauthenticated caller without a cookie is provisioned a user and an
+        // org; the route resolves the session itself.
+        auth: 'public',
+        summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
+        tags: ['accounts'],
+        responses: {
+          200: jsonResponse('The session', SessionBody),
+          401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
+      async (c) => {
         const check = await loadSession(c, deps);
         if (check.ok) return c.json(sessionBody(c), 200);
         if (check.cookieSent || deps.settings.production) {
@@ -167,24 +175,26 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
         c.set('auth', { session, user: found.user, org: found.org, role: found.role!, orgs: found.orgs });
         return c.json(sessionBody(c), 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/session/org',
-      auth: 'session',
-      summary: 'Switch the active org; the cookie is re-issued',
-      tags: ['accounts'],
-      request: jsonBody(SwitchOrgBody),
-      responses: { 200: jsonResponse('The org and your role in it', z.object({ org: Org, role: RoleEnum })) },
-      handler: async (c) => {
-        const { org_id } = c.req.valid('json') as z.infer<typeof SwitchOrgBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/session/org',
+        auth: 'session',
+        summary: 'Switch the active org; the cookie is re-issued',
+        tags: ['accounts'],
+        request: jsonBody(SwitchOrgBody),
+        responses: { 200: jsonResponse('The org and your role in it', z.object({ org: Org, role: RoleEnum })) },
+      },
+      async (c) => {
+        const { org_id } = c.req.valid('json');
         const member = await storage.members.get(org_id, c.get('auth').user.id);
         const org = member ? await storage.orgs.get(org_id) : undefined;
         if (!member || !org) throw serviceError('not_found', 'no such org among yours');
         await rotateSession(c, deps, org.id);
         return c.json({ org: orgJson(org), role: member.role }, 200);
       },
-    },
+    ),
   ];
 }
 

@@ -3,7 +3,7 @@ import { isFlowError } from '../../errors.js';
 import type { AuthoringRecord, AutomationRecord } from '../../ports/service-storage.js';
 import { audit, type ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { AUTOMATION_NAME } from '../schemas.js';
 
 /** Automations, versions, rollback and the live FlowSpec by name (docs/hosted-api.md, "Automations"). */
@@ -134,19 +134,21 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
   };
 
   return [
-    {
-      method: 'post',
-      path: '/api/automations',
-      auth: 'session',
-      summary: 'Create a draft automation and its authoring session',
-      tags: ['automations'],
-      request: jsonBody(CreateAutomationBody),
-      responses: {
-        201: jsonResponse('The draft', z.object({ automation: Automation })),
-        409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations',
+        auth: 'session',
+        summary: 'Create a draft automation and its authoring session',
+        tags: ['automations'],
+        request: jsonBody(CreateAutomationBody),
+        responses: {
+          201: jsonResponse('The draft', z.object({ automation: Automation })),
+          409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof CreateAutomationBody>;
+      async (c) => {
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
         const { automation, session } = newDraft(deps, org.id, body);
         await storage.transaction(async (tx) => {
@@ -167,46 +169,52 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.json({ automation: automationJson(deps, automation) }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations',
-      auth: 'session',
-      summary: "The org's automations, oldest first",
-      tags: ['automations'],
-      responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
-      handler: async (c) => {
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations',
+        auth: 'session',
+        summary: "The org's automations, oldest first",
+        tags: ['automations'],
+        responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
+      },
+      async (c) => {
         const orgId = c.get('auth').org.id;
         const usage = await usageOf(deps, orgId);
         return c.json({ automations: (await storage.automations.list(orgId)).map((a) => automationJson(deps, a, usage(a.id))) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations/{id}',
-      auth: 'session',
-      summary: 'One automation, with its status',
-      tags: ['automations'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations/{id}',
+        auth: 'session',
+        summary: 'One automation, with its status',
+        tags: ['automations'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const orgId = c.get('auth').org.id;
         const a = await mustGet(orgId, id);
         return c.json({ automation: automationJson(deps, a, (await usageOf(deps, orgId))(a.id)) }, 200);
       },
-    },
-    {
-      method: 'patch',
-      path: '/api/automations/{id}',
-      auth: 'session',
-      summary: 'Correct `site` or `task` (members); `mcp_enabled` is owner only and audited',
-      tags: ['automations'],
-      request: { params: IdParam, ...jsonBody(PatchAutomationBody) },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchAutomationBody>;
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/automations/{id}',
+        auth: 'session',
+        summary: 'Correct `site` or `task` (members); `mcp_enabled` is owner only and audited',
+        tags: ['automations'],
+        request: { params: IdParam, ...jsonBody(PatchAutomationBody) },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user, role } = c.get('auth');
         const before = await mustGet(org.id, id);
         if (body.mcp_enabled !== undefined && role !== 'owner') throw serviceError('forbidden', 'only an owner may set mcp_enabled');
@@ -225,34 +233,38 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations/{id}/versions',
-      auth: 'session',
-      summary: 'Published versions, newest first',
-      tags: ['automations'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('Versions', z.object({ versions: z.array(Version) })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations/{id}/versions',
+        auth: 'session',
+        summary: 'Published versions, newest first',
+        tags: ['automations'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('Versions', z.object({ versions: z.array(Version) })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const orgId = c.get('auth').org.id;
         await mustGet(orgId, id);
         const versions = await storage.versions.list(orgId, id);
         return c.json({ versions: versions.map((v) => ({ flow_digest: v.flow_digest, created_at: v.created_at, created_by: v.created_by })) }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/automations/{id}/rollback',
-      auth: 'owner',
-      summary: 'Point the live version at an earlier one; nothing is rebuilt',
-      tags: ['automations'],
-      request: { params: IdParam, ...jsonBody(RollbackBody) },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const { flow_digest } = c.req.valid('json') as z.infer<typeof RollbackBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations/{id}/rollback',
+        auth: 'owner',
+        summary: 'Point the live version at an earlier one; nothing is rebuilt',
+        tags: ['automations'],
+        request: { params: IdParam, ...jsonBody(RollbackBody) },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const { flow_digest } = c.req.valid('json');
         const { org, user } = c.get('auth');
         const before = await mustGet(org.id, id);
         if (!(await storage.versions.get(org.id, id, flow_digest))) {
@@ -276,25 +288,28 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/flowspecs/{name}',
-      auth: 'session',
-      summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
-      tags: ['automations'],
-      request: { params: NameParam },
-      responses: {
-        200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/flowspecs/{name}',
+        auth: 'session',
+        summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
+        tags: ['automations'],
+        request: { params: NameParam },
+        responses: {
+          200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+        },
       },
-      handler: async (c) => {
-        const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
+      async (c) => {
+        const { name } = c.req.valid('param');
         const spec = await liveSpec(deps, c.get('auth').org.id, name);
         // One answer for unknown, other orgs' and draft names: the same code path and the same body.
         if (!spec) throw serviceError('not_found', 'no published automation of this name in this org');
-        return c.body(JSON.stringify(spec.spec), 200, { 'content-type': 'application/json; charset=utf-8', etag: `"${spec.digest}"` });
+        // c.json writes JSON.stringify of it, as before; its default Content-Type is replaced (same key).
+        return c.json(spec.spec, 200, { 'Content-Type': 'application/json; charset=utf-8', etag: `"${spec.digest}"` });
       },
-    },
+    ),
   ];
 }
 

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isFlowError } from '../../errors.js';
 import { audit, type ServiceDeps } from '../context.js';
 import { compileCapture, publishVersion } from '../domain/publish.js';
-import { jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Automation, automationJson, newDraft } from './automations.js';
 
 /**
@@ -48,26 +48,30 @@ export function exampleRoutes(deps: ServiceDeps): ServiceRoute[] {
   const wired = () => deps.engine !== undefined && deps.tools?.resolve('browser/navigate', '1') !== undefined;
 
   return [
-    {
-      method: 'get',
-      path: '/example/site',
-      auth: 'public',
-      summary: 'The demo page the starter example automates',
-      tags: ['example'],
-      responses: { 200: { description: 'HTML', content: { 'text/html': { schema: z.string() } } } },
-      handler: (c) => c.html(EXAMPLE_PAGE),
-    },
-    {
-      method: 'post',
-      path: '/api/automations/example',
-      auth: 'session',
-      summary: 'Give the org the starter example (idempotent)',
-      tags: ['automations'],
-      responses: {
-        201: jsonResponse('Created (published when a browser is wired in, else a prefilled draft)', z.object({ automation: Automation })),
-        200: jsonResponse('It already existed', z.object({ automation: Automation, existed: z.literal(true) })),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/example/site',
+        auth: 'public',
+        summary: 'The demo page the starter example automates',
+        tags: ['example'],
+        responses: { 200: { description: 'HTML', content: { 'text/html': { schema: z.string() } } } },
       },
-      handler: async (c) => {
+      (c) => c.html(EXAMPLE_PAGE),
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations/example',
+        auth: 'session',
+        summary: 'Give the org the starter example (idempotent)',
+        tags: ['automations'],
+        responses: {
+          201: jsonResponse('Created (published when a browser is wired in, else a prefilled draft)', z.object({ automation: Automation })),
+          200: jsonResponse('It already existed', z.object({ automation: Automation, existed: z.literal(true) })),
+        },
+      },
+      async (c) => {
         const { org, user } = c.get('auth');
         const existing = await storage.automations.getExample(org.id);
         if (existing) return c.json({ automation: automationJson(deps, existing), existed: true as const }, 200);
@@ -102,6 +106,6 @@ export function exampleRoutes(deps: ServiceDeps): ServiceRoute[] {
         const published = await publishVersion(deps, automation, compiled, user.id);
         return c.json({ automation: automationJson(deps, published) }, 201);
       },
-    },
+    ),
   ];
 }

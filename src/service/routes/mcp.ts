@@ -31,7 +31,7 @@ import type { ServiceDeps } from '../context.js';
 import { MAX_BODY_DEPTH, nulIssues } from '../request-guards.js';
 import { enqueueRun, queueDispatch, recordOutcome, runResult, runSync, secretInputsOf, type Dispatchable } from '../domain/dispatch.js';
 import { serviceErrorBody } from '../errors.js';
-import type { ServiceRoute } from '../route-table.js';
+import { defineRoute, type ServiceRoute } from '../route-table.js';
 
 /**
  * The hosted MCP endpoint (spec "Hosted MCP endpoint"; docs/mcp.md, "Hosted"): stateless Streamable
@@ -360,23 +360,25 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
   }
 
   return [
-    {
-      method: 'post',
-      path: '/mcp',
-      auth: 'bearer',
-      summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
-      tags: ['mcp'],
-      responses: {
-        200: {
-          description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json',
-          content: { 'application/json': { schema: z.unknown() } },
-        },
-        403: {
-          description:
-            '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)',
+    defineRoute(
+      {
+        method: 'post',
+        path: '/mcp',
+        auth: 'bearer',
+        summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
+        tags: ['mcp'],
+        responses: {
+          200: {
+            description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json',
+            content: { 'application/json': { schema: z.unknown() } },
+          },
+          403: {
+            description:
+              '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)',
+          },
         },
       },
-      handler: async (c) => {
+      async (c) => {
         const { record: key } = c.get('key');
         const raw = c.req.raw;
         // MCP's DNS-rebinding rule (Streamable HTTP transport): a request that carries an Origin not on
@@ -474,6 +476,6 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         }
         return response;
       },
-    },
+    ),
   ];
 }

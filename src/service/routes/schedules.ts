@@ -4,7 +4,7 @@ import type { ScheduleRecord } from '../../ports/service-storage.js';
 import { audit, type ServiceDeps } from '../context.js';
 import { checkCron, checkScheduleInputs, scheduleJson } from '../domain/schedules.js';
 import { serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /**
  * Schedules (spec "Create schedule body"; HOSTED-API.md; docs/hosted-api.md, "Schedules"): create
@@ -57,21 +57,23 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
   });
 
   return [
-    {
-      method: 'post',
-      path: '/api/automations/{id}/schedules',
-      auth: 'owner',
-      summary: "Schedule the automation's live version on a cron (422 when it would fire more often than SVC_MIN_CRON_INTERVAL)",
-      tags: ['schedules'],
-      request: { params: IdParam, ...jsonBody(CreateScheduleBody) },
-      responses: {
-        201: jsonResponse('The schedule', z.object({ schedule: Schedule })),
-        404: jsonResponse('`not_found`: no such automation in this org', z.object({ error: z.string(), message: z.string() })),
-        409: jsonResponse('`conflict`: the automation has no published version', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations/{id}/schedules',
+        auth: 'owner',
+        summary: "Schedule the automation's live version on a cron (422 when it would fire more often than SVC_MIN_CRON_INTERVAL)",
+        tags: ['schedules'],
+        request: { params: IdParam, ...jsonBody(CreateScheduleBody) },
+        responses: {
+          201: jsonResponse('The schedule', z.object({ schedule: Schedule })),
+          404: jsonResponse('`not_found`: no such automation in this org', z.object({ error: z.string(), message: z.string() })),
+          409: jsonResponse('`conflict`: the automation has no published version', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof CreateScheduleBody>;
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
         const automation = await storage.automations.get(org.id, id);
         if (!automation) throw serviceError('not_found', 'no such automation in this org');
@@ -109,41 +111,45 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         deps.scheduler?.poke();
         return c.json({ schedule: scheduleJson(record, automation.name, now()) }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations/{id}/schedules',
-      auth: 'session',
-      summary: "The automation's schedules, oldest first",
-      tags: ['schedules'],
-      request: { params: IdParam },
-      responses: {
-        200: jsonResponse('Schedules', z.object({ schedules: z.array(Schedule) })),
-        404: jsonResponse('`not_found`: no such automation in this org', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations/{id}/schedules',
+        auth: 'session',
+        summary: "The automation's schedules, oldest first",
+        tags: ['schedules'],
+        request: { params: IdParam },
+        responses: {
+          200: jsonResponse('Schedules', z.object({ schedules: z.array(Schedule) })),
+          404: jsonResponse('`not_found`: no such automation in this org', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org } = c.get('auth');
         const automation = await storage.automations.get(org.id, id);
         if (!automation) throw serviceError('not_found', 'no such automation in this org');
         const at = now();
         return c.json({ schedules: (await storage.schedules.list(org.id, automation.id)).map((s) => scheduleJson(s, automation.name, at)) }, 200);
       },
-    },
-    {
-      method: 'patch',
-      path: '/api/schedules/{id}',
-      auth: 'owner',
-      summary: "Change a schedule's cron, time zone, inputs or enabled (it keeps running its recorded version)",
-      tags: ['schedules'],
-      request: { params: IdParam, ...jsonBody(PatchScheduleBody) },
-      responses: {
-        200: jsonResponse('The schedule', z.object({ schedule: Schedule })),
-        404: jsonResponse('`not_found`: no such schedule in this org', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/schedules/{id}',
+        auth: 'owner',
+        summary: "Change a schedule's cron, time zone, inputs or enabled (it keeps running its recorded version)",
+        tags: ['schedules'],
+        request: { params: IdParam, ...jsonBody(PatchScheduleBody) },
+        responses: {
+          200: jsonResponse('The schedule', z.object({ schedule: Schedule })),
+          404: jsonResponse('`not_found`: no such schedule in this org', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchScheduleBody>;
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
         const current = await storage.schedules.get(org.id, id);
         if (!current) throw serviceError('not_found', 'no such schedule in this org');
@@ -184,20 +190,22 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         deps.scheduler?.poke();
         return c.json({ schedule: scheduleJson(updated, automation.name, now()) }, 200);
       },
-    },
-    {
-      method: 'delete',
-      path: '/api/schedules/{id}',
-      auth: 'owner',
-      summary: 'Delete a schedule: it fires no more',
-      tags: ['schedules'],
-      request: { params: IdParam },
-      responses: {
-        204: { description: 'Deleted' },
-        404: jsonResponse('`not_found`: no such schedule in this org', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'delete',
+        path: '/api/schedules/{id}',
+        auth: 'owner',
+        summary: 'Delete a schedule: it fires no more',
+        tags: ['schedules'],
+        request: { params: IdParam },
+        responses: {
+          204: { description: 'Deleted' },
+          404: jsonResponse('`not_found`: no such schedule in this org', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
         const current = await storage.schedules.get(org.id, id);
         if (!current) throw serviceError('not_found', 'no such schedule in this org');
@@ -215,6 +223,6 @@ export function scheduleRoutes(deps: ServiceDeps): ServiceRoute[] {
         deps.scheduler?.poke();
         return c.body(null, 204);
       },
-    },
+    ),
   ];
 }

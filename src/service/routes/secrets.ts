@@ -5,7 +5,7 @@ import { isSecretRef } from '../../secrets/refs.js';
 import type { ServiceStores } from '../../ports/service-storage.js';
 import { audit, type ServiceDeps } from '../context.js';
 import { serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /** The org secret store (docs/hosted-api.md, "Secrets"): values go in, never out. */
 
@@ -44,17 +44,19 @@ export function orgSecretStore(deps: ServiceDeps, stores: ServiceStores, orgId: 
 export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
   return [
-    {
-      method: 'put',
-      path: '/api/secrets/{name}',
-      auth: 'owner',
-      summary: 'Set an org secret (encrypted at rest); the value is never returned by any route',
-      tags: ['secrets'],
-      request: { params: NameParam, ...jsonBody(SetSecretBody) },
-      responses: { 200: jsonResponse("The secret's name and time", z.object({ secret: SecretMeta })) },
-      handler: async (c) => {
-        const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
-        const { value } = c.req.valid('json') as z.infer<typeof SetSecretBody>;
+    defineRoute(
+      {
+        method: 'put',
+        path: '/api/secrets/{name}',
+        auth: 'owner',
+        summary: 'Set an org secret (encrypted at rest); the value is never returned by any route',
+        tags: ['secrets'],
+        request: { params: NameParam, ...jsonBody(SetSecretBody) },
+        responses: { 200: jsonResponse("The secret's name and time", z.object({ secret: SecretMeta })) },
+      },
+      async (c) => {
+        const { name } = c.req.valid('param');
+        const { value } = c.req.valid('json');
         const { org, user } = c.get('auth');
         const now = deps.clock.now();
         const existed = await storage.secrets.get(org.id, name);
@@ -64,27 +66,30 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.json({ secret: { name, updated_at: now } }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/secrets',
-      auth: 'session',
-      summary: "The org's secrets: names and times only",
-      tags: ['secrets'],
-      responses: { 200: jsonResponse('Secrets', z.object({ secrets: z.array(SecretMeta) })) },
-      handler: async (c) =>
-        c.json({ secrets: (await storage.secrets.list(c.get('auth').org.id)).map((s) => ({ name: s.name, updated_at: s.updated_at })) }, 200),
-    },
-    {
-      method: 'delete',
-      path: '/api/secrets/{name}',
-      auth: 'owner',
-      summary: 'Delete an org secret',
-      tags: ['secrets'],
-      request: { params: NameParam },
-      responses: { 204: { description: 'Deleted' } },
-      handler: async (c) => {
-        const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/secrets',
+        auth: 'session',
+        summary: "The org's secrets: names and times only",
+        tags: ['secrets'],
+        responses: { 200: jsonResponse('Secrets', z.object({ secrets: z.array(SecretMeta) })) },
+      },
+      async (c) => c.json({ secrets: (await storage.secrets.list(c.get('auth').org.id)).map((s) => ({ name: s.name, updated_at: s.updated_at })) }, 200),
+    ),
+    defineRoute(
+      {
+        method: 'delete',
+        path: '/api/secrets/{name}',
+        auth: 'owner',
+        summary: 'Delete an org secret',
+        tags: ['secrets'],
+        request: { params: NameParam },
+        responses: { 204: { description: 'Deleted' } },
+      },
+      async (c) => {
+        const { name } = c.req.valid('param');
         const { org, user } = c.get('auth');
         await storage.transaction(async (tx) => {
           if (!(await tx.secrets.delete(org.id, name))) throw serviceError('not_found', 'no such secret in this org');
@@ -92,7 +97,7 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.body(null, 204);
       },
-    },
+    ),
   ];
 }
 

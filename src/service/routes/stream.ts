@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { JournalEntry } from '../../run/types.js';
 import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError } from '../errors.js';
-import type { ServiceRoute } from '../route-table.js';
+import { defineRoute, type ServiceRoute } from '../route-table.js';
 import { findExecution } from './executions.js';
 
 /**
@@ -27,18 +27,20 @@ export function sseFrame(entry: JournalEntry): string {
 
 export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
   return [
-    {
-      method: 'get',
-      path: '/api/runs/{id}/stream',
-      auth: 'session',
-      summary: "The run's journal as server-sent events (id: run_ref id or engine run id); Last-Event-ID resumes",
-      tags: ['executions'],
-      request: { params: IdParam },
-      responses: {
-        200: { description: 'text/event-stream: one event per journal entry, named by its kind', content: { 'text/event-stream': { schema: z.string() } } },
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/runs/{id}/stream',
+        auth: 'session',
+        summary: "The run's journal as server-sent events (id: run_ref id or engine run id); Last-Event-ID resumes",
+        tags: ['executions'],
+        request: { params: IdParam },
+        responses: {
+          200: { description: 'text/event-stream: one event per journal entry, named by its kind', content: { 'text/event-stream': { schema: z.string() } } },
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         const execution = await findExecution(deps, c.get('auth').org.id, id);
         if (!execution || !deps.engine) throw serviceError('not_found', 'no such run in this org');
         const last = c.req.header('last-event-id');
@@ -90,6 +92,6 @@ export function streamRoutes(deps: ServiceDeps): ServiceRoute[] {
           headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
         });
       },
-    },
+    ),
   ];
 }

@@ -3,7 +3,7 @@ import type { WebhookDeliveryRecord, WebhookEventType, WebhookRecord } from '../
 import { audit, type ServiceDeps } from '../context.js';
 import { forgetWebhooks, newWebhookSecret, WEBHOOK_EVENTS, webhookSecretName } from '../domain/webhooks.js';
 import { invalidRequest, serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /**
  * Outbound webhook endpoints of an org (docs/hosted-api.md, "Webhooks"; beyond the spec, in the
@@ -104,19 +104,21 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
   const uniq = (events: WebhookEventType[]) => WEBHOOK_EVENTS.filter((e) => events.includes(e));
   return [
-    {
-      method: 'post',
-      path: '/api/webhooks',
-      auth: 'owner',
-      summary: 'Register a webhook endpoint; the signing secret (whsec_...) is in this answer only',
-      tags: ['webhooks'],
-      request: jsonBody(CreateBody),
-      responses: {
-        201: jsonResponse('The endpoint and its signing secret, shown once', z.object({ webhook: Webhook, secret: z.string() })),
-        409: jsonResponse('`conflict`: the org has the most endpoints allowed (20)', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/webhooks',
+        auth: 'owner',
+        summary: 'Register a webhook endpoint; the signing secret (whsec_...) is in this answer only',
+        tags: ['webhooks'],
+        request: jsonBody(CreateBody),
+        responses: {
+          201: jsonResponse('The endpoint and its signing secret, shown once', z.object({ webhook: Webhook, secret: z.string() })),
+          409: jsonResponse('`conflict`: the org has the most endpoints allowed (20)', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof CreateBody>;
+      async (c) => {
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
         const url = checkUrl(body.url);
         if ((await storage.webhooks.list(org.id)).length >= MAX_WEBHOOKS_PER_ORG)
@@ -148,30 +150,34 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
         forgetWebhooks(deps, org.id);
         return c.json({ webhook: publicWebhook(record), secret }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/webhooks',
-      auth: 'owner',
-      summary: "The org's webhook endpoints (never their secrets)",
-      tags: ['webhooks'],
-      responses: { 200: jsonResponse('Endpoints', z.object({ webhooks: z.array(Webhook) })) },
-      handler: async (c) => c.json({ webhooks: (await storage.webhooks.list(c.get('auth').org.id)).map(publicWebhook) }, 200),
-    },
-    {
-      method: 'patch',
-      path: '/api/webhooks/{id}',
-      auth: 'owner',
-      summary: 'Change an endpoint: url, events, description, enabled (re-enables one disabled by a 410)',
-      tags: ['webhooks'],
-      request: { params: IdParam, ...jsonBody(PatchBody) },
-      responses: {
-        200: jsonResponse('The endpoint', z.object({ webhook: Webhook })),
-        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/webhooks',
+        auth: 'owner',
+        summary: "The org's webhook endpoints (never their secrets)",
+        tags: ['webhooks'],
+        responses: { 200: jsonResponse('Endpoints', z.object({ webhooks: z.array(Webhook) })) },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchBody>;
+      async (c) => c.json({ webhooks: (await storage.webhooks.list(c.get('auth').org.id)).map(publicWebhook) }, 200),
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/webhooks/{id}',
+        auth: 'owner',
+        summary: 'Change an endpoint: url, events, description, enabled (re-enables one disabled by a 410)',
+        tags: ['webhooks'],
+        request: { params: IdParam, ...jsonBody(PatchBody) },
+        responses: {
+          200: jsonResponse('The endpoint', z.object({ webhook: Webhook })),
+          404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+        },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
         const now = deps.clock.now();
         const patch: Parameters<typeof storage.webhooks.update>[2] = { updated_at: now };
@@ -191,17 +197,19 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
         forgetWebhooks(deps, org.id);
         return c.json({ webhook: publicWebhook(updated) }, 200);
       },
-    },
-    {
-      method: 'delete',
-      path: '/api/webhooks/{id}',
-      auth: 'owner',
-      summary: 'Delete an endpoint and its delivery log',
-      tags: ['webhooks'],
-      request: { params: IdParam },
-      responses: { 204: { description: 'Deleted' }, 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'delete',
+        path: '/api/webhooks/{id}',
+        auth: 'owner',
+        summary: 'Delete an endpoint and its delivery log',
+        tags: ['webhooks'],
+        request: { params: IdParam },
+        responses: { 204: { description: 'Deleted' }, 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
         await storage.transaction(async (tx) => {
           if (!(await tx.webhooks.delete(org.id, id))) throw serviceError('not_found', 'no such webhook in this org');
@@ -210,25 +218,27 @@ export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
         forgetWebhooks(deps, org.id);
         return c.body(null, 204);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/webhooks/{id}/deliveries',
-      auth: 'owner',
-      summary: "The endpoint's delivery log, newest first: each delivery with every attempt",
-      tags: ['webhooks'],
-      request: { params: IdParam, query: LimitQuery },
-      responses: {
-        200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })),
-        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/webhooks/{id}/deliveries',
+        auth: 'owner',
+        summary: "The endpoint's delivery log, newest first: each delivery with every attempt",
+        tags: ['webhooks'],
+        request: { params: IdParam, query: LimitQuery },
+        responses: {
+          200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })),
+          404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const { limit } = c.req.valid('query') as z.infer<typeof LimitQuery>;
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const { limit } = c.req.valid('query');
         const { org } = c.get('auth');
         if (!(await storage.webhooks.get(org.id, id))) throw serviceError('not_found', 'no such webhook in this org');
         return c.json({ deliveries: (await storage.webhooks.deliveries(org.id, id, limit ?? 50)).map(publicDelivery) }, 200);
       },
-    },
+    ),
   ];
 }
