@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { verifyAuditChain } from '../../audit/chain.js';
 import type { ServiceDeps } from '../context.js';
-import { invalidRequest } from '../errors.js';
 import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { pageStart } from './paging.js';
 import { AuditEntry, auditJson } from '../schemas.js';
 
 /** The audit log (docs/hosted-api.md, "Audit log"): newest first, opaque cursor, hash-chained per org. */
@@ -45,10 +45,7 @@ export function auditRoutes(deps: ServiceDeps): ServiceRoute[] {
       },
       async (c) => {
         const { limit, cursor } = c.req.valid('query');
-        const beforeSeq = cursor === undefined ? undefined : decodeAuditCursor(cursor);
-        if (cursor !== undefined && beforeSeq === undefined) {
-          throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
-        }
+        const beforeSeq = pageStart(cursor, decodeAuditCursor);
         const page = await storage.audit.page(c.get('auth').org.id, { limit, ...(beforeSeq !== undefined ? { beforeSeq } : {}) });
         return c.json(
           { entries: page.entries.map(auditJson), next_cursor: page.nextBeforeSeq === undefined ? null : encodeAuditCursor(page.nextBeforeSeq) },

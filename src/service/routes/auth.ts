@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { isFlowError } from '../../errors.js';
 import { checkOrigin, clearSessionCookie, clientIp, loadSession, newSession, setSessionCookie } from '../auth/guards.js';
 import { checkLogin, loginFailed, loginSucceeded, rateLimited } from '../auth/login-limits.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../auth/passwords.js';
-import { audit, type ServiceContext, type ServiceDeps, type ServiceEnv } from '../context.js';
+import type { ServiceContext, ServiceDeps, ServiceEnv } from '../context.js';
+import { replaceSession, signup } from '../domain/accounts.js';
 import { serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Email, Org, orgJson, RoleEnum, User } from '../schemas.js';
@@ -45,37 +45,12 @@ function sessionBody(c: ServiceContext) {
 
 /** Start a session for `userId` in `orgId`, rotating out the current one (its expiry is kept). */
 async function rotateSession(c: ServiceContext, deps: ServiceDeps, orgId: string): Promise<void> {
-  const { session, user } = c.get('auth');
-  const next = { ...newSession(deps, user.id, orgId), expires_at: session.expires_at };
-  await deps.storage.transaction(async (tx) => {
-    await tx.sessions.create(next);
-    await tx.sessions.revoke(session.id, deps.clock.now());
-  });
+  const next = await replaceSession(deps, c.get('auth').session, orgId);
   setSessionCookie(c, deps, next);
 }
 
 export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
-
-  const signup = async (email: string, password: string, orgName: string) => {
-    const now = deps.clock.now();
-    const user = { id: deps.ids.uuid(), email, password_hash: await hashPassword(password), created_at: now };
-    const org = { id: deps.ids.uuid(), name: orgName, created_at: now };
-    const session = newSession(deps, user.id, org.id);
-    await storage.transaction(async (tx) => {
-      try {
-        await tx.users.create(user);
-      } catch (err) {
-        if (isFlowError(err, 'conflict')) throw serviceError('conflict', 'an account with this email already exists; log in instead');
-        throw err;
-      }
-      await tx.orgs.create(org);
-      await tx.members.add({ org_id: org.id, user_id: user.id, role: 'owner', created_at: now });
-      await tx.sessions.create(session);
-      await audit(deps, tx, { org_id: org.id, actor: user.id, target: `org:${org.id}`, action: 'org.create', detail: { name: org.name, via: 'signup' } });
-    });
-    return { user: { id: user.id, email }, org: orgJson(org), session };
-  };
 
   return [
     defineRoute(
@@ -95,9 +70,9 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
       async (c) => {
         const body = c.req.valid('json');
         const orgName = body.org_name ?? `${body.email.split('@')[0]!.slice(0, 100)}'s org`;
-        const { user, org, session } = await signup(body.email, body.password, orgName);
+        const { user, org, session } = await signup(deps, body.email, body.password, orgName);
         setSessionCookie(c, deps, session);
-        return c.json({ user, org }, 201);
+        return c.json({ user, org: orgJson(org) }, 201);
       },
     ),
     defineRoute(
@@ -169,7 +144,7 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
           throw serviceError('unauthenticated', 'sign in first: no valid session cookie');
         }
         const id = randomBytes(4).toString('hex');
-        const { session } = await signup(`dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
+        const { session } = await signup(deps, `dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
         setSessionCookie(c, deps, session);
         const found = (await storage.sessions.lookup(session.id))!;
         c.set('auth', { session, user: found.user, org: found.org, role: found.role!, orgs: found.orgs });

@@ -2,9 +2,9 @@ import { z } from '@hono/zod-openapi';
 import { digestBytes } from '../../canonical.js';
 import type { AuthoringRecord } from '../../ports/service-storage.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
-import { audit, type ServiceDeps } from '../context.js';
+import type { ServiceDeps } from '../context.js';
 import { checkCallerInputs, gatewayBodyInputs, runResult, runSync } from '../domain/dispatch.js';
-import { compileCapture, orgSecretValues, publishVersion, unknownSlotIssues } from '../domain/publish.js';
+import { compileCapture, orgSecretValues, publishVersion, reopenCapture, unknownSlotIssues } from '../domain/publish.js';
 import { findOrgSecrets, leakMessage } from '../domain/secret-leak.js';
 import { invalidRequest, serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
@@ -280,12 +280,7 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
         const { automation, session } = await load(org.id, id);
-        if (session.state === 'editing') return c.json({ session: sessionJson(session) }, 200);
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.authoring.update(org.id, id, { state: 'editing', updated_at: deps.clock.now() });
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.edit', detail: { name: automation.name } });
-          return next!;
-        });
+        const updated = await reopenCapture(deps, automation, session, user.id);
         return c.json({ session: sessionJson(updated) }, 200);
       },
     ),

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { isFlowError } from '../../errors.js';
-import type { AuthoringRecord, AutomationRecord } from '../../ports/service-storage.js';
-import { audit, type ServiceDeps } from '../context.js';
-import { invalidRequest, serviceError } from '../errors.js';
+import type { AutomationRecord } from '../../ports/service-storage.js';
+import type { ServiceDeps } from '../context.js';
+import { createAutomation, liveSpec, mustGetAutomation, rollbackAutomation, updateAutomation } from '../domain/automations.js';
+import { serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { AUTOMATION_NAME } from '../schemas.js';
 
@@ -94,44 +94,9 @@ export async function usageOf(deps: ServiceDeps, orgId: string): Promise<(id: st
   };
 }
 
-/** A new draft and its empty authoring session, in the caller's transaction. */
-export function newDraft(deps: ServiceDeps, orgId: string, body: { name: string; site: string; task?: string; params?: unknown[] }, example = false) {
-  const now = deps.clock.now();
-  const automation: AutomationRecord = {
-    id: deps.ids.uuid(),
-    org_id: orgId,
-    name: body.name,
-    task: body.task ?? '',
-    site: body.site,
-    mcp_enabled: true,
-    created_at: now,
-    status: 'draft',
-    needs_attention: false,
-    example,
-    params: body.params ?? [],
-  };
-  const params = (body.params ?? []) as { name: string; required?: boolean; sample?: string }[];
-  const session: AuthoringRecord = {
-    automation_id: automation.id,
-    org_id: orgId,
-    captured_ops: [],
-    input_params: params.map((p) => ({ name: p.name, required: p.required ?? false, sample: p.sample ?? '' })),
-    input_slots: [],
-    secret_slots: [],
-    files: [],
-    updated_at: now,
-    state: 'editing',
-  };
-  return { automation, session };
-}
-
 export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
-  const mustGet = async (orgId: string, id: string) => {
-    const a = await storage.automations.get(orgId, id);
-    if (!a) throw serviceError('not_found', 'no such automation in this org');
-    return a;
-  };
+  const mustGet = (orgId: string, id: string) => mustGetAutomation(deps, orgId, id);
 
   return [
     defineRoute(
@@ -148,25 +113,8 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         },
       },
       async (c) => {
-        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
-        const { automation, session } = newDraft(deps, org.id, body);
-        await storage.transaction(async (tx) => {
-          try {
-            await tx.automations.create(automation);
-          } catch (err) {
-            if (isFlowError(err, 'conflict')) throw serviceError('name_taken', `this org already has an automation named "${body.name}"`);
-            throw err;
-          }
-          await tx.authoring.create(session);
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `automation:${automation.id}`,
-            action: 'automation.create',
-            detail: { name: automation.name },
-          });
-        });
+        const automation = await createAutomation(deps, org.id, user.id, c.req.valid('json'));
         return c.json({ automation: automationJson(deps, automation) }, 201);
       },
     ),
@@ -216,21 +164,7 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         const { id } = c.req.valid('param');
         const body = c.req.valid('json');
         const { org, user, role } = c.get('auth');
-        const before = await mustGet(org.id, id);
-        if (body.mcp_enabled !== undefined && role !== 'owner') throw serviceError('forbidden', 'only an owner may set mcp_enabled');
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.automations.update(org.id, id, body);
-          if (body.mcp_enabled !== undefined && body.mcp_enabled !== before.mcp_enabled) {
-            await audit(deps, tx, {
-              org_id: org.id,
-              actor: user.id,
-              target: `automation:${id}`,
-              action: 'automation.mcp_enabled',
-              detail: { name: before.name, to: body.mcp_enabled },
-            });
-          }
-          return next!;
-        });
+        const updated = await updateAutomation(deps, { orgId: org.id, actor: user.id, role }, id, body);
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
     ),
@@ -266,26 +200,7 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
         const { id } = c.req.valid('param');
         const { flow_digest } = c.req.valid('json');
         const { org, user } = c.get('auth');
-        const before = await mustGet(org.id, id);
-        if (!(await storage.versions.get(org.id, id, flow_digest))) {
-          throw invalidRequest([{ path: ['flow_digest'], message: 'not a published version of this automation', code: 'unknown_version' }]);
-        }
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.automations.update(org.id, id, {
-            live_digest: flow_digest,
-            status: 'published',
-            needs_attention: false,
-            failing_step: undefined,
-          });
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `automation:${id}`,
-            action: 'automation.rollback',
-            detail: { name: before.name, from: before.live_digest ?? null, to: flow_digest },
-          });
-          return next!;
-        });
+        const updated = await rollbackAutomation(deps, org.id, user.id, id, flow_digest);
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
     ),
@@ -311,16 +226,4 @@ export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
       },
     ),
   ];
-}
-
-/**
- * The org-namespaced active-deploy lookup: (org, name) -> live digest -> FlowSpec. The gateway and the
- * live FlowSpec route both resolve through here, so the dashboard shows the bytes the gateway runs.
- */
-export async function liveSpec(deps: ServiceDeps, orgId: string, name: string) {
-  const a = await deps.storage.automations.getByName(orgId, name);
-  const digest = a && a.status !== 'draft' ? a.live_digest : undefined;
-  if (!a || !digest || !deps.engine) return undefined;
-  const resolved = await deps.engine.resolve({ digest: digest as `sha256:${string}` });
-  return resolved ? { automation: a, digest: resolved.digest, spec: resolved.spec } : undefined;
 }

@@ -1,8 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { ExecutionRecord } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';
-import { invalidRequest, serviceError } from '../errors.js';
+import { serviceError } from '../errors.js';
 import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { pageStart } from './paging.js';
 
 /** The executions index (docs/hosted-api.md, "Executions"): run_ref rows, the engine run dereferenced on fetch. */
 
@@ -107,8 +108,7 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
       },
       async (c) => {
         const { limit, cursor, flow } = c.req.valid('query');
-        const before = cursor === undefined ? undefined : decodeCursor(cursor);
-        if (cursor !== undefined && !before) throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
+        const before = pageStart(cursor, decodeCursor);
         const rows = await deps.storage.executions.list(c.get('auth').org.id, { limit: limit + 1, ...(before ? { before } : {}), ...(flow ? { flow } : {}) });
         const page = rows.slice(0, limit);
         return c.json({ executions: page.map(executionJson), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null }, 200);

@@ -1,15 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { FlowError } from '../../errors.js';
-import type { SecretStore } from '../../ports/secrets.js';
-import { isSecretRef } from '../../secrets/refs.js';
-import type { ServiceStores } from '../../ports/service-storage.js';
-import { audit, type ServiceDeps } from '../context.js';
-import { serviceError } from '../errors.js';
+import type { ServiceDeps } from '../context.js';
+import { deleteSecret, SECRET_NAME, setSecret } from '../domain/secrets.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /** The org secret store (docs/hosted-api.md, "Secrets"): values go in, never out. */
 
-export const SECRET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({
   name: z
     .string()
@@ -18,28 +13,6 @@ const NameParam = z.object({
 });
 const SetSecretBody = z.object({ value: z.string().min(1).max(65_536) }).openapi('SetSecretBody');
 const SecretMeta = z.object({ name: z.string(), updated_at: z.string() }).openapi('Secret');
-
-/**
- * The engine's SecretStore port over one org's secrets: `secret:<name>` opens the org secret of that
- * name. Scoped to the org it was made for; another org's secret of the same name is not reachable.
- */
-export function orgSecretStore(deps: ServiceDeps, stores: ServiceStores, orgId: string): SecretStore {
-  return {
-    name: 'org-secrets',
-    async resolve(ref: string) {
-      if (!isSecretRef(ref))
-        throw new FlowError('invalid_secret_ref', `[flowctl] [service] "${String(ref).slice(0, 128)}" is not a secret reference (secret:<name>)`);
-      const name = ref.slice('secret:'.length);
-      const rec = SECRET_NAME.test(name) ? await stores.secrets.get(orgId, name) : undefined;
-      if (!rec)
-        throw new FlowError(
-          'secret_not_found',
-          `[flowctl] [service] the org has no secret "${name.slice(0, 128)}" (set it with PUT /api/secrets/${name.slice(0, 128)})`,
-        );
-      return deps.box.open(orgId, name, rec.ciphertext);
-    },
-  };
-}
 
 export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
@@ -58,12 +31,7 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
         const { name } = c.req.valid('param');
         const { value } = c.req.valid('json');
         const { org, user } = c.get('auth');
-        const now = deps.clock.now();
-        const existed = await storage.secrets.get(org.id, name);
-        await storage.transaction(async (tx) => {
-          await tx.secrets.put({ org_id: org.id, name, ciphertext: deps.box.seal(org.id, name, value), updated_at: now });
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `secret:${name}`, action: existed ? 'secret.update' : 'secret.create' });
-        });
+        const now = await setSecret(deps, org.id, user.id, name, value);
         return c.json({ secret: { name, updated_at: now } }, 200);
       },
     ),
@@ -91,24 +59,9 @@ export function secretRoutes(deps: ServiceDeps): ServiceRoute[] {
       async (c) => {
         const { name } = c.req.valid('param');
         const { org, user } = c.get('auth');
-        await storage.transaction(async (tx) => {
-          if (!(await tx.secrets.delete(org.id, name))) throw serviceError('not_found', 'no such secret in this org');
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `secret:${name}`, action: 'secret.delete' });
-        });
+        await deleteSecret(deps, org.id, user.id, name);
         return c.body(null, 204);
       },
     ),
   ];
-}
-
-/** Re-seal every secret of an org under the newest key (after adding a key to SVC_SECRETS_KEY). */
-export async function reencryptOrgSecrets(deps: Pick<ServiceDeps, 'box' | 'clock'>, stores: ServiceStores, orgId: string): Promise<number> {
-  let changed = 0;
-  for (const rec of await stores.secrets.list(orgId)) {
-    if (deps.box.isCurrent(rec.ciphertext)) continue;
-    const value = deps.box.open(orgId, rec.name, rec.ciphertext);
-    await stores.secrets.put({ ...rec, ciphertext: deps.box.seal(orgId, rec.name, value) });
-    changed++;
-  }
-  return changed;
 }
