@@ -37,16 +37,25 @@ export function newDraft(deps: ServiceDeps, orgId: string, body: { name: string;
   return { automation, session };
 }
 
-/** Store a new draft and its session, audited (`detail` adds to the entry). */
+/**
+ * Store a new draft and its session, audited (`detail` adds to the entry). `nameTaken` answers the
+ * automation row's unique-name conflict (without it the conflict is thrown as it is).
+ */
 export async function storeDraft(
   deps: ServiceDeps,
   actor: string,
   draft: { automation: AutomationRecord; session: AuthoringRecord },
   detail: Record<string, unknown> = {},
+  nameTaken?: () => Error,
 ): Promise<void> {
   const { automation, session } = draft;
   await deps.storage.transaction(async (tx) => {
-    await tx.automations.create(automation);
+    try {
+      await tx.automations.create(automation);
+    } catch (err) {
+      if (nameTaken && isFlowError(err, 'conflict')) throw nameTaken();
+      throw err;
+    }
     await tx.authoring.create(session);
     await audit(deps, tx, {
       org_id: automation.org_id,
@@ -66,12 +75,7 @@ export async function createAutomation(
   body: { name: string; site: string; task?: string; params?: unknown[] },
 ): Promise<AutomationRecord> {
   const draft = newDraft(deps, orgId, body);
-  try {
-    await storeDraft(deps, actor, draft);
-  } catch (err) {
-    if (isFlowError(err, 'conflict')) throw serviceError('name_taken', `this org already has an automation named "${body.name}"`);
-    throw err;
-  }
+  await storeDraft(deps, actor, draft, {}, () => serviceError('name_taken', `this org already has an automation named "${body.name}"`));
   return draft.automation;
 }
 
