@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
-import { appendAuditEntry } from '../audit/chain.js';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
-import type { ApiKeyRecord, OrgRecord, Role, ServiceStorage, ServiceStores, SessionRecord } from '../ports/service-storage.js';
+import type { ApiKeyRecord, OrgRecord, Role, ServiceStorage, SessionRecord } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { Queue } from '../ports/queue.js';
 import type { ToolRegistry } from '../tools/types.js';
@@ -67,22 +66,3 @@ export interface ServiceEnv {
 }
 
 export type ServiceContext = Context<ServiceEnv>;
-
-/**
- * Write an audit entry (in the caller's transaction when `tx` is one), sealed here and chained to
- * the org's newest entry (src/audit/chain.ts). Never a secret in metadata.
- */
-export function audit(
-  deps: ServiceDeps,
-  tx: ServiceStores,
-  entry: { org_id: string; actor: string; target: string; action: string; detail?: Record<string, unknown> },
-): Promise<unknown> {
-  return appendAuditEntry(tx.audit, {
-    id: deps.ids.uuid(),
-    org_id: entry.org_id,
-    actor: entry.actor,
-    target: entry.target,
-    at: deps.clock.now(),
-    metadata: { action: entry.action, ...(entry.detail ?? {}) },
-  });
-}

@@ -17,7 +17,7 @@ import { invalidRequest, serviceError, serviceErrorBody, serviceErrorHeaders, se
 import { startScheduleLoop, type ScheduleLoop } from './domain/schedules.js';
 import { createLimiters } from './rate-limits.js';
 import { bodyIdleGuard } from './body-idle.js';
-import { toRouteConfig, type ServiceRoute } from './route-table.js';
+import type { ServiceRoute } from './route-table.js';
 import { MAX_BODY_DEPTH, nulIssues, urlNulIssues } from './request-guards.js';
 import { createSecretBox } from './secret-box.js';
 import { auditRoutes } from './routes/audit.js';
@@ -323,7 +323,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   for (const route of routes) {
     const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [bearer] : [];
-    app.openapi(toRouteConfig(route, auth) as never, route.handler as never);
+    route.mount(app, auth);
   }
 
   // The WebSockets (the studio's, the run live view's) are ordinary routes: the runtime upgrades what

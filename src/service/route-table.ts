@@ -1,5 +1,5 @@
-import { createRoute, z, type RouteConfig } from '@hono/zod-openapi';
-import type { Handler, MiddlewareHandler } from 'hono';
+import { createRoute, z, type OpenAPIHono, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { ServiceDeps, ServiceEnv } from './context.js';
 
 /**
@@ -9,19 +9,40 @@ import type { ServiceDeps, ServiceEnv } from './context.js';
  */
 export type AuthKind = 'public' | 'session' | 'owner' | 'bearer';
 
-export interface ServiceRoute {
+/**
+ * What a route module declares of a route: its OpenAPI parts (less those its auth kind adds) and its
+ * auth kind. A zod-openapi RouteConfig, so its request and response schemas type the handler.
+ */
+export type RouteDef = RouteConfig & {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI form (`/api/members/{userId}`): grep for it. */
   path: string;
   auth: AuthKind;
   summary: string;
   tags: string[];
-  request?: RouteConfig['request'];
-  responses: RouteConfig['responses'];
-  /** Runs after the auth middleware. */
-  handler: Handler<ServiceEnv, any, any>;
   /** Extra middleware after auth (rate limits). */
   middleware?: MiddlewareHandler<ServiceEnv>[];
+};
+
+/** A route of the table: its declaration, and how it mounts on the app (its handler typed from its own schemas). */
+export type ServiceRoute = RouteDef & {
+  /** Add the route to the app, `authMiddleware` (its auth kind's guards) first. */
+  mount(app: OpenAPIHono<ServiceEnv>, authMiddleware: MiddlewareHandler<ServiceEnv>[]): void;
+};
+
+/**
+ * A table entry whose handler is typed from the route's own request and response schemas
+ * (`c.req.valid('json')` is the body schema's output), as @hono/zod-openapi's `RouteHandler` types it.
+ */
+export function defineRoute<D extends RouteDef>(def: D, handler: RouteHandler<D, ServiceEnv>): ServiceRoute {
+  return {
+    ...def,
+    mount(app, authMiddleware) {
+      // The handler was checked against D above; inside this generic function TypeScript cannot
+      // resolve zod-openapi's conditional types over D, so the pair is handed over unchecked here.
+      app.openapi(toRouteConfig(def, authMiddleware) as never, handler as never);
+    },
+  };
 }
 
 export const ErrorBody = z.object({ error: z.string().openapi({ example: 'not_found' }), message: z.string() }).openapi('Error');
@@ -65,7 +86,7 @@ export function jsonResponse<T extends z.ZodType>(description: string, schema: T
 }
 
 /** Turn a table entry into the zod-openapi route config (auth middleware first). */
-export function toRouteConfig(route: ServiceRoute, authMiddleware: MiddlewareHandler<ServiceEnv>[]): RouteConfig {
+function toRouteConfig(route: RouteDef, authMiddleware: MiddlewareHandler<ServiceEnv>[]): RouteConfig {
   const hasBody = route.request?.body !== undefined || route.request?.query !== undefined || route.request?.params !== undefined;
   return createRoute({
     method: route.method,

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { FlowError, prefixed } from '../errors.js';
 import { MIN_SESSION_SECRET_LENGTH } from './auth/session-cookie.js';
 import { checkEgressPolicy } from '../tools/egress.js';
-import { DEFAULT_WEBHOOK_RETRY_SECONDS } from './domain/webhooks.js';
 import { parseSecretsKeys } from './secret-box.js';
 
 /**
@@ -92,6 +91,8 @@ export const DEFAULT_MIN_CRON_INTERVAL = 60;
 export const DEFAULT_WORKER_CONCURRENCY = 4;
 export const DEFAULT_QUEUE_TIMEOUT = 3600;
 export const DEFAULT_RECONCILE_INTERVAL = 30;
+/** Seconds before each webhook retry after a failed attempt: 6 retries over about 2.7 hours. */
+export const DEFAULT_WEBHOOK_RETRY_SECONDS: readonly number[] = [5, 30, 120, 600, 1800, 7200];
 export const DEFAULT_QUEUE_ORPHAN = 60;
 
 const int = (name: string, value: string | undefined): number | undefined => {

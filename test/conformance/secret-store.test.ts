@@ -5,7 +5,7 @@ import { createEnvSecrets, secretEnvName } from '../../adapters/secrets-env/inde
 import { createSqlServiceStorage, createSqlStorage } from '../../adapters/storage-sql/index.js';
 import { describeSecretStoreConformance } from '../../testing/index.js';
 import type { ServiceDeps } from '../../src/service/context.js';
-import { orgSecretStore } from '../../src/service/routes/secrets.js';
+import { orgSecretStore } from '../../src/service/domain/secrets.js';
 import { createSecretBox } from '../../src/service/secret-box.js';
 import { uniqueSchemaName } from '../helpers/postgres.js';
 

@@ -8,7 +8,7 @@ import type { FileSource } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
 import type { FinishedStatus } from '../live/run-registry.js';
 import { invalidRequest, isUnavailable, serviceError, type Issue } from '../errors.js';
-import { orgSecretStore } from '../routes/secrets.js';
+import { orgSecretStore } from './secrets.js';
 import { followSite } from './site-status.js';
 import { emitWebhookEvent } from './webhooks.js';
 import { crashPoint } from '../crash-points.js';

@@ -5,7 +5,8 @@ import type { FlowSpec } from '../../flow/types.js';
 import type { AuthoringRecord, AutomationRecord, ServiceStores } from '../../ports/service-storage.js';
 import { buildRecording } from '../../record/recording.js';
 import { recordingToFlow } from '../../record/to-flow.js';
-import { audit, type ServiceDeps } from '../context.js';
+import type { ServiceDeps } from '../context.js';
+import { audit } from './audit.js';
 import { invalidRequest, serviceError, type Issue } from '../errors.js';
 import { findCredentials, findOrgSecrets, findSecretFieldValues, leakMessage, type LeakFinding } from './secret-leak.js';
 
@@ -140,6 +141,17 @@ export async function publishVersion(deps: ServiceDeps, automation: AutomationRe
       action: 'automation.publish',
       detail: { name: automation.name, flow_digest: digest, from: automation.live_digest ?? null },
     });
+    return next!;
+  });
+}
+
+/** Reopen a published session for editing (the live version stays live until the next publish), audited. */
+export async function reopenCapture(deps: ServiceDeps, automation: AutomationRecord, session: AuthoringRecord, actor: string): Promise<AuthoringRecord> {
+  if (session.state === 'editing') return session;
+  const orgId = automation.org_id;
+  return deps.storage.transaction(async (tx) => {
+    const next = await tx.authoring.update(orgId, automation.id, { state: 'editing', updated_at: deps.clock.now() });
+    await audit(deps, tx, { org_id: orgId, actor, target: `automation:${automation.id}`, action: 'automation.edit', detail: { name: automation.name } });
     return next!;
   });
 }

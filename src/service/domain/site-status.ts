@@ -1,6 +1,7 @@
 import type { ExecutionRecord } from '../../ports/service-storage.js';
 import type { Run } from '../../run/types.js';
-import { audit, type ServiceDeps } from '../context.js';
+import type { ServiceDeps } from '../context.js';
+import { audit } from './audit.js';
 
 /**
  * Status that follows the site (docs/hosted-api.md, "Drift"): a succeeded run of the live version

@@ -15,8 +15,6 @@ import type { ServiceDeps } from '../context.js';
 
 export const WEBHOOK_QUEUE = 'flowctl-webhooks';
 export const WEBHOOK_EVENTS: readonly WebhookEventType[] = ['run.finished', 'run.failed', 'automation.failing'];
-/** Seconds before each retry after a failed attempt: 6 retries over about 2.7 hours. */
-export const DEFAULT_WEBHOOK_RETRY_SECONDS: readonly number[] = [5, 30, 120, 600, 1800, 7200];
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** A new signing secret: `whsec_` and 24 random bytes in base64 (the Standard Webhooks form). */

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { verifyAuditChain } from '../../audit/chain.js';
 import type { ServiceDeps } from '../context.js';
-import { invalidRequest } from '../errors.js';
-import { jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { pageStart } from './paging.js';
 import { AuditEntry, auditJson } from '../schemas.js';
 
 /** The audit log (docs/hosted-api.md, "Audit log"): newest first, opaque cursor, hash-chained per org. */
@@ -33,47 +33,48 @@ export function decodeAuditCursor(cursor: string): number | undefined {
 export function auditRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
   return [
-    {
-      method: 'get',
-      path: '/api/audit',
-      auth: 'owner',
-      summary: 'Audit log of the active org, newest first',
-      tags: ['audit'],
-      request: { query: AuditQuery },
-      responses: { 200: jsonResponse('A page of entries', z.object({ entries: z.array(AuditEntry), next_cursor: z.string().nullable() })) },
-      handler: async (c) => {
-        const { limit, cursor } = c.req.valid('query') as z.infer<typeof AuditQuery>;
-        const beforeSeq = cursor === undefined ? undefined : decodeAuditCursor(cursor);
-        if (cursor !== undefined && beforeSeq === undefined) {
-          throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
-        }
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/audit',
+        auth: 'owner',
+        summary: 'Audit log of the active org, newest first',
+        tags: ['audit'],
+        request: { query: AuditQuery },
+        responses: { 200: jsonResponse('A page of entries', z.object({ entries: z.array(AuditEntry), next_cursor: z.string().nullable() })) },
+      },
+      async (c) => {
+        const { limit, cursor } = c.req.valid('query');
+        const beforeSeq = pageStart(cursor, decodeAuditCursor);
         const page = await storage.audit.page(c.get('auth').org.id, { limit, ...(beforeSeq !== undefined ? { beforeSeq } : {}) });
         return c.json(
           { entries: page.entries.map(auditJson), next_cursor: page.nextBeforeSeq === undefined ? null : encodeAuditCursor(page.nextBeforeSeq) },
           200,
         );
       },
-    },
-    {
-      method: 'get',
-      path: '/api/audit/verify',
-      auth: 'owner',
-      summary: "Verify the org's audit hash chain",
-      tags: ['audit'],
-      responses: {
-        200: jsonResponse(
-          'The verdict; `broken` names the first entry that does not verify',
-          z.object({
-            ok: z.boolean(),
-            entries: z.number(),
-            broken: z.object({ seq: z.number(), id: z.string(), reason: z.enum(['digest', 'prev', 'seq', 'org']) }).optional(),
-          }),
-        ),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/audit/verify',
+        auth: 'owner',
+        summary: "Verify the org's audit hash chain",
+        tags: ['audit'],
+        responses: {
+          200: jsonResponse(
+            'The verdict; `broken` names the first entry that does not verify',
+            z.object({
+              ok: z.boolean(),
+              entries: z.number(),
+              broken: z.object({ seq: z.number(), id: z.string(), reason: z.enum(['digest', 'prev', 'seq', 'org']) }).optional(),
+            }),
+          ),
+        },
       },
-      handler: async (c) => {
+      async (c) => {
         const orgId = c.get('auth').org.id;
         return c.json(verifyAuditChain(orgId, await storage.audit.all(orgId)), 200);
       },
-    },
+    ),
   ];
 }

@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { isFlowError } from '../../errors.js';
 import { checkOrigin, clearSessionCookie, clientIp, loadSession, newSession, setSessionCookie } from '../auth/guards.js';
 import { checkLogin, loginFailed, loginSucceeded, rateLimited } from '../auth/login-limits.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../auth/passwords.js';
-import { audit, type ServiceContext, type ServiceDeps, type ServiceEnv } from '../context.js';
+import type { ServiceContext, ServiceDeps, ServiceEnv } from '../context.js';
+import { replaceSession, signup } from '../domain/accounts.js';
 import { serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Email, Org, orgJson, RoleEnum, User } from '../schemas.js';
 
 /** Accounts and sessions (docs/hosted-api.md, "Accounts"). */
@@ -45,70 +45,49 @@ function sessionBody(c: ServiceContext) {
 
 /** Start a session for `userId` in `orgId`, rotating out the current one (its expiry is kept). */
 async function rotateSession(c: ServiceContext, deps: ServiceDeps, orgId: string): Promise<void> {
-  const { session, user } = c.get('auth');
-  const next = { ...newSession(deps, user.id, orgId), expires_at: session.expires_at };
-  await deps.storage.transaction(async (tx) => {
-    await tx.sessions.create(next);
-    await tx.sessions.revoke(session.id, deps.clock.now());
-  });
+  const next = await replaceSession(deps, c.get('auth').session, orgId);
   setSessionCookie(c, deps, next);
 }
 
 export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
 
-  const signup = async (email: string, password: string, orgName: string) => {
-    const now = deps.clock.now();
-    const user = { id: deps.ids.uuid(), email, password_hash: await hashPassword(password), created_at: now };
-    const org = { id: deps.ids.uuid(), name: orgName, created_at: now };
-    const session = newSession(deps, user.id, org.id);
-    await storage.transaction(async (tx) => {
-      try {
-        await tx.users.create(user);
-      } catch (err) {
-        if (isFlowError(err, 'conflict')) throw serviceError('conflict', 'an account with this email already exists; log in instead');
-        throw err;
-      }
-      await tx.orgs.create(org);
-      await tx.members.add({ org_id: org.id, user_id: user.id, role: 'owner', created_at: now });
-      await tx.sessions.create(session);
-      await audit(deps, tx, { org_id: org.id, actor: user.id, target: `org:${org.id}`, action: 'org.create', detail: { name: org.name, via: 'signup' } });
-    });
-    return { user: { id: user.id, email }, org: orgJson(org), session };
-  };
-
   return [
-    {
-      method: 'post',
-      path: '/api/auth/signup',
-      auth: 'public',
-      summary: 'Sign up: a user, an org they own, and a session cookie',
-      tags: ['accounts'],
-      middleware: [authAttempt(deps)],
-      request: jsonBody(SignupBody),
-      responses: {
-        201: jsonResponse('The new user and org; `svc_session` is set', UserOrg),
-        409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/signup',
+        auth: 'public',
+        summary: 'Sign up: a user, an org they own, and a session cookie',
+        tags: ['accounts'],
+        middleware: [authAttempt(deps)],
+        request: jsonBody(SignupBody),
+        responses: {
+          201: jsonResponse('The new user and org; `svc_session` is set', UserOrg),
+          409: jsonResponse('`conflict`: the email has an account', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof SignupBody>;
+      async (c) => {
+        const body = c.req.valid('json');
         const orgName = body.org_name ?? `${body.email.split('@')[0]!.slice(0, 100)}'s org`;
-        const { user, org, session } = await signup(body.email, body.password, orgName);
+        const { user, org, session } = await signup(deps, body.email, body.password, orgName);
         setSessionCookie(c, deps, session);
-        return c.json({ user, org }, 201);
+        return c.json({ user, org: orgJson(org) }, 201);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/auth/login',
-      auth: 'public',
-      summary: 'Log in; one 401 `invalid_credentials` for an unknown email and a wrong password alike',
-      tags: ['accounts'],
-      middleware: [authAttempt(deps)],
-      request: jsonBody(LoginBody),
-      responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
-      handler: async (c) => {
-        const { email, password } = c.req.valid('json') as z.infer<typeof LoginBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/login',
+        auth: 'public',
+        summary: 'Log in; one 401 `invalid_credentials` for an unknown email and a wrong password alike',
+        tags: ['accounts'],
+        middleware: [authAttempt(deps)],
+        request: jsonBody(LoginBody),
+        responses: { 200: jsonResponse('The user and their first org; `svc_session` is set', UserOrg) },
+      },
+      async (c) => {
+        const { email, password } = c.req.valid('json');
         const ip = clientIp(c, deps);
         await checkLogin(deps, email, ip);
         const user = await storage.users.getByEmail(email);
@@ -127,33 +106,37 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
         setSessionCookie(c, deps, session);
         return c.json({ user: { id: user.id, email: user.email }, org: orgJson(org) }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/auth/logout',
-      auth: 'session',
-      summary: 'Log out: the session is revoked server-side and the cookie cleared',
-      tags: ['accounts'],
-      responses: { 204: { description: 'Logged out' } },
-      handler: async (c) => {
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/auth/logout',
+        auth: 'session',
+        summary: 'Log out: the session is revoked server-side and the cookie cleared',
+        tags: ['accounts'],
+        responses: { 204: { description: 'Logged out' } },
+      },
+      async (c) => {
         await storage.sessions.revoke(c.get('auth').session.id, deps.clock.now());
         clearSessionCookie(c, deps);
         return c.body(null, 204);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/session',
-      // Outside production an unauthenticated caller without a cookie is provisioned a user and an
-      // org; the route resolves the session itself.
-      auth: 'public',
-      summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
-      tags: ['accounts'],
-      responses: {
-        200: jsonResponse('The session', SessionBody),
-        401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/session',
+        // Outside production an unauthenticated caller without a cookie is provisioned a user and an
+        // org; the route resolves the session itself.
+        auth: 'public',
+        summary: 'The current session (outside production: a user and an org are provisioned when no cookie is sent)',
+        tags: ['accounts'],
+        responses: {
+          200: jsonResponse('The session', SessionBody),
+          401: jsonResponse('`unauthenticated`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
+      async (c) => {
         const check = await loadSession(c, deps);
         if (check.ok) return c.json(sessionBody(c), 200);
         if (check.cookieSent || deps.settings.production) {
@@ -161,30 +144,32 @@ export function authRoutes(deps: ServiceDeps): ServiceRoute[] {
           throw serviceError('unauthenticated', 'sign in first: no valid session cookie');
         }
         const id = randomBytes(4).toString('hex');
-        const { session } = await signup(`dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
+        const { session } = await signup(deps, `dev-${id}@localhost.test`, randomBytes(24).toString('base64url'), `Dev org ${id}`);
         setSessionCookie(c, deps, session);
         const found = (await storage.sessions.lookup(session.id))!;
         c.set('auth', { session, user: found.user, org: found.org, role: found.role!, orgs: found.orgs });
         return c.json(sessionBody(c), 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/session/org',
-      auth: 'session',
-      summary: 'Switch the active org; the cookie is re-issued',
-      tags: ['accounts'],
-      request: jsonBody(SwitchOrgBody),
-      responses: { 200: jsonResponse('The org and your role in it', z.object({ org: Org, role: RoleEnum })) },
-      handler: async (c) => {
-        const { org_id } = c.req.valid('json') as z.infer<typeof SwitchOrgBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/session/org',
+        auth: 'session',
+        summary: 'Switch the active org; the cookie is re-issued',
+        tags: ['accounts'],
+        request: jsonBody(SwitchOrgBody),
+        responses: { 200: jsonResponse('The org and your role in it', z.object({ org: Org, role: RoleEnum })) },
+      },
+      async (c) => {
+        const { org_id } = c.req.valid('json');
         const member = await storage.members.get(org_id, c.get('auth').user.id);
         const org = member ? await storage.orgs.get(org_id) : undefined;
         if (!member || !org) throw serviceError('not_found', 'no such org among yours');
         await rotateSession(c, deps, org.id);
         return c.json({ org: orgJson(org), role: member.role }, 200);
       },
-    },
+    ),
   ];
 }
 

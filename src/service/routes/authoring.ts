@@ -2,12 +2,12 @@ import { z } from '@hono/zod-openapi';
 import { digestBytes } from '../../canonical.js';
 import type { AuthoringRecord } from '../../ports/service-storage.js';
 import { checkOps, IDENTIFIER } from '../../record/ops.js';
-import { audit, type ServiceDeps } from '../context.js';
+import type { ServiceDeps } from '../context.js';
 import { checkCallerInputs, gatewayBodyInputs, runResult, runSync } from '../domain/dispatch.js';
-import { compileCapture, orgSecretValues, publishVersion, unknownSlotIssues } from '../domain/publish.js';
+import { compileCapture, orgSecretValues, publishVersion, reopenCapture, unknownSlotIssues } from '../domain/publish.js';
 import { findOrgSecrets, leakMessage } from '../domain/secret-leak.js';
 import { invalidRequest, serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Automation, automationJson } from './automations.js';
 import { RunResult } from './gateway.js';
 
@@ -94,34 +94,38 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
   };
 
   return [
-    {
-      method: 'get',
-      path: '/api/authoring/{id}',
-      auth: 'session',
-      summary: 'The authoring session of an automation',
-      tags: ['authoring'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/authoring/{id}',
+        auth: 'session',
+        summary: 'The authoring session of an automation',
+        tags: ['authoring'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         return c.json({ session: sessionJson((await load(c.get('auth').org.id, id)).session) }, 200);
       },
-    },
-    {
-      method: 'patch',
-      path: '/api/authoring/{id}',
-      auth: 'session',
-      summary: "Replace the capture (ops in the engine's format, params, slots); 409 `not_editable` while published",
-      tags: ['authoring'],
-      request: { params: IdParam, ...jsonBody(PatchSessionBody) },
-      responses: {
-        200: jsonResponse('The session', z.object({ session: Session })),
-        409: jsonResponse('`not_editable`: published and not reopened', z.object({ error: z.string(), message: z.string() })),
-        422: jsonResponse("`invalid_request`, or `secret_leak` when an op holds an org secret's value", z.object({ error: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/authoring/{id}',
+        auth: 'session',
+        summary: "Replace the capture (ops in the engine's format, params, slots); 409 `not_editable` while published",
+        tags: ['authoring'],
+        request: { params: IdParam, ...jsonBody(PatchSessionBody) },
+        responses: {
+          200: jsonResponse('The session', z.object({ session: Session })),
+          409: jsonResponse('`not_editable`: published and not reopened', z.object({ error: z.string(), message: z.string() })),
+          422: jsonResponse("`invalid_request`, or `secret_leak` when an op holds an org secret's value", z.object({ error: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchSessionBody>;
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const orgId = c.get('auth').org.id;
         const { session } = await load(orgId, id);
         if (session.state === 'published') throw serviceError('not_editable', 'the session is published: reopen it with POST /api/authoring/{id}/edit first');
@@ -167,18 +171,20 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         });
         return c.json({ session: sessionJson(updated!) }, 200);
       },
-    },
-    {
-      method: 'put',
-      path: '/api/authoring/{id}/files/{name}',
-      auth: 'session',
-      summary: 'Attach an upload file to the capture (an upload op names it by this file name)',
-      tags: ['authoring'],
-      request: { params: FileParams, ...jsonBody(FileBody) },
-      responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
-      handler: async (c) => {
-        const { id, name } = c.req.valid('param') as z.infer<typeof FileParams>;
-        const { content_base64 } = c.req.valid('json') as z.infer<typeof FileBody>;
+    ),
+    defineRoute(
+      {
+        method: 'put',
+        path: '/api/authoring/{id}/files/{name}',
+        auth: 'session',
+        summary: 'Attach an upload file to the capture (an upload op names it by this file name)',
+        tags: ['authoring'],
+        request: { params: FileParams, ...jsonBody(FileBody) },
+        responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
+      },
+      async (c) => {
+        const { id, name } = c.req.valid('param');
+        const { content_base64 } = c.req.valid('json');
         const orgId = c.get('auth').org.id;
         const { session } = await load(orgId, id);
         if (session.state === 'published') throw serviceError('not_editable', 'the session is published: reopen it with POST /api/authoring/{id}/edit first');
@@ -191,20 +197,22 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const updated = await storage.authoring.update(orgId, id, { files, updated_at: deps.clock.now() });
         return c.json({ session: sessionJson(updated!) }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/authoring/{id}/publish',
-      auth: 'owner',
-      summary: 'Publish the capture as a new version, live at once',
-      tags: ['authoring'],
-      request: { params: IdParam },
-      responses: {
-        200: jsonResponse('The automation and the new live digest', z.object({ automation: Automation, flow_digest: z.string() })),
-        422: jsonResponse('`secret_leak` (nothing stored), or `invalid_request` when the capture does not compile', z.object({ error: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/authoring/{id}/publish',
+        auth: 'owner',
+        summary: 'Publish the capture as a new version, live at once',
+        tags: ['authoring'],
+        request: { params: IdParam },
+        responses: {
+          200: jsonResponse('The automation and the new live digest', z.object({ automation: Automation, flow_digest: z.string() })),
+          422: jsonResponse('`secret_leak` (nothing stored), or `invalid_request` when the capture does not compile', z.object({ error: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
         const { automation, session } = await load(org.id, id);
         if (session.captured_ops.length === 0)
@@ -225,20 +233,22 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const updated = await publishVersion(deps, automation, compiled, user.id);
         return c.json({ automation: automationJson(deps, updated), flow_digest: updated.live_digest! }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/authoring/{id}/test',
-      auth: 'owner',
-      summary: 'Test the capture before publishing: compile it as publish does and run it once, in a fresh browser context, without publishing',
-      tags: ['authoring'],
-      request: { params: IdParam, body: { content: { 'application/json': { schema: TestBody } }, required: false } },
-      responses: {
-        200: jsonResponse('The test run (a failed run is 200 with `error`); listed among the executions like any sync run', RunResult),
-        422: jsonResponse('`secret_leak`, or `invalid_request` when the capture does not compile or an input is wrong', z.object({ error: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/authoring/{id}/test',
+        auth: 'owner',
+        summary: 'Test the capture before publishing: compile it as publish does and run it once, in a fresh browser context, without publishing',
+        tags: ['authoring'],
+        request: { params: IdParam, body: { content: { 'application/json': { schema: TestBody } }, required: false } },
+        responses: {
+          200: jsonResponse('The test run (a failed run is 200 with `error`); listed among the executions like any sync run', RunResult),
+          422: jsonResponse('`secret_leak`, or `invalid_request` when the capture does not compile or an input is wrong', z.object({ error: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         // The gateway body shape, and its rule: only `inputs` (checked before anything compiles or runs).
         const bodyInputs = gatewayBodyInputs(c.get('body'));
         const { org } = c.get('auth');
@@ -255,27 +265,24 @@ export function authoringRoutes(deps: ServiceDeps): ServiceRoute[] {
         const run = await runSync(deps, { automation, digest: compiled.digest, spec: compiled.spec }, inputs, { kind: 'sync' });
         return c.json(runResult(run), 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/authoring/{id}/edit',
-      auth: 'owner',
-      summary: 'Reopen a published session for editing; the live version stays live until the next publish',
-      tags: ['authoring'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/authoring/{id}/edit',
+        auth: 'owner',
+        summary: 'Reopen a published session for editing; the live version stays live until the next publish',
+        tags: ['authoring'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('The session', z.object({ session: Session })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
         const { automation, session } = await load(org.id, id);
-        if (session.state === 'editing') return c.json({ session: sessionJson(session) }, 200);
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.authoring.update(org.id, id, { state: 'editing', updated_at: deps.clock.now() });
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `automation:${id}`, action: 'automation.edit', detail: { name: automation.name } });
-          return next!;
-        });
+        const updated = await reopenCapture(deps, automation, session, user.id);
         return c.json({ session: sessionJson(updated) }, 200);
       },
-    },
+    ),
   ];
 }

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { isFlowError } from '../../errors.js';
-import type { AuthoringRecord, AutomationRecord } from '../../ports/service-storage.js';
-import { audit, type ServiceDeps } from '../context.js';
-import { invalidRequest, serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import type { AutomationRecord } from '../../ports/service-storage.js';
+import type { ServiceDeps } from '../context.js';
+import { createAutomation, liveSpec, mustGetAutomation, rollbackAutomation, updateAutomation } from '../domain/automations.js';
+import { serviceError } from '../errors.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { AUTOMATION_NAME } from '../schemas.js';
 
 /** Automations, versions, rollback and the live FlowSpec by name (docs/hosted-api.md, "Automations"). */
@@ -94,218 +94,136 @@ export async function usageOf(deps: ServiceDeps, orgId: string): Promise<(id: st
   };
 }
 
-/** A new draft and its empty authoring session, in the caller's transaction. */
-export function newDraft(deps: ServiceDeps, orgId: string, body: { name: string; site: string; task?: string; params?: unknown[] }, example = false) {
-  const now = deps.clock.now();
-  const automation: AutomationRecord = {
-    id: deps.ids.uuid(),
-    org_id: orgId,
-    name: body.name,
-    task: body.task ?? '',
-    site: body.site,
-    mcp_enabled: true,
-    created_at: now,
-    status: 'draft',
-    needs_attention: false,
-    example,
-    params: body.params ?? [],
-  };
-  const params = (body.params ?? []) as { name: string; required?: boolean; sample?: string }[];
-  const session: AuthoringRecord = {
-    automation_id: automation.id,
-    org_id: orgId,
-    captured_ops: [],
-    input_params: params.map((p) => ({ name: p.name, required: p.required ?? false, sample: p.sample ?? '' })),
-    input_slots: [],
-    secret_slots: [],
-    files: [],
-    updated_at: now,
-    state: 'editing',
-  };
-  return { automation, session };
-}
-
 export function automationRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
-  const mustGet = async (orgId: string, id: string) => {
-    const a = await storage.automations.get(orgId, id);
-    if (!a) throw serviceError('not_found', 'no such automation in this org');
-    return a;
-  };
+  const mustGet = (orgId: string, id: string) => mustGetAutomation(deps, orgId, id);
 
   return [
-    {
-      method: 'post',
-      path: '/api/automations',
-      auth: 'session',
-      summary: 'Create a draft automation and its authoring session',
-      tags: ['automations'],
-      request: jsonBody(CreateAutomationBody),
-      responses: {
-        201: jsonResponse('The draft', z.object({ automation: Automation })),
-        409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations',
+        auth: 'session',
+        summary: 'Create a draft automation and its authoring session',
+        tags: ['automations'],
+        request: jsonBody(CreateAutomationBody),
+        responses: {
+          201: jsonResponse('The draft', z.object({ automation: Automation })),
+          409: jsonResponse('`name_taken`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof CreateAutomationBody>;
+      async (c) => {
         const { org, user } = c.get('auth');
-        const { automation, session } = newDraft(deps, org.id, body);
-        await storage.transaction(async (tx) => {
-          try {
-            await tx.automations.create(automation);
-          } catch (err) {
-            if (isFlowError(err, 'conflict')) throw serviceError('name_taken', `this org already has an automation named "${body.name}"`);
-            throw err;
-          }
-          await tx.authoring.create(session);
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `automation:${automation.id}`,
-            action: 'automation.create',
-            detail: { name: automation.name },
-          });
-        });
+        const automation = await createAutomation(deps, org.id, user.id, c.req.valid('json'));
         return c.json({ automation: automationJson(deps, automation) }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations',
-      auth: 'session',
-      summary: "The org's automations, oldest first",
-      tags: ['automations'],
-      responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
-      handler: async (c) => {
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations',
+        auth: 'session',
+        summary: "The org's automations, oldest first",
+        tags: ['automations'],
+        responses: { 200: jsonResponse('Automations', z.object({ automations: z.array(Automation) })) },
+      },
+      async (c) => {
         const orgId = c.get('auth').org.id;
         const usage = await usageOf(deps, orgId);
         return c.json({ automations: (await storage.automations.list(orgId)).map((a) => automationJson(deps, a, usage(a.id))) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations/{id}',
-      auth: 'session',
-      summary: 'One automation, with its status',
-      tags: ['automations'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations/{id}',
+        auth: 'session',
+        summary: 'One automation, with its status',
+        tags: ['automations'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const orgId = c.get('auth').org.id;
         const a = await mustGet(orgId, id);
         return c.json({ automation: automationJson(deps, a, (await usageOf(deps, orgId))(a.id)) }, 200);
       },
-    },
-    {
-      method: 'patch',
-      path: '/api/automations/{id}',
-      auth: 'session',
-      summary: 'Correct `site` or `task` (members); `mcp_enabled` is owner only and audited',
-      tags: ['automations'],
-      request: { params: IdParam, ...jsonBody(PatchAutomationBody) },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchAutomationBody>;
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/automations/{id}',
+        auth: 'session',
+        summary: 'Correct `site` or `task` (members); `mcp_enabled` is owner only and audited',
+        tags: ['automations'],
+        request: { params: IdParam, ...jsonBody(PatchAutomationBody) },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user, role } = c.get('auth');
-        const before = await mustGet(org.id, id);
-        if (body.mcp_enabled !== undefined && role !== 'owner') throw serviceError('forbidden', 'only an owner may set mcp_enabled');
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.automations.update(org.id, id, body);
-          if (body.mcp_enabled !== undefined && body.mcp_enabled !== before.mcp_enabled) {
-            await audit(deps, tx, {
-              org_id: org.id,
-              actor: user.id,
-              target: `automation:${id}`,
-              action: 'automation.mcp_enabled',
-              detail: { name: before.name, to: body.mcp_enabled },
-            });
-          }
-          return next!;
-        });
+        const updated = await updateAutomation(deps, { orgId: org.id, actor: user.id, role }, id, body);
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/automations/{id}/versions',
-      auth: 'session',
-      summary: 'Published versions, newest first',
-      tags: ['automations'],
-      request: { params: IdParam },
-      responses: { 200: jsonResponse('Versions', z.object({ versions: z.array(Version) })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/automations/{id}/versions',
+        auth: 'session',
+        summary: 'Published versions, newest first',
+        tags: ['automations'],
+        request: { params: IdParam },
+        responses: { 200: jsonResponse('Versions', z.object({ versions: z.array(Version) })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const orgId = c.get('auth').org.id;
         await mustGet(orgId, id);
         const versions = await storage.versions.list(orgId, id);
         return c.json({ versions: versions.map((v) => ({ flow_digest: v.flow_digest, created_at: v.created_at, created_by: v.created_by })) }, 200);
       },
-    },
-    {
-      method: 'post',
-      path: '/api/automations/{id}/rollback',
-      auth: 'owner',
-      summary: 'Point the live version at an earlier one; nothing is rebuilt',
-      tags: ['automations'],
-      request: { params: IdParam, ...jsonBody(RollbackBody) },
-      responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const { flow_digest } = c.req.valid('json') as z.infer<typeof RollbackBody>;
+    ),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/automations/{id}/rollback',
+        auth: 'owner',
+        summary: 'Point the live version at an earlier one; nothing is rebuilt',
+        tags: ['automations'],
+        request: { params: IdParam, ...jsonBody(RollbackBody) },
+        responses: { 200: jsonResponse('The automation', z.object({ automation: Automation })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const { flow_digest } = c.req.valid('json');
         const { org, user } = c.get('auth');
-        const before = await mustGet(org.id, id);
-        if (!(await storage.versions.get(org.id, id, flow_digest))) {
-          throw invalidRequest([{ path: ['flow_digest'], message: 'not a published version of this automation', code: 'unknown_version' }]);
-        }
-        const updated = await storage.transaction(async (tx) => {
-          const next = await tx.automations.update(org.id, id, {
-            live_digest: flow_digest,
-            status: 'published',
-            needs_attention: false,
-            failing_step: undefined,
-          });
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `automation:${id}`,
-            action: 'automation.rollback',
-            detail: { name: before.name, from: before.live_digest ?? null, to: flow_digest },
-          });
-          return next!;
-        });
+        const updated = await rollbackAutomation(deps, org.id, user.id, id, flow_digest);
         return c.json({ automation: automationJson(deps, updated) }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/flowspecs/{name}',
-      auth: 'session',
-      summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
-      tags: ['automations'],
-      request: { params: NameParam },
-      responses: {
-        200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/flowspecs/{name}',
+        auth: 'session',
+        summary: 'The live FlowSpec of an automation by name: the bytes the gateway executes',
+        tags: ['automations'],
+        request: { params: NameParam },
+        responses: {
+          200: { description: 'The FlowSpec JSON; `ETag: "<flow_digest>"`', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+        },
       },
-      handler: async (c) => {
-        const { name } = c.req.valid('param') as z.infer<typeof NameParam>;
+      async (c) => {
+        const { name } = c.req.valid('param');
         const spec = await liveSpec(deps, c.get('auth').org.id, name);
         // One answer for unknown, other orgs' and draft names: the same code path and the same body.
         if (!spec) throw serviceError('not_found', 'no published automation of this name in this org');
-        return c.body(JSON.stringify(spec.spec), 200, { 'content-type': 'application/json; charset=utf-8', etag: `"${spec.digest}"` });
+        // c.json writes JSON.stringify of it, as before; its default Content-Type is replaced (same key).
+        return c.json(spec.spec, 200, { 'Content-Type': 'application/json; charset=utf-8', etag: `"${spec.digest}"` });
       },
-    },
+    ),
   ];
-}
-
-/**
- * The org-namespaced active-deploy lookup: (org, name) -> live digest -> FlowSpec. The gateway and the
- * live FlowSpec route both resolve through here, so the dashboard shows the bytes the gateway runs.
- */
-export async function liveSpec(deps: ServiceDeps, orgId: string, name: string) {
-  const a = await deps.storage.automations.getByName(orgId, name);
-  const digest = a && a.status !== 'draft' ? a.live_digest : undefined;
-  if (!a || !digest || !deps.engine) return undefined;
-  const resolved = await deps.engine.resolve({ digest: digest as `sha256:${string}` });
-  return resolved ? { automation: a, digest: resolved.digest, spec: resolved.spec } : undefined;
 }

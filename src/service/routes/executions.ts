@@ -1,8 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { ExecutionRecord } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';
-import { invalidRequest, serviceError } from '../errors.js';
-import { jsonResponse, type ServiceRoute } from '../route-table.js';
+import { serviceError } from '../errors.js';
+import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { pageStart } from './paging.js';
 
 /** The executions index (docs/hosted-api.md, "Executions"): run_ref rows, the engine run dereferenced on fetch. */
 
@@ -95,64 +96,69 @@ export async function findExecution(deps: ServiceDeps, orgId: string, id: string
 
 export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
   return [
-    {
-      method: 'get',
-      path: '/api/executions',
-      auth: 'session',
-      summary: "Runs of the org's automations, newest first",
-      tags: ['executions'],
-      request: { query: ListQuery },
-      responses: { 200: jsonResponse('A page', z.object({ executions: z.array(Execution), next_cursor: z.string().nullable() })) },
-      handler: async (c) => {
-        const { limit, cursor, flow } = c.req.valid('query') as z.infer<typeof ListQuery>;
-        const before = cursor === undefined ? undefined : decodeCursor(cursor);
-        if (cursor !== undefined && !before) throw invalidRequest([{ path: ['cursor'], message: 'not a cursor this API returned', code: 'invalid_cursor' }]);
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/executions',
+        auth: 'session',
+        summary: "Runs of the org's automations, newest first",
+        tags: ['executions'],
+        request: { query: ListQuery },
+        responses: { 200: jsonResponse('A page', z.object({ executions: z.array(Execution), next_cursor: z.string().nullable() })) },
+      },
+      async (c) => {
+        const { limit, cursor, flow } = c.req.valid('query');
+        const before = pageStart(cursor, decodeCursor);
         const rows = await deps.storage.executions.list(c.get('auth').org.id, { limit: limit + 1, ...(before ? { before } : {}), ...(flow ? { flow } : {}) });
         const page = rows.slice(0, limit);
         return c.json({ executions: page.map(executionJson), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/executions/{id}',
-      auth: 'session',
-      summary: 'One execution: its header, the engine Run and the journal (id: run_ref id or engine run id)',
-      tags: ['executions'],
-      request: { params: IdParam },
-      responses: {
-        200: jsonResponse(
-          'The execution',
-          z.object({ execution: Execution, run: z.record(z.string(), z.unknown()), journal: z.array(z.record(z.string(), z.unknown())) }),
-        ),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/executions/{id}',
+        auth: 'session',
+        summary: 'One execution: its header, the engine Run and the journal (id: run_ref id or engine run id)',
+        tags: ['executions'],
+        request: { params: IdParam },
+        responses: {
+          200: jsonResponse(
+            'The execution',
+            z.object({ execution: Execution, run: z.record(z.string(), z.unknown()), journal: z.array(z.record(z.string(), z.unknown())) }),
+          ),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+      async (c) => {
+        const { id } = c.req.valid('param');
         const execution = await findExecution(deps, c.get('auth').org.id, id);
         const run = execution ? await deps.engine?.getRun(execution.run_id) : undefined;
         if (!execution || !run) throw serviceError('not_found', 'no such execution in this org');
         return c.json({ execution: executionJson(execution), run, journal: run.journal }, 200);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/executions/{id}/artifacts/{digest}',
-      auth: 'session',
-      summary: 'The bytes of a run artifact (a step screenshot) by its digest, as the journal lists it (id: run_ref id or engine run id)',
-      tags: ['executions'],
-      request: { params: ArtifactParams },
-      responses: {
-        200: {
-          description: 'The artifact, `Cache-Control: private, max-age=31536000, immutable` (content-addressed), `ETag: "<digest>"`',
-          content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/jpeg': { schema: z.string().openapi({ format: 'binary' }) } },
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/executions/{id}/artifacts/{digest}',
+        auth: 'session',
+        summary: 'The bytes of a run artifact (a step screenshot) by its digest, as the journal lists it (id: run_ref id or engine run id)',
+        tags: ['executions'],
+        request: { params: ArtifactParams },
+        responses: {
+          200: {
+            description: 'The artifact, `Cache-Control: private, max-age=31536000, immutable` (content-addressed), `ETag: "<digest>"`',
+            content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/jpeg': { schema: z.string().openapi({ format: 'binary' }) } },
+          },
+          304: { description: 'Not modified (If-None-Match names the digest)' },
+          404: jsonResponse(
+            '`not_found`: no such execution in this org, or the digest is in none of its steps',
+            z.object({ error: z.string(), message: z.string() }),
+          ),
         },
-        304: { description: 'Not modified (If-None-Match names the digest)' },
-        404: jsonResponse(
-          '`not_found`: no such execution in this org, or the digest is in none of its steps',
-          z.object({ error: z.string(), message: z.string() }),
-        ),
       },
-      handler: async (c) => {
-        const { id, digest } = c.req.valid('param') as z.infer<typeof ArtifactParams>;
+      async (c) => {
+        const { id, digest } = c.req.valid('param');
         const execution = await findExecution(deps, c.get('auth').org.id, id);
         const run = execution ? await deps.engine?.getRun(execution.run_id) : undefined;
         if (!execution || !run) throw serviceError('not_found', 'no such execution in this org');
@@ -173,6 +179,6 @@ export function executionRoutes(deps: ServiceDeps): ServiceRoute[] {
         headers['content-length'] = String(artifact.bytes.byteLength);
         return c.body(artifact.bytes as never, 200, headers);
       },
-    },
+    ),
   ];
 }

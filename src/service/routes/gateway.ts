@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { ServiceDeps } from '../context.js';
 import { checkCallerInputs, enqueueRun, gatewayBodyInputs, queueDispatch, runnableAutomation, runResult, runSync, secretInputsOf } from '../domain/dispatch.js';
 import { serviceError } from '../errors.js';
-import { jsonResponse, type ServiceRoute } from '../route-table.js';
+import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /** The run gateway (spec "Run gateway"; docs/hosted-api.md): `POST /v1/run/{flow}` with a bearer key. */
 
@@ -35,31 +35,33 @@ export const RunResult = z
 
 export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
   return [
-    {
-      method: 'post',
-      path: '/v1/run/{flow}',
-      auth: 'bearer',
-      summary: 'Run a published automation (sync: the run result; a failed run is 200 with `error`)',
-      tags: ['gateway'],
-      request: { params: FlowParam, body: { content: { 'application/json': { schema: RunBody } }, required: false } },
-      responses: {
-        200: jsonResponse(
-          'The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once',
-          z.union([RunResult, QueuedResult]),
-        ),
-        503: jsonResponse(
-          '`queue_unavailable`: queue dispatch could not store the run (nothing was started)',
-          z.object({ error: z.string(), message: z.string() }),
-        ),
-        422: jsonResponse(
-          '`invalid_request`: a top-level key other than `inputs` (issue at that key, naming `inputs`), a secret input, or inputs the FlowSpec refuses; `secret_not_found`',
-          z.object({ error: z.string() }),
-        ),
-        403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
-        404: jsonResponse("`not_found`: unknown, draft, or outside the key's scope (one answer)", z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/v1/run/{flow}',
+        auth: 'bearer',
+        summary: 'Run a published automation (sync: the run result; a failed run is 200 with `error`)',
+        tags: ['gateway'],
+        request: { params: FlowParam, body: { content: { 'application/json': { schema: RunBody } }, required: false } },
+        responses: {
+          200: jsonResponse(
+            'The run result (discriminate on status); with SVC_RUN_DISPATCH=queue, `{run_id, status: "queued"}` at once',
+            z.union([RunResult, QueuedResult]),
+          ),
+          503: jsonResponse(
+            '`queue_unavailable`: queue dispatch could not store the run (nothing was started)',
+            z.object({ error: z.string(), message: z.string() }),
+          ),
+          422: jsonResponse(
+            '`invalid_request`: a top-level key other than `inputs` (issue at that key, naming `inputs`), a secret input, or inputs the FlowSpec refuses; `secret_not_found`',
+            z.object({ error: z.string() }),
+          ),
+          403: jsonResponse('`test_key_forbidden`: a svc_test_ key on an automation with a secret input', z.object({ error: z.string(), message: z.string() })),
+          404: jsonResponse("`not_found`: unknown, draft, or outside the key's scope (one answer)", z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { flow } = c.req.valid('param') as z.infer<typeof FlowParam>;
+      async (c) => {
+        const { flow } = c.req.valid('param');
         const body = c.get('body');
         const { record: key, org } = c.get('key');
         const target = await runnableAutomation(deps, org.id, flow, key.automations);
@@ -76,6 +78,6 @@ export function gatewayRoutes(deps: ServiceDeps): ServiceRoute[] {
         const run = await runSync(deps, target, inputs, { kind: 'sync', keyId: key.id });
         return c.json(runResult(run), 200);
       },
-    },
+    ),
   ];
 }

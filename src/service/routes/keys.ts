@@ -1,8 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { hashApiKey, mintApiKey, parseApiKey } from '../auth/api-keys.js';
-import { audit, type ServiceDeps } from '../context.js';
-import { serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import type { ServiceDeps } from '../context.js';
+import { mintKey, revokeKey } from '../domain/keys.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { ApiKey, AUTOMATION_NAME, keyJson } from '../schemas.js';
 
 /** API keys (docs/hosted-api.md, "API keys"). */
@@ -29,81 +28,49 @@ const KeyIdParam = z.object({
 export function keyRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
   return [
-    {
-      method: 'post',
-      path: '/api/keys',
-      auth: 'owner',
-      summary: 'Mint an API key; `secret` is the plaintext, shown this once',
-      tags: ['keys'],
-      request: jsonBody(MintKeyBody),
-      responses: { 201: jsonResponse('The key record and its secret', z.object({ key: ApiKey, secret: z.string().openapi({ example: 'svc_live_…' }) })) },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof MintKeyBody>;
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/keys',
+        auth: 'owner',
+        summary: 'Mint an API key; `secret` is the plaintext, shown this once',
+        tags: ['keys'],
+        request: jsonBody(MintKeyBody),
+        responses: { 201: jsonResponse('The key record and its secret', z.object({ key: ApiKey, secret: z.string().openapi({ example: 'svc_live_…' }) })) },
+      },
+      async (c) => {
         const { org, user } = c.get('auth');
-        const secret = mintApiKey(body.mode);
-        const parsed = parseApiKey(secret)!;
-        const record = {
-          id: deps.ids.uuid(),
-          org_id: org.id,
-          name: body.name ?? `${body.mode} key`,
-          mode: body.mode,
-          hash: hashApiKey(secret),
-          prefix: parsed.prefix,
-          last4: parsed.last4,
-          ...(body.automations ? { automations: [...new Set(body.automations)] } : {}),
-          created_at: deps.clock.now(),
-          created_by: user.id,
-        };
-        await storage.transaction(async (tx) => {
-          await tx.apiKeys.create(record);
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `key:${record.id}`,
-            action: 'key.mint',
-            detail: { name: record.name, mode: record.mode, prefix: record.prefix, automations: record.automations ?? null },
-          });
-        });
+        const { record, secret } = await mintKey(deps, org.id, user.id, c.req.valid('json'));
         return c.json({ key: keyJson(record), secret }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/keys',
-      auth: 'owner',
-      summary: "The org's keys, newest first; never a secret",
-      tags: ['keys'],
-      responses: { 200: jsonResponse('Keys', z.object({ keys: z.array(ApiKey) })) },
-      handler: async (c) => c.json({ keys: (await storage.apiKeys.list(c.get('auth').org.id)).map(keyJson) }, 200),
-    },
-    {
-      method: 'delete',
-      path: '/api/keys/{id}',
-      auth: 'owner',
-      summary: 'Revoke a key: it stops working on the next request',
-      tags: ['keys'],
-      request: { params: KeyIdParam },
-      responses: { 204: { description: 'Revoked (also when it already was)' } },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof KeyIdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/keys',
+        auth: 'owner',
+        summary: "The org's keys, newest first; never a secret",
+        tags: ['keys'],
+        responses: { 200: jsonResponse('Keys', z.object({ keys: z.array(ApiKey) })) },
+      },
+      async (c) => c.json({ keys: (await storage.apiKeys.list(c.get('auth').org.id)).map(keyJson) }, 200),
+    ),
+    defineRoute(
+      {
+        method: 'delete',
+        path: '/api/keys/{id}',
+        auth: 'owner',
+        summary: 'Revoke a key: it stops working on the next request',
+        tags: ['keys'],
+        request: { params: KeyIdParam },
+        responses: { 204: { description: 'Revoked (also when it already was)' } },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
-        const key = (await storage.apiKeys.list(org.id)).find((k) => k.id === id);
-        if (!key) throw serviceError('not_found', 'no such key in this org');
-        if (key.revoked_at === undefined) {
-          await storage.transaction(async (tx) => {
-            if (await tx.apiKeys.revoke(org.id, id, deps.clock.now())) {
-              await audit(deps, tx, {
-                org_id: org.id,
-                actor: user.id,
-                target: `key:${id}`,
-                action: 'key.revoke',
-                detail: { name: key.name, prefix: key.prefix },
-              });
-            }
-          });
-        }
+        await revokeKey(deps, org.id, user.id, id);
         return c.body(null, 204);
       },
-    },
+    ),
   ];
 }

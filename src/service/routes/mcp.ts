@@ -1,51 +1,20 @@
 import { z } from '@hono/zod-openapi';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolRequest,
-  type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
-import packageJson from '../../../package.json' with { type: 'json' };
-import { prettyJson, type Digest } from '../../canonical.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isFlowError } from '../../errors.js';
-import type { FlowSpec } from '../../flow/types.js';
 import { jsonDeeperThan, readBodyText } from '../../http/body.js';
-import { toolAnnotations } from '../../mcp/annotations.js';
-import { createProgressFromJournal } from '../../mcp/progress.js';
-import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
-import type { ApiKeyRecord, AutomationRecord, ExecutionRecord, McpToolRow } from '../../ports/service-storage.js';
-import type { JournalEntry } from '../../run/types.js';
-import { validateAgainstSchema } from '../../tools/contract.js';
-import type { JsonSchema } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
 import { MAX_BODY_DEPTH, nulIssues } from '../request-guards.js';
-import { enqueueRun, queueDispatch, recordOutcome, runResult, runSync, secretInputsOf, type Dispatchable } from '../domain/dispatch.js';
-import { serviceErrorBody } from '../errors.js';
-import type { ServiceRoute } from '../route-table.js';
+import { defineRoute, type ServiceRoute } from '../route-table.js';
+import { mcpTools } from './mcp-tools.js';
 
 /**
  * The hosted MCP endpoint (spec "Hosted MCP endpoint"; docs/mcp.md, "Hosted"): stateless Streamable
  * HTTP, a new SDK server and web-standard transport per request. One tool per automation of the key's
  * org that is published, MCP-enabled and within the key's scope; the response mode follows the order
- * of the media types in Accept.
+ * of the media types in Accept. This file is the HTTP and JSON-RPC side (Origin, body, test-key rule,
+ * the fast tools/list, the transport); the tools themselves are in mcp-tools.ts.
  */
-
-interface ToolShape {
-  inputSchema: JsonSchema;
-  output: ReturnType<typeof toolOutputShape>;
-  annotations: ReturnType<typeof toolAnnotations>;
-  secretInputs: string[];
-}
 
 /** Whether `text/event-stream` is listed before `application/json` (or alone) in an Accept header. */
 export function sseFirst(accept: string | undefined): boolean {
@@ -56,327 +25,32 @@ export function sseFirst(accept: string | undefined): boolean {
   return sse >= 0 && (json < 0 || sse < json);
 }
 
-/** The extra tool of queue dispatch (spec "Hosted MCP endpoint"). */
-export const RUN_STATUS_TOOL = 'get-run-status';
-const RUN_STATUS_TOOL_DEF: McpTool = {
-  name: RUN_STATUS_TOOL,
-  description:
-    'The status of a run a queued tool call started: queued, running, succeeded (with its output), failed (with the failing step and error code) or canceled.',
-  inputSchema: {
-    type: 'object',
-    properties: { run_id: { type: 'string', description: 'The run_id the queued call answered' } },
-    required: ['run_id'],
-    additionalProperties: false,
-  },
-  annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
-};
-
-/**
- * A failed dispatch as a tool result. A database outage is `unavailable` in words (never the
- * storage's own message, which names the database host); any other error that is not a FlowError
- * is a bug and is rethrown (the SDK answers it as a JSON-RPC error).
- */
-function toolError(err: unknown): CallToolResult {
-  const { status, body } = serviceErrorBody(err);
-  if (status === 503 && body.error === 'unavailable')
-    return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'unavailable', message: body.message } }) }] };
-  if (!isFlowError(err)) throw err;
-  const data = err.data as { issues?: unknown } | undefined;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }],
-  };
-}
-
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
   JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 
 export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
-  // Tool schemas by digest: a FlowSpec never changes, so tools/list never recompiles.
-  const shapes = new Map<string, ToolShape>();
-  const specs = new Map<string, FlowSpec>();
-  // The SDK server builds an Ajv instance (with formats) per Server unless given one: with a server
-  // per request that was a fixed cost on every request, so one validator serves them all (the
-  // endpoint never elicits, the only thing the SDK server validates with it).
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
-
-  const shapeOf = (digest: string, spec: FlowSpec): ToolShape => {
-    let shape = shapes.get(digest);
-    if (!shape) {
-      shape = {
-        inputSchema: toolInputSchema(spec),
-        output: toolOutputShape(spec, deps.tools),
-        annotations: toolAnnotations(spec),
-        secretInputs: secretInputsOf(spec),
-      };
-      shapes.set(digest, shape);
-    }
-    return shape;
-  };
-  const specOf = async (digest: string): Promise<FlowSpec | undefined> => {
-    let spec = specs.get(digest);
-    if (!spec) {
-      spec = (await deps.engine?.resolve({ digest: digest as Digest }))?.spec;
-      if (spec) specs.set(digest, spec);
-    }
-    return spec;
-  };
-
-  /**
-   * The automations this key sees as tools (tools/list): one narrow query (published or failing,
-   * live digest, mcp_enabled), then the key's scope. Specs and shapes come from the digest caches.
-   */
-  // Each org's tool rows, kept with the fingerprint they were read under (bounded, oldest org out
-  // first). A request asks only the fingerprint; the rows are read again when it moved. Rows are
-  // kept only when the fingerprint was the same before and after reading them, so a change racing
-  // the read is never cached under the older fingerprint.
-  const rowsByOrg = new Map<string, { fp: string; rows: McpToolRow[] }>();
-  const MAX_CACHED_ORGS = 1000;
-  const toolRows = async (orgId: string): Promise<{ fp: string; rows: McpToolRow[]; stable: boolean }> => {
-    const fp = await deps.storage.automations.mcpToolsFingerprint(orgId);
-    const cached = rowsByOrg.get(orgId);
-    if (cached?.fp === fp) return { fp, rows: cached.rows, stable: true };
-    const rows = await deps.storage.automations.listMcpTools(orgId);
-    const stable = (await deps.storage.automations.mcpToolsFingerprint(orgId)) === fp;
-    if (stable) {
-      rowsByOrg.delete(orgId);
-      rowsByOrg.set(orgId, { fp, rows });
-      if (rowsByOrg.size > MAX_CACHED_ORGS) rowsByOrg.delete(rowsByOrg.keys().next().value!);
-    }
-    return { fp, rows, stable };
-  };
-
-  const visible = async (
-    key: ApiKeyRecord,
-    rows?: McpToolRow[],
-  ): Promise<{ automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }[]> => {
-    const scope = key.automations !== undefined ? new Set(key.automations) : undefined;
-    const out = [];
-    for (const row of rows ?? (await toolRows(key.org_id)).rows) {
-      if (scope && !scope.has(row.name)) continue;
-      const spec = await specOf(row.live_digest);
-      if (spec) out.push({ automation: row, digest: row.live_digest, spec });
-    }
-    return out;
-  };
-
-  /** The one tool `name` if this key sees it (tools/call): the rules of `visible`, by name. */
-  const visibleByName = async (key: ApiKeyRecord, name: string): Promise<{ automation: AutomationRecord; digest: string; spec: FlowSpec } | undefined> => {
-    if (key.automations !== undefined && !key.automations.includes(name)) return undefined;
-    const a = await deps.storage.automations.getByName(key.org_id, name);
-    if (!a || a.status === 'draft' || !a.live_digest || a.mcp_enabled === false) return undefined;
-    const spec = await specOf(a.live_digest);
-    return spec ? { automation: a, digest: a.live_digest, spec } : undefined;
-  };
-
-  // Queue dispatch: a call answers `{run_id, status: "queued"}` at once, so tools declare no output
-  // schema, and `get-run-status` (unless an automation of the org has that name) answers the rest.
-  const queued = queueDispatch(deps);
-  const toolOf = (t: { automation: Pick<AutomationRecord, 'name' | 'task'>; digest: string; spec: FlowSpec }): McpTool => {
-    const shape = shapeOf(t.digest, t.spec);
-    return {
-      name: t.automation.name,
-      description: t.automation.task || t.spec.description || `Run the automation ${t.automation.name}.`,
-      inputSchema: shape.inputSchema as McpTool['inputSchema'],
-      ...(shape.output.schema && !queued ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
-      annotations: shape.annotations,
-      _meta: { 'flowctl/flow_digest': t.digest },
-    };
-  };
-
-  /**
-   * `hangup` is the request's abort signal in SSE mode: a client that disconnects from the stream
-   * cancels its run (engine.cancel; the journal ends with run_finished, status canceled). In JSON mode
-   * a run goes on if the caller hangs up, as at the gateway.
-   */
-  /** Whether this key's org gets the extra `get-run-status` tool: queue dispatch, and no automation of that name. */
-  const hasStatusTool = async (key: ApiKeyRecord): Promise<boolean> => queued && !(await deps.storage.automations.getByName(key.org_id, RUN_STATUS_TOOL));
-
-  /** `get-run-status`: a run of the key's org (and scope), by engine run id or execution id. */
-  const runStatus = async (key: ApiKeyRecord, args: Record<string, unknown>): Promise<CallToolResult> => {
-    const runId = args.run_id;
-    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200 || Object.keys(args).some((k) => k !== 'run_id')) {
-      return {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: prettyJson({
-              error: {
-                code: 'invalid_arguments',
-                issues: [
-                  { path: ['run_id'], message: 'run_id (a string: the run_id a queued call answered) is required, and nothing else', code: 'invalid_type' },
-                ],
-              },
-            }),
-          },
-        ],
-      };
-    }
-    const execution = (await deps.storage.executions.getByRunId(key.org_id, runId)) ?? (await deps.storage.executions.get(key.org_id, runId));
-    // Another org's run, or one outside the key's scope, is the same answer as an unknown one.
-    if (!execution || (key.automations !== undefined && !key.automations.includes(execution.flow))) {
-      return {
-        isError: true,
-        content: [{ type: 'text', text: prettyJson({ error: { code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` } }) }],
-      };
-    }
-    const run = await deps.engine!.getRun(execution.run_id);
-    const terminal = run && (run.status === 'succeeded' || run.status === 'failed' || run.status === 'canceled');
-    const status = terminal
-      ? runResult(run)
-      : {
-          run_id: execution.run_id,
-          status: execution.status === 'queued' || run?.status === 'pending' ? 'queued' : 'running',
-          flow_digest: execution.flow_digest,
-          output: null,
-        };
-    const structured = { ...status, flow: execution.flow } as Record<string, unknown>;
-    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
-  };
-
-  /**
-   * The serialized `tools/list` result of one org, key scope and status-tool choice, kept under the
-   * org's tool fingerprint (bounded, oldest out first): a list of 1,000 tools is 0.5 MiB of JSON, and
-   * building and serializing it was most of a tools/list request (bench/RESULTS.md#hosted-mcp).
-   */
-  const listCache = new Map<string, { fp: string; json: string }>();
-  const MAX_CACHED_LISTS = 1000;
-  const toolsListJson = async (key: ApiKeyRecord): Promise<string> => {
-    const statusTool = await hasStatusTool(key);
-    const cacheKey = `${key.org_id}\n${statusTool ? 1 : 0}\n${key.automations === undefined ? '*' : JSON.stringify([...key.automations].sort())}`;
-    const { fp, rows, stable } = await toolRows(key.org_id);
-    const hit = listCache.get(cacheKey);
-    if (hit?.fp === fp) return hit.json;
-    const tools = (await visible(key, rows)).map(toolOf);
-    if (statusTool) tools.push(RUN_STATUS_TOOL_DEF);
-    const json = JSON.stringify({ tools });
-    if (stable) {
-      listCache.delete(cacheKey);
-      listCache.set(cacheKey, { fp, json });
-      if (listCache.size > MAX_CACHED_LISTS) listCache.delete(listCache.keys().next().value!);
-    }
-    return json;
-  };
-
-  /**
-   * The SDK answers a handler's throw as JSON-RPC error -32603 carrying its message: anything that is
-   * not an McpError is a bug here (a storage failure), logged and answered without its text.
-   */
-  const internal = <T>(fn: () => Promise<T>): Promise<T> =>
-    fn().catch((err: unknown) => {
-      if (err instanceof McpError) throw err;
-      deps.logger.error(`[flowctl] [service] mcp: ${(err as Error)?.stack ?? String(err)}`);
-      throw new McpError(ErrorCode.InternalError, 'internal error');
-    });
-
-  function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
-    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, () => internal(async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => internal(() => callTool(request, extra)));
-    const callTool = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
-      const name = request.params.name;
-      if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
-      const found = await visibleByName(key, name);
-      // A tool the key does not see is the same error as a tool that does not exist.
-      if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name.slice(0, 128)}"`);
-      const shape = shapeOf(found.digest, found.spec);
-      const args = request.params.arguments ?? {};
-      const checked = validateAgainstSchema(shape.inputSchema, args);
-      if (!checked.ok) {
-        return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: checked.issues } }) }] };
-      }
-      const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
-      if (queued) {
-        try {
-          const q = await enqueueRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
-          const ack = { run_id: q.run_id, status: 'queued' };
-          return {
-            content: [{ type: 'text', text: prettyJson(ack) }],
-            structuredContent: ack,
-            _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest },
-          };
-        } catch (err) {
-          return toolError(err);
-        }
-      }
-      const token = request.params._meta?.progressToken;
-      const progress = createProgressFromJournal(found.spec.steps.length);
-      // Progress is the run's real journal, each entry as it is appended (never invented), sent in order.
-      let sent: Promise<unknown> = Promise.resolve();
-      let runId: string | undefined;
-      let execution: ExecutionRecord | undefined;
-      // A hang-up cancels the run and records it at once (the step in flight may take a while to
-      // notice; its own end records the same outcome again).
-      const cancelRun = () => {
-        if (!runId) return;
-        const id = runId;
-        void deps
-          .engine!.cancel(id)
-          .then(() => deps.engine!.getRun(id))
-          .then((r) => (r && execution ? recordOutcome(deps, execution, r) : undefined))
-          .catch(() => undefined);
-      };
-      hangup?.addEventListener('abort', cancelRun, { once: true });
-      let run;
-      try {
-        run = await runSync(
-          deps,
-          target,
-          args as Record<string, unknown>,
-          { kind: 'mcp', keyId: key.id },
-          {
-            onRunId: (id, row) => {
-              runId = id;
-              execution = row;
-              if (hangup?.aborted) cancelRun();
-            },
-            onEntry: (entry) => {
-              const update = progress(entry as JournalEntry);
-              if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
-                sent = sent.then(() =>
-                  extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined),
-                );
-              }
-            },
-          },
-        );
-      } catch (err) {
-        return toolError(err);
-      } finally {
-        hangup?.removeEventListener('abort', cancelRun);
-      }
-      await sent;
-      const result = runResult(run);
-      const meta = { 'flowctl/run_id': run.id, 'flowctl/status': run.status, 'flowctl/flow_digest': run.flow_digest };
-      if (run.status !== 'succeeded') {
-        return { isError: true, content: [{ type: 'text', text: prettyJson(result) }], _meta: meta };
-      }
-      if (!shape.output.schema) return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (it has no output)` }], _meta: meta };
-      const structured = (shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
-      return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
-    };
-    return server;
-  }
+  const { toolsListJson, visibleByName, shapeOf, buildServer } = mcpTools(deps);
 
   return [
-    {
-      method: 'post',
-      path: '/mcp',
-      auth: 'bearer',
-      summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
-      tags: ['mcp'],
-      responses: {
-        200: {
-          description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json',
-          content: { 'application/json': { schema: z.unknown() } },
-        },
-        403: {
-          description:
-            '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)',
+    defineRoute(
+      {
+        method: 'post',
+        path: '/mcp',
+        auth: 'bearer',
+        summary: 'The hosted MCP endpoint: stateless Streamable HTTP, one tool per published automation the key may run',
+        tags: ['mcp'],
+        responses: {
+          200: {
+            description: 'A JSON-RPC response (application/json), or an SSE stream when text/event-stream is listed before application/json',
+            content: { 'application/json': { schema: z.unknown() } },
+          },
+          403: {
+            description:
+              '`test_key_forbidden`: a svc_test_ key calling a tool with a secret input; `forbidden`: an Origin not on SVC_ORIGINS (JSON-RPC error, data.error)',
+          },
         },
       },
-      handler: async (c) => {
+      async (c) => {
         const { record: key } = c.get('key');
         const raw = c.req.raw;
         // MCP's DNS-rebinding rule (Streamable HTTP transport): a request that carries an Origin not on
@@ -474,6 +148,6 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         }
         return response;
       },
-    },
+    ),
   ];
 }

@@ -1,9 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import type { WebhookDeliveryRecord, WebhookEventType, WebhookRecord } from '../../ports/service-storage.js';
-import { audit, type ServiceDeps } from '../context.js';
-import { forgetWebhooks, newWebhookSecret, WEBHOOK_EVENTS, webhookSecretName } from '../domain/webhooks.js';
-import { invalidRequest, serviceError } from '../errors.js';
-import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
+import type { ServiceDeps } from '../context.js';
+import { createWebhook, deleteWebhook, updateWebhook } from '../domain/webhook-endpoints.js';
+import { WEBHOOK_EVENTS } from '../domain/webhooks.js';
+import { serviceError } from '../errors.js';
+import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 
 /**
  * Outbound webhook endpoints of an org (docs/hosted-api.md, "Webhooks"; beyond the spec, in the
@@ -11,7 +12,6 @@ import { jsonBody, jsonResponse, type ServiceRoute } from '../route-table.js';
  * shown once, at creation.
  */
 
-const MAX_WEBHOOKS_PER_ORG = 20;
 const Event = z.enum(WEBHOOK_EVENTS as [WebhookEventType, ...WebhookEventType[]]);
 const Url = z.string().min(1).max(2048).openapi({ example: 'https://hooks.example.com/flowctl' });
 const CreateBody = z
@@ -84,151 +84,97 @@ const publicDelivery = (d: WebhookDeliveryRecord) => ({
   payload: JSON.parse(d.payload) as unknown,
 });
 
-/** http or https, no credentials in it (they would be logged and shown). */
-function checkUrl(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw invalidRequest([{ path: ['url'], message: 'must be an absolute http(s) URL', code: 'invalid_url' }]);
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:')
-    throw invalidRequest([{ path: ['url'], message: 'must be an http or https URL', code: 'invalid_url' }]);
-  if (u.username || u.password)
-    throw invalidRequest([{ path: ['url'], message: 'must not carry credentials; the signature authenticates the service to you', code: 'invalid_url' }]);
-  u.hash = '';
-  return u.toString();
-}
-
 export function webhookRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { storage } = deps;
-  const uniq = (events: WebhookEventType[]) => WEBHOOK_EVENTS.filter((e) => events.includes(e));
   return [
-    {
-      method: 'post',
-      path: '/api/webhooks',
-      auth: 'owner',
-      summary: 'Register a webhook endpoint; the signing secret (whsec_...) is in this answer only',
-      tags: ['webhooks'],
-      request: jsonBody(CreateBody),
-      responses: {
-        201: jsonResponse('The endpoint and its signing secret, shown once', z.object({ webhook: Webhook, secret: z.string() })),
-        409: jsonResponse('`conflict`: the org has the most endpoints allowed (20)', z.object({ error: z.string(), message: z.string() })),
+    defineRoute(
+      {
+        method: 'post',
+        path: '/api/webhooks',
+        auth: 'owner',
+        summary: 'Register a webhook endpoint; the signing secret (whsec_...) is in this answer only',
+        tags: ['webhooks'],
+        request: jsonBody(CreateBody),
+        responses: {
+          201: jsonResponse('The endpoint and its signing secret, shown once', z.object({ webhook: Webhook, secret: z.string() })),
+          409: jsonResponse('`conflict`: the org has the most endpoints allowed (20)', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const body = c.req.valid('json') as z.infer<typeof CreateBody>;
+      async (c) => {
         const { org, user } = c.get('auth');
-        const url = checkUrl(body.url);
-        if ((await storage.webhooks.list(org.id)).length >= MAX_WEBHOOKS_PER_ORG)
-          throw serviceError('conflict', `an org has at most ${MAX_WEBHOOKS_PER_ORG} webhook endpoints`);
-        const now = deps.clock.now();
-        const id = `wh_${deps.ids.uuid().replaceAll('-', '')}`;
-        const secret = newWebhookSecret();
-        const record: WebhookRecord = {
-          id,
-          org_id: org.id,
-          url,
-          events: uniq(body.events ?? [...WEBHOOK_EVENTS]),
-          description: body.description ?? '',
-          enabled: true,
-          secret_ciphertext: deps.box.seal(org.id, webhookSecretName(id), secret),
-          created_at: now,
-          updated_at: now,
-        };
-        await storage.transaction(async (tx) => {
-          await tx.webhooks.create(record);
-          await audit(deps, tx, {
-            org_id: org.id,
-            actor: user.id,
-            target: `webhook:${id}`,
-            action: 'webhook.create',
-            detail: { url: new URL(url).origin, events: record.events },
-          });
-        });
-        forgetWebhooks(deps, org.id);
+        const { record, secret } = await createWebhook(deps, org.id, user.id, c.req.valid('json'));
         return c.json({ webhook: publicWebhook(record), secret }, 201);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/webhooks',
-      auth: 'owner',
-      summary: "The org's webhook endpoints (never their secrets)",
-      tags: ['webhooks'],
-      responses: { 200: jsonResponse('Endpoints', z.object({ webhooks: z.array(Webhook) })) },
-      handler: async (c) => c.json({ webhooks: (await storage.webhooks.list(c.get('auth').org.id)).map(publicWebhook) }, 200),
-    },
-    {
-      method: 'patch',
-      path: '/api/webhooks/{id}',
-      auth: 'owner',
-      summary: 'Change an endpoint: url, events, description, enabled (re-enables one disabled by a 410)',
-      tags: ['webhooks'],
-      request: { params: IdParam, ...jsonBody(PatchBody) },
-      responses: {
-        200: jsonResponse('The endpoint', z.object({ webhook: Webhook })),
-        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/webhooks',
+        auth: 'owner',
+        summary: "The org's webhook endpoints (never their secrets)",
+        tags: ['webhooks'],
+        responses: { 200: jsonResponse('Endpoints', z.object({ webhooks: z.array(Webhook) })) },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const body = c.req.valid('json') as z.infer<typeof PatchBody>;
+      async (c) => c.json({ webhooks: (await storage.webhooks.list(c.get('auth').org.id)).map(publicWebhook) }, 200),
+    ),
+    defineRoute(
+      {
+        method: 'patch',
+        path: '/api/webhooks/{id}',
+        auth: 'owner',
+        summary: 'Change an endpoint: url, events, description, enabled (re-enables one disabled by a 410)',
+        tags: ['webhooks'],
+        request: { params: IdParam, ...jsonBody(PatchBody) },
+        responses: {
+          200: jsonResponse('The endpoint', z.object({ webhook: Webhook })),
+          404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+        },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
         const { org, user } = c.get('auth');
-        const now = deps.clock.now();
-        const patch: Parameters<typeof storage.webhooks.update>[2] = { updated_at: now };
-        if (body.url !== undefined) patch.url = checkUrl(body.url);
-        if (body.events !== undefined) patch.events = uniq(body.events);
-        if (body.description !== undefined) patch.description = body.description;
-        if (body.enabled !== undefined) {
-          patch.enabled = body.enabled;
-          if (body.enabled) patch.disabled_reason = undefined;
-        }
-        const updated = await storage.transaction(async (tx) => {
-          const w = await tx.webhooks.update(org.id, id, patch);
-          if (!w) throw serviceError('not_found', 'no such webhook in this org');
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.update', detail: { fields: Object.keys(body) } });
-          return w;
-        });
-        forgetWebhooks(deps, org.id);
+        const updated = await updateWebhook(deps, org.id, user.id, id, body);
         return c.json({ webhook: publicWebhook(updated) }, 200);
       },
-    },
-    {
-      method: 'delete',
-      path: '/api/webhooks/{id}',
-      auth: 'owner',
-      summary: 'Delete an endpoint and its delivery log',
-      tags: ['webhooks'],
-      request: { params: IdParam },
-      responses: { 204: { description: 'Deleted' }, 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
+    ),
+    defineRoute(
+      {
+        method: 'delete',
+        path: '/api/webhooks/{id}',
+        auth: 'owner',
+        summary: 'Delete an endpoint and its delivery log',
+        tags: ['webhooks'],
+        request: { params: IdParam },
+        responses: { 204: { description: 'Deleted' }, 404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })) },
+      },
+      async (c) => {
+        const { id } = c.req.valid('param');
         const { org, user } = c.get('auth');
-        await storage.transaction(async (tx) => {
-          if (!(await tx.webhooks.delete(org.id, id))) throw serviceError('not_found', 'no such webhook in this org');
-          await audit(deps, tx, { org_id: org.id, actor: user.id, target: `webhook:${id}`, action: 'webhook.delete' });
-        });
-        forgetWebhooks(deps, org.id);
+        await deleteWebhook(deps, org.id, user.id, id);
         return c.body(null, 204);
       },
-    },
-    {
-      method: 'get',
-      path: '/api/webhooks/{id}/deliveries',
-      auth: 'owner',
-      summary: "The endpoint's delivery log, newest first: each delivery with every attempt",
-      tags: ['webhooks'],
-      request: { params: IdParam, query: LimitQuery },
-      responses: {
-        200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })),
-        404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+    ),
+    defineRoute(
+      {
+        method: 'get',
+        path: '/api/webhooks/{id}/deliveries',
+        auth: 'owner',
+        summary: "The endpoint's delivery log, newest first: each delivery with every attempt",
+        tags: ['webhooks'],
+        request: { params: IdParam, query: LimitQuery },
+        responses: {
+          200: jsonResponse('Deliveries', z.object({ deliveries: z.array(Delivery) })),
+          404: jsonResponse('`not_found`', z.object({ error: z.string(), message: z.string() })),
+        },
       },
-      handler: async (c) => {
-        const { id } = c.req.valid('param') as z.infer<typeof IdParam>;
-        const { limit } = c.req.valid('query') as z.infer<typeof LimitQuery>;
+      async (c) => {
+        const { id } = c.req.valid('param');
+        const { limit } = c.req.valid('query');
         const { org } = c.get('auth');
         if (!(await storage.webhooks.get(org.id, id))) throw serviceError('not_found', 'no such webhook in this org');
         return c.json({ deliveries: (await storage.webhooks.deliveries(org.id, id, limit ?? 50)).map(publicDelivery) }, 200);
       },
-    },
+    ),
   ];
 }
