@@ -5,11 +5,8 @@ import { createEngine } from '../../src/engine/engine.js';
 import type { Engine } from '../../src/engine/types.js';
 import type { Clock, IdSource, Logger } from '../../src/ports/clock.js';
 import type { ServiceStorage } from '../../src/ports/service-storage.js';
-import { createHostedService, type HostedService } from '../../src/service/hosted-service.js';
-import type { RunLiveOptions } from '../../src/service/live/run-live.js';
-import { EXAMPLE_PAGE } from '../../src/service/routes/example.js';
+import { createHostedService, EXAMPLE_PAGE, type HostedService, type HostedServiceOptions } from '../../src/service/hosted-service.js';
 import { resolveSettings, type HostedSettings } from '../../src/service/settings.js';
-import type { StudioOptions } from '../../src/service/studio/live.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createEgressGuard } from '../../src/tools/egress.js';
 import { hostedToolPolicy } from '../../src/tools/policy.js';
@@ -56,9 +53,9 @@ export interface HostedAssemblyOptions {
   /** The pg-boss queue (queued runs, webhook deliveries). Default true. */
   queue?: boolean;
   /** Studio limits (the browser is the assembly's). */
-  studio?: Omit<StudioOptions, 'browser'>;
+  studio?: Omit<NonNullable<HostedServiceOptions['studio']>, 'browser'>;
   /** Run live view limits (the frames are the executor's). */
-  runLive?: Omit<RunLiveOptions, 'screencast'>;
+  runLive?: Omit<NonNullable<HostedServiceOptions['runLive']>, 'screencast'>;
   /** Folder of the web app, or false for none. Default: the built app when present. */
   web?: string | false;
   logger?: Logger;
@@ -66,7 +63,7 @@ export interface HostedAssemblyOptions {
   clock?: Clock;
   ids?: IdSource;
   /** Injected only by tests of the live sockets that need no real frames (say why at the call site). */
-  screencast?: RunLiveOptions['screencast'];
+  screencast?: NonNullable<HostedServiceOptions['runLive']>['screencast'];
 }
 
 export interface HostedAssembly {

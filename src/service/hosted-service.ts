@@ -50,6 +50,9 @@ import { webSocketAcceptor } from '../http/websocket.js';
  * route table (`routes`) drives the app, the OpenAPI document and the tenancy tests.
  */
 
+/** The starter example's page, which the shipped assembly also serves on its own listener. */
+export { EXAMPLE_PAGE } from './routes/example.js';
+
 export interface HostedServiceOptions {
   /** Service storage (createSqlServiceStorage over PGlite or Postgres). */
   storage: ServiceStorage;
