@@ -32,7 +32,7 @@ export type ServiceRoute = RouteDef & {
 
 /**
  * A table entry whose handler is typed from the route's own request and response schemas
- * (`c.req.valid('json')` is the body schema's output), as @hono/zod-openapi's `RouteHandler` types it.
+ * (`c.req.valid('json')` is the body schema's output): @hono/zod-openapi's `RouteHandler` of the config.
  */
 export function defineRoute<D extends RouteDef>(def: D, handler: RouteHandler<D, ServiceEnv>): ServiceRoute {
   return {
