@@ -288,7 +288,7 @@ describe('the built package', () => {
     ${load}
     const tools = Object.fromEntries(core.builtinTools().map((t) => [t.contract.ref, t]));
     const effects = [];
-    const scope = core.createRunScope();
+    const scope = ports.createRunScope();
     const ctx = { runId: 'r', stepId: 's', attempt: 1, signal: new AbortController().signal, timeoutMs: 10000,
       cwd: process.cwd(), effect: (e) => effects.push(e), warn() {}, scope, logger: { debug() {}, info() {}, warn() {} } };
     (async () => {
@@ -305,6 +305,7 @@ describe('the built package', () => {
         '--input-type=module',
         '-e',
         body(`import * as core from '${pathToFileURL(join(dist, 'index.js')).href}';
+      import * as ports from '${pathToFileURL(join(dist, 'ports.js')).href}';
       import { createSubprocessSandbox } from '${pathToFileURL(join(dist, 'adapters/sandbox-subprocess.js')).href}';
       const box = createSubprocessSandbox();`),
       ],
@@ -315,6 +316,7 @@ describe('the built package', () => {
         '--input-type=commonjs',
         '-e',
         body(`const core = require(${JSON.stringify(join(dist, 'index.cjs'))});
+      const ports = require(${JSON.stringify(join(dist, 'ports.cjs'))});
       const box = require(${JSON.stringify(join(dist, 'adapters/sandbox-subprocess.cjs'))}).createSubprocessSandbox();`),
       ],
     ],
