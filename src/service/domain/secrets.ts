@@ -50,15 +50,3 @@ export async function deleteSecret(deps: ServiceDeps, orgId: string, actor: stri
     await audit(deps, tx, { org_id: orgId, actor, target: `secret:${name}`, action: 'secret.delete' });
   });
 }
-
-/** Re-seal every secret of an org under the newest key (after adding a key to SVC_SECRETS_KEY). */
-export async function reencryptOrgSecrets(deps: Pick<ServiceDeps, 'box' | 'clock'>, stores: ServiceStores, orgId: string): Promise<number> {
-  let changed = 0;
-  for (const rec of await stores.secrets.list(orgId)) {
-    if (deps.box.isCurrent(rec.ciphertext)) continue;
-    const value = deps.box.open(orgId, rec.name, rec.ciphertext);
-    await stores.secrets.put({ ...rec, ciphertext: deps.box.seal(orgId, rec.name, value) });
-    changed++;
-  }
-  return changed;
-}
