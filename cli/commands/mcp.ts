@@ -1,4 +1,5 @@
 import { serveMcpStdio } from '../../adapters/mcp-stdio/index.js';
+import { serverInstructions } from '../../src/mcp/presentation.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { assertKnownFlags, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, reportError } from '../cli-output.js';
@@ -36,6 +37,10 @@ export default async function mcp(args: ParsedArgs, rawIO: CliIO): Promise<numbe
       flows: source.flows,
       tools,
       onLog: (_level, message) => io.stderr.write(`${message}\n`),
+      instructions: serverInstructions({
+        what: 'one flow of this flowctl project (flows/, recordings/ or a registry pack)',
+        runs: "The run is stored in the project's .flowctl/ folder: `flowctl inspect <run_id>` shows its steps, `flowctl replay <run_id>` replays it, `flowctl runs` lists them.",
+      }),
     });
     const session = await serveMcpStdio(server, { stdin: io.stdin, stdout: io.stdout });
     const onSignal = (name: NodeJS.Signals) => {

@@ -1,23 +1,17 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../package.json' with { type: 'json' };
-import { prettyJson, type Digest } from '../canonical.js';
+import type { Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { servedDigest, storeServedSpec } from '../engine/resolved-flow.js';
 import type { Engine } from '../engine/types.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { InputIssue } from '../run/inputs.js';
 import type { Run } from '../run/types.js';
-import { validateAgainstSchema } from '../tools/contract.js';
 import type { ToolRegistry } from '../tools/types.js';
+import { serverInstructions, toolTitle } from './presentation.js';
 import { createProgressFromJournal } from './progress.js';
+import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, META, succeededRunResult, unknownTool } from './results.js';
 import { toolShapeOf, type ToolShape } from './tool-schemas.js';
 
 /**
@@ -32,6 +26,8 @@ export interface McpFlow {
   digest?: Digest;
   /** The tool description. Default: the FlowSpec's description, else `Run the flow <name>.` */
   description?: string;
+  /** The tool's display title. Default: the name as words (`read-title` -> `Read title`). */
+  title?: string;
 }
 
 export type McpLogLevel = 'info' | 'warn' | 'error';
@@ -50,15 +46,18 @@ export interface McpServerOptions {
   tools?: ToolRegistry;
   /** The implementation announced in `initialize`. Default `{name: 'flowctl', version: <package version>}`. */
   serverInfo?: { name: string; version: string };
+  /**
+   * The server instructions announced in `initialize` (what the tools are, where runs are seen).
+   * Default: flowctl's text, saying runs are stored by the engine under their run id.
+   */
+  instructions?: string;
 }
 
-/** `_meta` keys flowctl adds to tools and results. */
-export const META = {
-  flowDigest: 'flowctl/flow_digest',
-  secretInputs: 'flowctl/secret_inputs',
-  runId: 'flowctl/run_id',
-  status: 'flowctl/status',
-} as const;
+/** The default server instructions of createMcpServer (the CLI's `flowctl mcp` names its own commands). */
+export const DEFAULT_INSTRUCTIONS = serverInstructions({
+  what: 'one flow',
+  runs: "The run is stored with the engine's other runs under that id, with its journal (every step's inputs, outputs and errors).",
+});
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
@@ -74,6 +73,7 @@ function buildTool(flow: McpFlow, digest: Digest, tools: ToolRegistry | undefine
   const shape = toolShapeOf(flow.spec, digest, tools);
   const tool: McpTool = {
     name: flow.name,
+    title: flow.title ?? toolTitle(flow.name),
     description: flow.description ?? flow.spec.description ?? `Run the flow ${flow.name}.`,
     inputSchema: shape.inputSchema as McpTool['inputSchema'],
     ...(shape.output.schema ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
@@ -81,53 +81,6 @@ function buildTool(flow: McpFlow, digest: Digest, tools: ToolRegistry | undefine
     _meta: { [META.flowDigest]: digest, ...(shape.secretInputs.length ? { [META.secretInputs]: shape.secretInputs } : {}) },
   };
   return { flow, digest, shape, tool };
-}
-
-function errorResult(error: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: prettyJson({ error }) }], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
-}
-
-function invalidArguments(name: string, issues: InputIssue[]): CallToolResult {
-  const list = issues.map((i) => (i.path ? `${i.path} ${i.message}` : i.message)).join('; ');
-  return errorResult({ code: 'invalid_inputs', message: `[flowctl] [mcp] arguments of ${name} violate its inputs contract; no run started: ${list}`, issues });
-}
-
-/**
- * A failed or canceled run: its id (inspect and replay it with the CLI) and the failing step's
- * error, read from the journal's run_finished entry.
- */
-function failedRunResult(name: string, run: Run): CallToolResult {
-  const finished = run.journal.findLast((e) => e.event === 'run_finished');
-  const err = finished?.event === 'run_finished' ? finished.error : undefined;
-  return errorResult(
-    {
-      code: err?.code ?? `run_${run.status}`,
-      message: `[flowctl] [mcp] run ${run.id} of ${name} ${run.status}${err ? `${err.step ? ` at step ${err.step}` : ''}: ${err.message}` : ''}`,
-      run_id: run.id,
-      status: run.status,
-      ...(err?.step !== undefined ? { step: err.step } : {}),
-      flow_digest: run.flow_digest,
-    },
-    { [META.runId]: run.id, [META.status]: run.status },
-  );
-}
-
-/**
- * Every issue of the arguments against the inputSchema. A secret input passed as an argument gets
- * its own message (its value never enters the message: it may be a secret).
- */
-function argumentIssues(served: ServedTool, args: unknown): InputIssue[] {
-  const { ok, issues } = validateAgainstSchema(served.shape.inputSchema, args);
-  if (ok) return [];
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return [{ path: '', message: 'the arguments must be an object' }];
-  const secrets = new Set(served.shape.secretInputs);
-  const properties = served.shape.inputSchema.properties as Record<string, unknown>;
-  return issues.map((issue) => {
-    const top = issue.path.split(/[.[]/)[0]!;
-    if (secrets.has(top)) return { path: top, message: 'is a secret input: it resolves from the secret store and is never an argument' };
-    if (top !== '' && !Object.hasOwn(properties, top)) return { path: issue.path, message: `is not an input of flow "${served.flow.name}"` };
-    return issue;
-  });
 }
 
 /**
@@ -148,19 +101,21 @@ export function createMcpServer(options: McpServerOptions): Server {
   // Sorted once: tools/list answers the same list for the server's life.
   const listed = [...served.values()].sort((a, b) => (a.flow.name < b.flow.name ? -1 : 1)).map((s) => s.tool);
 
-  const server = new Server(options.serverInfo ?? { name: 'flowctl', version: packageJson.version }, { capabilities: { tools: {} } });
+  const server = new Server(options.serverInfo ?? { name: 'flowctl', version: packageJson.version }, {
+    capabilities: { tools: {} },
+    instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
     const s = served.get(name);
-    if (!s) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!s) throw unknownTool(name);
     const args = request.params.arguments ?? {};
-    const issues = argumentIssues(s, args);
+    const issues = argumentIssues(s.flow.name, s.shape, args);
     if (issues.length > 0) {
       onLog?.('warn', `[flowctl] [mcp] ${name}: invalid arguments, no run started (${issues.length} issue${issues.length === 1 ? '' : 's'})`);
-      return invalidArguments(name, issues);
+      return invalidInputsResult(name, issues);
     }
 
     const token = extra._meta?.progressToken;
@@ -186,20 +141,14 @@ export function createMcpServer(options: McpServerOptions): Server {
     } catch (err) {
       if (!isFlowError(err)) throw err;
       onLog?.('warn', `[flowctl] [mcp] ${name}: ${err.code}: ${err.message}`);
-      if (err.code === 'invalid_inputs') return invalidArguments(name, (err.data as { issues?: InputIssue[] })?.issues ?? []);
+      if (err.code === 'invalid_inputs') return invalidInputsResult(name, (err.data as { issues?: InputIssue[] })?.issues ?? []);
       return errorResult({ code: err.code, message: err.message });
     } finally {
       // Progress goes out before the result, in journal order.
       await sending;
     }
     onLog?.(run.status === 'succeeded' ? 'info' : 'warn', `[flowctl] [mcp] ${name}: run ${run.id} ${run.status}`);
-    if (run.status !== 'succeeded') return failedRunResult(name, run);
-    const meta = { [META.runId]: run.id, [META.status]: run.status, [META.flowDigest]: run.flow_digest };
-    if (!s.tool.outputSchema) {
-      return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (the flow has no output)` }], _meta: meta };
-    }
-    const structured = (s.shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
+    return run.status === 'succeeded' ? succeededRunResult(name, run, s.shape.output) : failedRunResult(name, run);
   });
 
   return server;

@@ -11,8 +11,12 @@ import type { MiddlewareHandler } from 'hono';
  * table, fall through to the API's own answers (its 404 and 405 bodies included).
  */
 
-/** Paths of HOSTED-API.md that belong to the API, whatever the route table holds. */
-export const API_PREFIXES: readonly string[] = ['/api', '/v1', '/mcp', '/openapi.json', '/docs', '/healthz', '/readyz'];
+/**
+ * Paths of HOSTED-API.md that belong to the API, whatever the route table holds. `/.well-known` is
+ * machine discovery (RFC 8615: OAuth metadata and the like): a client probing it must get a JSON 404
+ * for a document the service does not publish, never the app's page with a 200.
+ */
+export const API_PREFIXES: readonly string[] = ['/api', '/v1', '/mcp', '/openapi.json', '/docs', '/healthz', '/readyz', '/.well-known'];
 
 /** Whether `path` is `prefix` itself or below it (`/api`, `/api/x`; not `/apis`). */
 export function isReservedPath(path: string, reserved: readonly string[]): boolean {

@@ -195,7 +195,7 @@ describe('hosted MCP endpoint', () => {
     expectMatchesOutputSchema(tools.find((t) => t.name === 'example-forecast')!, r.structuredContent);
     const bad = await client.callTool({ name: 'example-forecast', arguments: { city: 7 } });
     expect(bad.isError).toBe(true);
-    expect(JSON.stringify(bad.content)).toContain('invalid_arguments');
+    expect(JSON.parse((bad.content as { text: string }[])[0]!.text).error).toMatchObject({ code: 'invalid_inputs', message: expect.stringContaining('city') });
     const exec = await owner.call('GET', '/api/executions?flow=example-forecast');
     expect(exec.body.executions[0]).toMatchObject({ dispatch: 'mcp', status: 'succeeded', run_id: (r._meta as Record<string, string>)['flowctl/run_id'] });
     await client.close();

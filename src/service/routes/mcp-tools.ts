@@ -17,11 +17,12 @@ import { prettyJson, type Digest } from '../../canonical.js';
 import { isFlowError } from '../../errors.js';
 import type { FlowSpec } from '../../flow/types.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
+import { serverInstructions, toolTitle } from '../../mcp/presentation.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
+import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, META, succeededRunResult, unknownTool } from '../../mcp/results.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
 import type { ApiKeyRecord, AutomationRecord, ExecutionRecord, McpToolRow } from '../../ports/service-storage.js';
 import type { JournalEntry } from '../../run/types.js';
-import { validateAgainstSchema } from '../../tools/contract.js';
 import type { JsonSchema } from '../../tools/types.js';
 import type { ServiceDeps } from '../context.js';
 import { enqueueRun, queueDispatch, recordOutcome, runResult, runSync, secretInputsOf, type Dispatchable } from '../domain/dispatch.js';
@@ -57,20 +58,24 @@ const RUN_STATUS_TOOL_DEF: McpTool = {
 };
 
 /**
- * A failed dispatch as a tool result. A database outage is `unavailable` in words (never the
- * storage's own message, which names the database host); any other error that is not a FlowError
- * is a bug and is rethrown (the SDK answers it as a JSON-RPC error).
+ * A failed dispatch as a tool result, in the stdio server's vocabulary (src/mcp/results.ts). Inputs
+ * the engine refused are `invalid_inputs` with their issues (the dispatch names them as request
+ * fields, `inputs.<name>`: the tool's arguments are the inputs themselves). A database outage is
+ * `unavailable` in words (never the storage's own message, which names the database host); any other
+ * error that is not a FlowError is a bug and is rethrown (the SDK answers it as a JSON-RPC error).
  */
-function toolError(err: unknown): CallToolResult {
+function toolError(name: string, err: unknown): CallToolResult {
   const { status, body } = serviceErrorBody(err);
-  if (status === 503 && body.error === 'unavailable')
-    return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'unavailable', message: body.message } }) }] };
+  if (status === 503 && body.error === 'unavailable') return errorResult({ code: 'unavailable', message: String(body.message) });
   if (!isFlowError(err)) throw err;
-  const data = err.data as { issues?: unknown } | undefined;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: prettyJson({ error: { code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) } }) }],
-  };
+  const data = err.data as { issues?: { path?: unknown; message?: string }[] } | undefined;
+  if (err.code === 'invalid_request' && Array.isArray(data?.issues) && data.issues.every((i) => Array.isArray(i.path) && i.path[0] === 'inputs')) {
+    return invalidInputsResult(
+      name,
+      data.issues.map((i) => ({ path: (i.path as unknown[]).slice(1).join('.'), message: i.message ?? 'is invalid' })),
+    );
+  }
+  return errorResult({ code: err.code, message: err.message, ...(data?.issues ? { issues: data.issues } : {}) });
 }
 
 /** The tool catalog and SDK servers of one service (its caches live as long as it). */
@@ -159,11 +164,12 @@ export function mcpTools(deps: ServiceDeps) {
     const shape = shapeOf(t.digest, t.spec);
     return {
       name: t.automation.name,
+      title: toolTitle(t.automation.name),
       description: t.automation.task || t.spec.description || `Run the automation ${t.automation.name}.`,
       inputSchema: shape.inputSchema as McpTool['inputSchema'],
       ...(shape.output.schema && !queued ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
       annotations: shape.annotations,
-      _meta: { 'flowctl/flow_digest': t.digest },
+      _meta: { [META.flowDigest]: t.digest },
     };
   };
 
@@ -174,30 +180,12 @@ export function mcpTools(deps: ServiceDeps) {
   const runStatus = async (key: ApiKeyRecord, args: Record<string, unknown>): Promise<CallToolResult> => {
     const runId = args.run_id;
     if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200 || Object.keys(args).some((k) => k !== 'run_id')) {
-      return {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: prettyJson({
-              error: {
-                code: 'invalid_arguments',
-                issues: [
-                  { path: ['run_id'], message: 'run_id (a string: the run_id a queued call answered) is required, and nothing else', code: 'invalid_type' },
-                ],
-              },
-            }),
-          },
-        ],
-      };
+      return invalidInputsResult(RUN_STATUS_TOOL, [{ path: 'run_id', message: 'is required: a string, the run_id a queued call answered (and nothing else)' }]);
     }
     const execution = (await deps.storage.executions.getByRunId(key.org_id, runId)) ?? (await deps.storage.executions.get(key.org_id, runId));
     // Another org's run, or one outside the key's scope, is the same answer as an unknown one.
     if (!execution || (key.automations !== undefined && !key.automations.includes(execution.flow))) {
-      return {
-        isError: true,
-        content: [{ type: 'text', text: prettyJson({ error: { code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` } }) }],
-      };
+      return errorResult({ code: 'not_found', message: `no run ${runId.slice(0, 80)} for this key` });
     }
     const run = await deps.engine!.getRun(execution.run_id);
     const terminal = run && (run.status === 'succeeded' || run.status === 'failed' || run.status === 'canceled');
@@ -237,6 +225,18 @@ export function mcpTools(deps: ServiceDeps) {
     return json;
   };
 
+  // The server instructions (docs/mcp.md, "Hosted"): the same for every key of this service.
+  const site = deps.settings.publicUrl.replace(/\/+$/, '');
+  const instructions = serverInstructions({
+    what: 'one published automation of this organization (the tool name is the automation name)',
+    runs: `Open it in the web app at ${site}/runs/<run_id> (every run: ${site}/runs), or read it with GET ${site}/api/executions/<run_id>.`,
+    ...(queued
+      ? {
+          extra: `Calls are queued: a call answers {run_id, status: "queued"} at once; poll the ${RUN_STATUS_TOOL} tool with that run_id for the status and the output.`,
+        }
+      : {}),
+  });
+
   /**
    * The SDK answers a handler's throw as JSON-RPC error -32603 carrying its message: anything that is
    * not an McpError is a bug here (a storage failure), logged and answered without its text.
@@ -254,7 +254,7 @@ export function mcpTools(deps: ServiceDeps) {
    * a run goes on if the caller hangs up, as at the gateway.
    */
   function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
-    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator });
+    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator, instructions });
     server.setRequestHandler(ListToolsRequestSchema, () => internal(async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => internal(() => callTool(request, extra)));
     const callTool = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
@@ -262,13 +262,11 @@ export function mcpTools(deps: ServiceDeps) {
       if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
       const found = await visibleByName(key, name);
       // A tool the key does not see is the same error as a tool that does not exist.
-      if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name.slice(0, 128)}"`);
+      if (!found) throw unknownTool(name);
       const shape = shapeOf(found.digest, found.spec);
       const args = request.params.arguments ?? {};
-      const checked = validateAgainstSchema(shape.inputSchema, args);
-      if (!checked.ok) {
-        return { isError: true, content: [{ type: 'text', text: prettyJson({ error: { code: 'invalid_arguments', issues: checked.issues } }) }] };
-      }
+      const issues = argumentIssues(name, shape, args);
+      if (issues.length > 0) return invalidInputsResult(name, issues);
       const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
       if (queued) {
         try {
@@ -277,10 +275,10 @@ export function mcpTools(deps: ServiceDeps) {
           return {
             content: [{ type: 'text', text: prettyJson(ack) }],
             structuredContent: ack,
-            _meta: { 'flowctl/run_id': q.run_id, 'flowctl/status': 'queued', 'flowctl/flow_digest': q.flow_digest },
+            _meta: { [META.runId]: q.run_id, [META.status]: 'queued', [META.flowDigest]: q.flow_digest },
           };
         } catch (err) {
-          return toolError(err);
+          return toolError(name, err);
         }
       }
       const token = request.params._meta?.progressToken;
@@ -325,19 +323,12 @@ export function mcpTools(deps: ServiceDeps) {
           },
         );
       } catch (err) {
-        return toolError(err);
+        return toolError(name, err);
       } finally {
         hangup?.removeEventListener('abort', cancelRun);
       }
       await sent;
-      const result = runResult(run);
-      const meta = { 'flowctl/run_id': run.id, 'flowctl/status': run.status, 'flowctl/flow_digest': run.flow_digest };
-      if (run.status !== 'succeeded') {
-        return { isError: true, content: [{ type: 'text', text: prettyJson(result) }], _meta: meta };
-      }
-      if (!shape.output.schema) return { content: [{ type: 'text', text: `run ${run.id} of ${name} succeeded (it has no output)` }], _meta: meta };
-      const structured = (shape.output.wrapped ? { value: run.output ?? null } : (run.output ?? {})) as Record<string, unknown>;
-      return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured, _meta: meta };
+      return run.status === 'succeeded' ? succeededRunResult(name, run, shape.output) : failedRunResult(name, run);
     };
     return server;
   }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isFlowError } from '../../errors.js';
 import { jsonDeeperThan, readBodyText } from '../../http/body.js';
 import type { ServiceDeps } from '../context.js';
@@ -23,6 +23,27 @@ export function sseFirst(accept: string | undefined): boolean {
   const sse = types.indexOf('text/event-stream');
   const json = types.indexOf('application/json');
   return sse >= 0 && (json < 0 || sse < json);
+}
+
+/** The first protocol revision without JSON-RPC batching (it was removed in 2025-06-18). */
+const NO_BATCHES_SINCE = '2025-06-18';
+
+/**
+ * The protocol revision a batch (a JSON array body) is sent under, when it is one this endpoint knows:
+ * the `MCP-Protocol-Version` header; else, for a batch holding `initialize`, the revision that request
+ * negotiates (the one it asks for when supported, else the newest); else 2025-03-26, which the
+ * Streamable HTTP transport says a server assumes when the header is absent. An unsupported header is
+ * left to the SDK transport, which refuses it. (The SDK's transport answers batches whatever the
+ * revision, so the rule is kept here.)
+ */
+export function batchRevision(header: string | undefined, batch: unknown[]): string | undefined {
+  if (header !== undefined) return SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : undefined;
+  const init = batch.find((m): m is { method: 'initialize'; params?: { protocolVersion?: unknown } } => (m as { method?: unknown })?.method === 'initialize');
+  if (init) {
+    const asked = init.params?.protocolVersion;
+    return typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+  }
+  return '2025-03-26';
 }
 
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
@@ -82,6 +103,22 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           if (isFlowError(err, 'body_too_large'))
             return c.body(jsonRpcError(null, -32600, 'the request body is larger than 1 MiB'), 413, { 'content-type': 'application/json' });
           parsed = undefined;
+        }
+        // JSON-RPC batches left MCP in 2025-06-18: a batch sent under that revision or a later one is an
+        // invalid request (400, -32600); an older revision keeps them.
+        if (Array.isArray(parsed)) {
+          const revision = batchRevision(c.req.header('mcp-protocol-version'), parsed);
+          if (revision !== undefined && revision >= NO_BATCHES_SINCE) {
+            return c.body(
+              jsonRpcError(
+                null,
+                -32600,
+                `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${revision} (they were removed in ${NO_BATCHES_SINCE}); send one message per request`,
+              ),
+              400,
+              { 'content-type': 'application/json' },
+            );
+          }
         }
         // Postgres stores no NUL: a string with one would fail the lookup or run it names (request-guards.ts).
         const nul = nulIssues(parsed);

@@ -6,7 +6,8 @@ import { digestOf } from '../../../src/canonical.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { FlowError } from '../../../src/errors.js';
-import { createMcpServer, META, type McpFlow } from '../../../src/mcp/server.js';
+import { META } from '../../../src/mcp/results.js';
+import { createMcpServer, type McpFlow } from '../../../src/mcp/server.js';
 import { compileYaml, testRegistry } from './helpers.js';
 
 const SECRET = 'sk-live-0123456789';
@@ -143,7 +144,7 @@ describe('createMcpServer', () => {
     const quiet = await client.callTool({ name: 'quiet', arguments: {} });
     expect(quiet.structuredContent).toBeUndefined();
     expect((quiet.content as { text: string }[])[0]!.text).toMatch(/^run [0-9a-f-]{36} of quiet succeeded/);
-    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/Unknown tool: nope/);
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/unknown tool "nope"/);
   });
 
   it('refuses duplicate and invalid tool names', () => {

@@ -149,7 +149,8 @@ describe('web app static serving', () => {
 
   it("reserved prefixes: the fixed list plus the route table's first segments, matched by segment", () => {
     const reserved = reservedPrefixes(h.service.routes.map((r) => r.path));
-    expect(reserved).toEqual(expect.arrayContaining(['/api', '/v1', '/mcp', '/openapi.json', '/docs', '/healthz', '/readyz', '/example']));
+    expect(reserved).toEqual(expect.arrayContaining(['/api', '/v1', '/mcp', '/openapi.json', '/docs', '/healthz', '/readyz', '/.well-known', '/example']));
+    expect(isReservedPath('/.well-known/oauth-protected-resource', reserved)).toBe(true);
     expect(isReservedPath('/api', reserved)).toBe(true);
     expect(isReservedPath('/api/x', reserved)).toBe(true);
     expect(isReservedPath('/apis', reserved)).toBe(false);
