@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's bin: a thin launcher over the built CLI (cli/, built by `npm install`'s prepare step).
+// The package's bin: a thin launcher over the built CLI (cli/, built into dist/ by scripts/setup.sh, `npm run build`, and before packing).
 import { main } from '../dist/cli/cli.js';
 
 main(process.argv.slice(2)).then(

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createEnvSecrets } from '../adapters/secrets-env/index.js';
-import { FlowError, createEngine, type Engine, type Storage } from '../src/engine-entry.js';
+import { FlowError, createEngine, type Engine, type EngineOptions, type Storage } from '../src/engine-entry.js';
 import type { ResolvedFlow } from '../src/index.js';
 import { resolveFlow } from '../src/engine/resolved-flow.js';
 import { flowRunnerFromEngine } from '../src/packs/composite.js';
@@ -98,7 +98,7 @@ export interface ServedEngineOptions {
   /** Where runs go; opened once the flows to serve are known and disposed if nothing can be served. */
   openStorage(): Promise<Storage> | Storage;
   /** The launcher's own engine options (secret refs, dead-pid recovery). */
-  engine?: Pick<Parameters<typeof createEngine>[0], 'allowSecretRefs' | 'recoverDeadPids'>;
+  engine?: Pick<EngineOptions, 'allowSecretRefs' | 'recoverDeadPids'>;
 }
 
 /**

@@ -35,7 +35,8 @@ fi
 # tmux drives the confirmation-prompt tests in a real pseudo-terminal.
 if ! command -v tmux >/dev/null 2>&1; then apt_install tmux || say "tmux unavailable: pseudo-terminal tests will be skipped"; fi
 
-# 3. npm dependencies; `prepare` builds dist/ (printing its progress) so the flowctl bin works.
+# 3. npm dependencies, then the build of dist/ (printing its progress) so the flowctl bin works. The
+# build is no install script (`prepare`), which would run in every consumer that installs the package.
 # A fresh clone installs exactly the committed lock with npm ci (which refuses a lock out of sync with
 # package.json). A re-run over an existing node_modules uses npm install, which honours the same lock
 # and leaves what is installed in place (npm ci would delete node_modules under running processes).
@@ -46,6 +47,7 @@ else
   say "npm install"
   npm install --no-audit --no-fund
 fi
+node scripts/build-progress.mjs
 
 # 4. The flowctl command: npm link (a symlink to this clone: a rebuild is picked up, nothing is
 # copied), into npm's global prefix, else (no write access there, as a non-root user) into

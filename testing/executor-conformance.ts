@@ -7,6 +7,7 @@ import { builtinTools } from '../src/tools/builtins/index.js';
 import { defineTool } from '../src/tools/contract.js';
 import { createTestToolContext } from '../src/tools/testing-context.js';
 import type { Tool } from '../src/tools/types.js';
+import { SUITE_TIMEOUT_MS, within } from './bounded.js';
 
 /**
  * The Executor port's promises (src/ports/executor.ts, docs/sandbox.md): an executor runs the tools it
@@ -33,7 +34,7 @@ async function outcome(p: Promise<unknown>): Promise<{ ok: true; value: unknown 
 }
 
 export function describeExecutorConformance(options: ExecutorConformanceOptions): void {
-  describe(`executor conformance: ${options.name}`, () => {
+  describe(`executor conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     const withExecutor = async (fn: (executor: Executor, cwd: string) => Promise<void>) => {
       const executor = await options.create();
       const cwd = await mkdtemp(join(tmpdir(), 'flowctl-executor-conf-'));
@@ -149,7 +150,7 @@ export function describeExecutorConformance(options: ExecutorConformanceOptions)
         const call = outcome(executor.execute(tools['shell/exec']!, { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] }, ctx2));
         await new Promise((r) => setImmediate(r));
         during.abort(new Error('conformance: aborted during'));
-        const late = await call;
+        const late = await within(call, 'execute() of a program that never ends did not settle after its signal aborted');
         expect(late.ok).toBe(false);
         await ctx2.close();
       });

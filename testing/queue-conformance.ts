@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Queue, QueueMessage, QueueTransaction } from '../src/ports/queue.js';
+import { ConformanceWaitError, SUITE_TIMEOUT_MS, until as untilWithin } from './bounded.js';
 
 /**
  * The Queue port's promises (src/ports/queue.ts): a sent message reaches a handler with its data,
@@ -28,21 +29,15 @@ export interface QueueConformanceOptions {
    * throws, rethrowing). Without it the transactional send tests are skipped.
    */
   transaction?: <T>(fn: (tx: QueueTransaction) => Promise<T>) => Promise<T>;
+  /**
+   * How long one delivery (or handler event) may take before its test fails naming it. Default
+   * 10000 ms: a polling queue's interval and a redelivery's backoff fit in it. The crash test waits
+   * four times the adapter's `recoveryBoundSeconds` when that is longer.
+   */
+  waitMs?: number;
 }
 
-const HANG_MS = 90_000;
-
-async function until<T>(probe: () => T | undefined | false, what: string, capMs = HANG_MS): Promise<T> {
-  const deadline = Date.now() + capMs;
-  let delay = 5;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`hang: ${what} did not happen within ${capMs} ms`);
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 100);
-  }
-}
+const QUEUE_WAIT_MS = 10_000;
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -53,7 +48,9 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 const qname = (what: string) => `conf-${what}-${randomBytes(4).toString('hex')}`;
 
 export function describeQueueConformance(options: QueueConformanceOptions): void {
-  describe(`queue conformance: ${options.name}`, () => {
+  const waitMs = options.waitMs ?? QUEUE_WAIT_MS;
+  const until = <T>(probe: () => T | undefined | false, what: string, ms = waitMs) => untilWithin(probe, `queue ${options.name}: ${what}`, ms);
+  describe(`queue conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     const open: Queue[] = [];
     const make = async () => {
       const q = await options.create();
@@ -86,11 +83,11 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         const worker = await q.work(name, { concurrency: 1 }, async (m) => {
           seen.push(m);
         });
-        await until(() => seen.length >= 1, 'the first delivery');
+        await until(() => seen.length >= 1, 'the delivery of a sent message to work()');
         expect(seen[0]).toMatchObject({ id, queue: name, data, attempt: 1 });
         // A marker sent after it is handled after it; by then a redelivery of the first would show.
         await q.send(name, { marker: true });
-        await until(() => seen.some((m) => m.data.marker === true), 'the marker');
+        await until(() => seen.some((m) => m.data.marker === true), 'the delivery of the marker sent after it');
         expect(seen.filter((m) => m.id === id)).toHaveLength(1);
         await worker.stop();
       } finally {
@@ -108,7 +105,7 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
           attempts.push(m);
           if (m.attempt === 1) throw new Error('transient');
         });
-        await until(() => attempts.length >= 2, 'the redelivery after a throw');
+        await until(() => attempts.length >= 2, 'the redelivery (attempt 2) of a message whose handler threw');
         expect(attempts[1]!.id).toBe(attempts[0]!.id);
         expect(attempts.map((a) => a.attempt)).toEqual([1, 2]);
         expect(attempts[1]!.data).toEqual({ n: 1 });
@@ -134,9 +131,9 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
           inFlight--;
           done.push(m.data.i as number);
         });
-        await until(() => inFlight === 3, 'three handlers in flight');
+        await until(() => inFlight === 3, 'three handlers in flight at once (concurrency 3, six messages waiting)');
         for (const g of gates) g.resolve();
-        await until(() => done.length === 6, 'all six handled');
+        await until(() => done.length === 6, 'all six messages handled once their handlers were released');
         expect(most).toBe(3);
         await worker.stop();
       } finally {
@@ -157,7 +154,7 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         const wa = await a.work(name, { concurrency: 2 }, handle('a'));
         const wb = await b.work(name, { concurrency: 2 }, handle('b'));
         for (let i = 0; i < 20; i++) await (i % 2 ? a : b).send(name, { i });
-        await until(() => handled.size === 20, 'twenty messages handled');
+        await until(() => handled.size === 20, 'twenty messages handled by two instances');
         // Every message once; a redelivery would come after a lapse the test does not wait for, so
         // a marker round closes the window as above.
         await a.send(name, { i: 100 });
@@ -180,7 +177,7 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         const worker = await q.work(name, {}, async () => {
           at = Date.now();
         });
-        await until(() => at > 0, 'the delayed delivery');
+        await until(() => at > 0, 'the delivery of a message sent with delaySeconds: 2');
         expect(at - sentAt).toBeGreaterThanOrEqual(1_900);
         await worker.stop();
       } finally {
@@ -201,7 +198,7 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
           finished++;
         });
         await q.send(name, { first: true });
-        await until(() => started === 1, 'the first handler started');
+        await until(() => started === 1, 'the handler of the first message started');
         const stopping = worker.stop();
         gate.resolve();
         await stopping;
@@ -211,7 +208,7 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         const w2 = await q.work(name, {}, async (m) => {
           other.push(m);
         });
-        await until(() => other.length === 1, 'the second message at the new worker');
+        await until(() => other.length === 1, 'the delivery of a message sent after stop() to a new worker');
         expect(other[0]!.data).toEqual({ second: true });
         expect(started).toBe(1);
         await w2.stop();
@@ -247,14 +244,14 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
             await new Promise(() => {}); // the process "dies" holding it
           });
           const id = await a.send(name, { job: 'x' });
-          await until(() => heldByA, 'A took the message');
+          await until(() => heldByA, 'the delivery to instance A');
           await options.crash!(a);
           const crashedAt = Date.now();
           let atB: QueueMessage | undefined;
           const wb = await b.work(name, {}, async (m) => {
             atB = m;
           });
-          await until(() => atB, 'the redelivery to B', Math.max(HANG_MS, b.recoveryBoundSeconds * 4_000));
+          await until(() => atB, 'the redelivery to B of the message A held when it crashed', Math.max(waitMs, b.recoveryBoundSeconds * 4_000));
           expect(atB).toMatchObject({ id, data: { job: 'x' } });
           expect(atB!.attempt).toBeGreaterThanOrEqual(2);
           // Reported, not asserted against the clock: how long the redelivery took.
@@ -279,10 +276,11 @@ export function describeQueueConformance(options: QueueConformanceOptions): void
         const worker = await q.work(name, {}, async () => {
           handled = true;
         });
-        await until(() => handled, 'the delivery');
+        await until(() => handled, 'the delivery of the message has() found');
         // Acknowledged once its handler resolved: no longer there.
-        for (let i = 0; await q.has(name, { key }); i++) {
-          if (i > 2_000) throw new Error('hang: the handled message is still there');
+        const deadline = Date.now() + waitMs;
+        while (await q.has(name, { key })) {
+          if (Date.now() > deadline) throw new ConformanceWaitError(`queue ${options.name}: has() still finds a message after its handler resolved`, waitMs);
           await new Promise((r) => setTimeout(r, 20));
         }
         await worker.stop();

@@ -10,6 +10,7 @@ import type { JournalEntry } from '../src/run/types.js';
 import { contractDigest, defineTool } from '../src/tools/contract.js';
 import { createToolRegistry } from '../src/tools/registry.js';
 import type { ToolContract, ToolRegistry } from '../src/tools/types.js';
+import { boundedIteration, SUITE_TIMEOUT_MS, WAIT_MS, within } from './bounded.js';
 
 /**
  * Runs by id over a store shared by engine instances (docs/journal.md, "Runs by id, leases and
@@ -18,12 +19,16 @@ import type { ToolContract, ToolRegistry } from '../src/tools/types.js';
  *
  * `open` gives a new, independent storage over the same store on every call (for a store shared
  * across processes: its own pool or connection), as two processes would have. Every wait is on a
- * journal event; `leaseMs` (default 300) only sets how soon an abandoned run counts as lost.
+ * journal event; `leaseMs` (default 300) only sets how soon an abandoned run counts as lost. Each
+ * wait is bounded (`waitMs`, plus the lease time where a lease must expire first) and fails naming
+ * what did not happen.
  */
 export interface RunLifecycleConformanceOptions {
   name: string;
   open: () => Promise<Storage>;
   leaseMs?: number;
+  /** How long one event (an entry, a run's end) may take before its test fails saying so. Default 5000 ms. */
+  waitMs?: number;
 }
 
 const waitContract: ToolContract = {
@@ -68,17 +73,20 @@ function spec(wait: boolean): FlowSpec {
   } as FlowSpec;
 }
 
-async function collect(iter: AsyncIterable<JournalEntry>): Promise<JournalEntry[]> {
+/** A watch to its end, each step bounded by `ms`; `what` names the watch, `until` the end it waits for. */
+async function collect(iter: AsyncIterable<JournalEntry>, what: string, until: string, ms: number): Promise<JournalEntry[]> {
   const out: JournalEntry[] = [];
-  for await (const e of iter) {
+  const expects = (n: number) => `${what} delivered ${n} entries${n > 0 ? ` (last: ${out.at(-1)?.event})` : ''}, then neither another nor its end ${until}`;
+  for await (const e of boundedIteration(iter, expects, ms)) {
     out.push(e);
-    if (out.length > 1000) throw new Error('watch did not end');
+    if (out.length > 1000) throw new Error(`${what} did not end after 1000 entries`);
   }
   return out;
 }
 
-async function stepStarted(engine: Engine, runId: string, stepId: string): Promise<void> {
-  for await (const e of engine.watch(runId)) if (e.event === 'step_started' && e.step === stepId) return;
+async function stepStarted(engine: Engine, runId: string, stepId: string, ms: number): Promise<void> {
+  const expects = (n: number) => `watch() saw ${n} entries of the run and no step_started of step "${stepId}"`;
+  for await (const e of boundedIteration(engine.watch(runId), expects, ms)) if (e.event === 'step_started' && e.step === stepId) return;
   throw new Error(`run ${runId} ended before step ${stepId} started`);
 }
 
@@ -107,18 +115,21 @@ function stallable(storage: Storage): { storage: Storage; stall: () => void } {
 
 export function describeRunLifecycleConformance(options: RunLifecycleConformanceOptions): void {
   const leaseMs = options.leaseMs ?? 300;
+  const waitMs = options.waitMs ?? WAIT_MS;
+  // Where a lease must run out first (a heartbeat, an expiry, a sweep): a few lease times more.
+  const leaseWaitMs = waitMs + 4 * leaseMs;
   const silent: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
-  describe(`run lifecycle conformance: ${options.name}`, () => {
+  describe(`run lifecycle conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     it('instance A prepares, B executes by id, A watches to the end and reads the result', async () => {
       const a = createEngine({ storage: await options.open(), tools: tools(), leaseMs });
       const b = createEngine({ storage: await options.open(), tools: tools(), leaseMs });
       try {
         const { run_id, status } = await a.prepare({ spec: spec(false) }, { who: 'org-a' });
         expect(status).toBe('pending');
-        const watched = collect(a.watch(run_id));
+        const watched = collect(a.watch(run_id), "A's watch() of the run B executes", 'at run_finished', waitMs);
         watched.catch(() => undefined); // awaited below; a failure before that must not go unhandled
-        const run = await b.execute(run_id);
+        const run = await within(b.execute(run_id), 'B execute(run_id) of a run A prepared did not finish', waitMs);
         expect(run).toMatchObject({ status: 'succeeded', output: 'org-a' });
         expect((await watched).map((e) => e.event)).toEqual(['run_started', 'step_started', 'step_succeeded', 'run_finished']);
         const seen = (await a.getRun(run_id))!;
@@ -137,9 +148,14 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         const { run_id } = await a.prepare({ spec: spec(true) }, { who: 'org-a' });
         const executing = b.execute(run_id);
         executing.catch(() => undefined); // awaited below; a failure before that must not go unhandled
-        await stepStarted(a, run_id, 'wait');
-        expect(await a.cancel(run_id)).toEqual({ run_id, status: 'canceled' });
-        expect((await executing).status).toBe('canceled');
+        await stepStarted(a, run_id, 'wait', waitMs);
+        expect(await within(a.cancel(run_id), 'A cancel(run_id) of a run B executes did not return', leaseWaitMs)).toEqual({ run_id, status: 'canceled' });
+        const stopped = await within(
+          executing,
+          `B execute() did not end after A canceled its run (B should see it at its next heartbeat, every ${leaseMs / 3} ms)`,
+          leaseWaitMs,
+        );
+        expect(stopped.status).toBe('canceled');
         const run = (await a.getRun(run_id))!;
         expect(run.journal.at(-1)).toMatchObject({ event: 'run_finished', status: 'canceled', error: { code: 'canceled', step: 'wait' } });
         expect(() => verifyJournal(run)).not.toThrow();
@@ -161,8 +177,13 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
           (r) => `resolved ${r.status}`,
           (err: unknown) => (err as { code?: string }).code,
         );
-        await stepStarted(sweeper, run_id, 'wait');
-        const watched = collect(sweeper.watch(run_id));
+        await stepStarted(sweeper, run_id, 'wait', waitMs);
+        const watched = collect(
+          sweeper.watch(run_id),
+          "the sweeper's watch() of the stalled run",
+          `at a run_finished worker_lost once the lease (${leaseMs} ms) expired`,
+          leaseWaitMs,
+        );
         watched.catch(() => undefined); // awaited below; a failure before that must not go unhandled
         stalledStore.stall();
         const entries = await watched;
@@ -172,7 +193,7 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         expect(() => verifyJournal(run)).not.toThrow();
         // The stalled executor reads the closed record at its next beat and stops with worker_lost,
         // writing nothing more.
-        expect(await executing).toBe('worker_lost');
+        expect(await within(executing, 'the stalled executor did not stop after its run was recovered', leaseWaitMs)).toBe('worker_lost');
         expect((await sweeper.getRun(run_id))!.journal).toHaveLength(entries.length);
         const open: RunRecord[] = await sweeper.listRuns({ status: ['pending', 'running'] });
         expect(open.map((r) => r.id)).not.toContain(run_id);
@@ -190,7 +211,12 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         // the deadline passed, recovery closes it; it never started.
         const orphan = await a.prepare({ spec: spec(false) }, { who: 'org-a' }, { startWithinMs: leaseMs });
         expect((await b.getRun(orphan.run_id))!.status).toBe('pending');
-        const entries = await collect(b.watch(orphan.run_id));
+        const entries = await collect(
+          b.watch(orphan.run_id),
+          'watch() of a run nobody starts',
+          `at a run_finished start_timeout once its start deadline (${leaseMs} ms) passed`,
+          leaseWaitMs,
+        );
         expect(entries.map((e) => e.event)).toEqual(['run_started', 'run_finished']);
         expect(entries.at(-1)).toMatchObject({ status: 'failed', error: { code: 'start_timeout' } });
         const closed = (await a.getRun(orphan.run_id))!;
@@ -201,7 +227,10 @@ export function describeRunLifecycleConformance(options: RunLifecycleConformance
         // Started in time: the executor's lease replaces the deadline and the run goes to its end.
         const timely = await a.prepare({ spec: spec(false) }, { who: 'org-b' }, { startWithinMs: 3_600_000 });
         expect(await a.recover()).toEqual([]);
-        expect(await b.execute(timely.run_id)).toMatchObject({ status: 'succeeded', output: 'org-b' });
+        expect(await within(b.execute(timely.run_id), 'execute() of a run started before its deadline did not finish', waitMs)).toMatchObject({
+          status: 'succeeded',
+          output: 'org-b',
+        });
 
         // A cancel does not wait for a heartbeat nobody sends.
         const dropped = await a.prepare({ spec: spec(false) }, { who: 'org-c' }, { startWithinMs: 3_600_000 });

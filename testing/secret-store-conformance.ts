@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SecretStore } from '../src/ports/secrets.js';
+import { SUITE_TIMEOUT_MS } from './bounded.js';
 
 /**
  * The SecretStore port's promises (src/ports/secrets.ts, docs/journal.md "Secrets"): `resolve` takes a
@@ -36,7 +37,7 @@ async function codeOf(p: Promise<unknown>): Promise<{ code?: string; message: st
 }
 
 export function describeSecretStoreConformance(options: SecretStoreConformanceOptions): void {
-  describe(`secret store conformance: ${options.name}`, () => {
+  describe(`secret store conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     const withStore = async (seed: Readonly<Record<string, string>>, fn: (store: SecretStore) => Promise<void>) => {
       const store = await options.create(seed);
       try {

@@ -6,6 +6,7 @@ import { describeAutomations } from './service-storage/automations.js';
 import { describeExecutionsAndWebhooks } from './service-storage/executions.js';
 import { describeSchedules } from './service-storage/schedules.js';
 import { at, type ServiceStorageConformanceOptions, type Suite, uid } from './service-storage/shared.js';
+import { SUITE_TIMEOUT_MS } from './bounded.js';
 import { describeTransactions } from './service-storage/transactions.js';
 
 export type { ServiceStorageConformanceOptions } from './service-storage/shared.js';
@@ -17,7 +18,7 @@ export type { ServiceStorageConformanceOptions } from './service-storage/shared.
  * through `reopen`.
  */
 export function describeServiceStorageConformance(options: ServiceStorageConformanceOptions): void {
-  describe(`service storage conformance: ${options.name}`, () => {
+  describe(`service storage conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     let storage: ServiceStorage;
     const opened: ServiceStorage[] = [];
     const open = async (s: ServiceStorage) => {

@@ -7,6 +7,7 @@ import type { FlowSpec } from '../src/flow/types.js';
 import type { Storage, StorageFlags } from '../src/ports/storage.js';
 import { verifyJournal } from '../src/run/fixture.js';
 import type { JournalEntry } from '../src/run/types.js';
+import { boundedIteration, SUITE_TIMEOUT_MS, WAIT_MS } from './bounded.js';
 import { conformanceId as id, conformanceSpec, conformanceTools, sampleJournal, sampleRun } from './conformance-fixtures.js';
 
 export interface StorageConformanceOptions {
@@ -21,6 +22,8 @@ export interface StorageConformanceOptions {
   reopen?: (storage: Storage) => Promise<Storage>;
   /** Capabilities to test; default: the adapter's own `flags`. */
   flags?: StorageFlags;
+  /** How long a watch may take to deliver one entry (or to end) before its test fails saying so. Default 5000 ms. */
+  waitMs?: number;
 }
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
@@ -44,12 +47,28 @@ async function collect(iter: AsyncIterable<JournalEntry>, limit = 1000): Promise
 }
 
 /**
+ * What a watch's next step should bring, for a bounded wait's message: entry n of `expected` (stored
+ * before the watch began, or appended while it waited), else the watch's end (`end` says why).
+ */
+function watchExpects(label: string, expected: JournalEntry[], options: { appendedFrom?: number; end?: string } = {}) {
+  const appendedFrom = options.appendedFrom ?? expected.length;
+  return (n: number): string => {
+    const entry = expected[n];
+    if (!entry) return `${label} delivered ${n} entries, then did not end ${options.end ?? 'after run_finished'}`;
+    const how = n >= appendedFrom ? 'appended while it waited' : 'stored before it began';
+    return `${label} delivered ${n} of ${expected.length} entries: entry seq ${entry.seq} (${entry.event}), ${how}, never came`;
+  };
+}
+
+/**
  * The conformance suite every Storage adapter passes (memory, fs, SQL; third-party adapters too):
  * specs, deploys, runs, the journal (append at an expected seq, conflicts, gaps, read, watch), and an
  * engine-level run and verify replay through createEngine. Writes are checked through `reopen`.
  */
 export function describeStorageConformance(options: StorageConformanceOptions): void {
-  describe(`storage conformance: ${options.name}`, () => {
+  const waitMs = options.waitMs ?? WAIT_MS;
+  const bounded = (iter: AsyncIterable<JournalEntry>, expects: (n: number) => string) => boundedIteration(iter, expects, waitMs);
+  describe(`storage conformance: ${options.name}`, { timeout: SUITE_TIMEOUT_MS }, () => {
     let storage: Storage;
     const opened: Storage[] = [];
 
@@ -242,7 +261,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
           for (const e of entries.slice(2)) await storage.journal.append(runId, e);
         };
         let writing: Promise<void> | undefined;
-        for await (const e of storage.journal.watch(runId)) {
+        for await (const e of bounded(storage.journal.watch(runId), watchExpects('journal.watch()', entries, { appendedFrom: 2 }))) {
           seen.push(e);
           // Only once the stored entries were seen: the rest must arrive as appends.
           if (seen.length === 2) writing = writeRest();
@@ -254,15 +273,27 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
       it('watch starts at fromSeq and ends at once on a finished journal', async () => {
         const entries = sampleJournal(4, true);
         for (const e of entries) await storage.journal.append(runId, e);
-        expect(await collect(storage.journal.watch(runId, { fromSeq: 2 }))).toEqual(entries.slice(2));
-        expect(await collect(storage.journal.watch(runId, { fromSeq: 10 }))).toEqual([]);
+        const from2 = bounded(
+          storage.journal.watch(runId, { fromSeq: 2 }),
+          watchExpects('journal.watch({ fromSeq: 2 }) of a finished journal', entries.slice(2)),
+        );
+        expect(await collect(from2)).toEqual(entries.slice(2));
+        const from10 = bounded(
+          storage.journal.watch(runId, { fromSeq: 10 }),
+          watchExpects('journal.watch({ fromSeq: 10 })', [], { end: 'at once on a finished journal past its last seq' }),
+        );
+        expect(await collect(from10)).toEqual([]);
       });
 
       it('watch ends when its signal aborts', async () => {
-        await storage.journal.append(runId, sampleJournal(1)[0]!);
+        const stored = sampleJournal(1);
+        await storage.journal.append(runId, stored[0]!);
         const controller = new AbortController();
         const seen: JournalEntry[] = [];
-        for await (const e of storage.journal.watch(runId, { signal: controller.signal })) {
+        for await (const e of bounded(
+          storage.journal.watch(runId, { signal: controller.signal }),
+          watchExpects('journal.watch({ signal })', stored, { end: 'when its signal aborted' }),
+        )) {
           seen.push(e);
           controller.abort();
         }
@@ -293,7 +324,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         const other = await independent();
         const seen: JournalEntry[] = [];
         let writing: Promise<void> | undefined;
-        for await (const e of other.journal.watch(runId)) {
+        for await (const e of bounded(other.journal.watch(runId), watchExpects('journal.watch() on an independent instance', entries, { appendedFrom: 1 }))) {
           seen.push(e);
           if (seen.length === 1) {
             writing = (async () => {

@@ -4,13 +4,14 @@ import { deepFreeze, type Digest, digestOf } from '../canonical.js';
 import { FlowError } from '../errors.js';
 import type { FlowSpec } from '../flow/types.js';
 import type { Clock, IdSource, Logger } from '../ports/clock.js';
-import type { RunLease } from '../ports/storage.js';
+import type { RunLease, Storage } from '../ports/storage.js';
 import type { RunStatus } from '../run/types.js';
 import { builtinTools } from '../tools/builtins/index.js';
 import { checkToolPolicy } from '../tools/policy.js';
 import { createToolRegistry } from '../tools/registry.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { cryptoIds, silentLogger, systemClock } from './defaults.js';
+import { createMemoryStorage } from './memory-storage.js';
 import { assertFlowSpec } from './spec-guard.js';
 import { createStorageRuntime, type StorageRuntime } from './storage-runtime.js';
 import type { EngineOptions, RunOptions, RunTarget } from './types.js';
@@ -33,7 +34,8 @@ export interface InflightRun {
  * instance's lease settings, the runs in flight, and spec resolution. One per createEngine.
  */
 export interface EngineContext {
-  options: EngineOptions;
+  /** The options with the storage filled in (memory when none was given). */
+  options: EngineOptions & { storage: Storage };
   storage: StorageRuntime;
   clock: Clock;
   ids: IdSource;
@@ -67,8 +69,10 @@ export interface EngineContext {
   mustResolve(target: RunTarget): Promise<{ digest: Digest; spec: FlowSpec }>;
 }
 
-export function createEngineContext(options: EngineOptions): EngineContext {
-  if (!options?.storage) throw new FlowError('invalid_options', '[flowctl] [engine] createEngine needs a storage adapter');
+export function createEngineContext(given: EngineOptions = {}): EngineContext {
+  // No storage given: runs kept in this process's memory, which is all a script that compiles and
+  // runs a flow needs (issue 32: `createEngine().run({ spec }, inputs)`).
+  const options: EngineOptions & { storage: Storage } = { ...given, storage: given.storage ?? createMemoryStorage() };
   const storage = createStorageRuntime(options.storage);
   if (options.toolPolicy !== undefined) checkToolPolicy(options.toolPolicy);
   // Leases (docs/journal.md, "Leases and recovery"): this engine instance's owner id, and lease times

@@ -12,14 +12,14 @@ import type { Engine, EngineOptions } from './types.js';
 /**
  * The engine: deploys, runs, replays and journal watches over one Storage. See docs/journal.md.
  *
- * Defaults: system clock, crypto uuid v4 ids, a silent logger, the built-in tools, in-process
+ * Defaults: memory storage, system clock, crypto uuid v4 ids, a silent logger, the built-in tools, in-process
  * execution, no secret store, `process.cwd()` for relative paths.
  *
  * The assembly of its parts: the shared context (context.ts), leases and recovery (leases.ts),
  * launching and executing runs (launch.ts), cancel and watch (cancel-watch.ts), replay (replay.ts)
  * and reading runs back (run-view.ts).
  */
-export function createEngine(options: EngineOptions): Engine {
+export function createEngine(options?: EngineOptions): Engine {
   const ctx = createEngineContext(options);
   const { storage, inflight, logger } = ctx;
   const leases = createLeases(ctx);
@@ -120,7 +120,7 @@ export function createEngine(options: EngineOptions): Engine {
       await sweep.stop();
       for (const { controller } of inflight.values()) controller.abort(new FlowError('canceled', '[flowctl] [engine] the engine is shutting down'));
       await Promise.all([...inflight.values()].map((r) => r.done));
-      await options.executor?.dispose?.();
+      await ctx.options.executor?.dispose?.();
       await storage.dispose();
     },
   };

@@ -9,7 +9,8 @@ import type { ToolPolicy } from '../tools/policy.js';
 import type { FileSource, ToolRegistry } from '../tools/types.js';
 
 export interface EngineOptions {
-  storage: Storage;
+  /** Default: a new in-memory storage (flowctl/adapters/storage-memory): runs last as long as the process. */
+  storage?: Storage;
   /** Sandbox provider for the tools it accepts (shell, fs); everything else runs in-process. */
   executor?: Executor;
   /** Default: no secret store (a flow that needs a secret fails with `secret_not_found`). */

@@ -1,5 +1,7 @@
 import { digestOf, type Digest } from '../canonical.js';
+import { builtinTools } from '../tools/builtins/index.js';
 import { addPins, resolvePin, type LockEntry, type LockFile } from '../tools/lock.js';
+import { createToolRegistry } from '../tools/registry.js';
 import { CAPABILITIES, type Capability, type JsonSchema, type Tool, type ToolRegistry } from '../tools/types.js';
 import { checkCondition, checkLiteralArgs, checkValue, type CheckEnv } from './check.js';
 import { DiagnosticSink, NO_SOURCE, sortDiagnostics, type Locator } from './diagnostics.js';
@@ -14,10 +16,13 @@ export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ max_attempts
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface CompileOptions {
-  /** The name diagnostics carry: a project-relative path such as `flows/hello.yaml`. Never enters the FlowSpec. */
-  file: string;
-  /** Tools `ref@range` resolves against, e.g. `createToolRegistry(builtinTools())`. */
-  tools: ToolRegistry;
+  /**
+   * The name diagnostics carry: a project-relative path such as `flows/hello.yaml`. Never enters the
+   * FlowSpec. Default: `<source>`.
+   */
+  file?: string;
+  /** Tools `ref@range` resolves against. Default: the built-in tools (`createToolRegistry(builtinTools())`). */
+  tools?: ToolRegistry;
   /** The current `flowctl.lock`. Default: none (every tool resolves to its highest matching version). */
   lock?: LockFile;
 }
@@ -41,19 +46,29 @@ export type CompileResult =
     }
   | { ok: false; diagnostics: Diagnostic[] };
 
-/** Compile Flow YAML text to a FlowSpec and its digest, or structured diagnostics. */
-export function compile(source: string, options: CompileOptions): CompileResult {
-  const parsed = parseFlowSource(source, options.file);
+/** The file name diagnostics carry when the caller names none. */
+const DEFAULT_FILE = '<source>';
+
+/**
+ * Compile Flow YAML text to a FlowSpec and its digest, or structured diagnostics. With no options:
+ * the built-in tools and no lock (`compile(text).spec` is what `engine.run({ spec })` takes).
+ */
+export function compile(source: string, options: CompileOptions = {}): CompileResult {
+  const parsed = parseFlowSource(source, options.file ?? DEFAULT_FILE);
   if (parsed.sink.failed) return { ok: false, diagnostics: sortDiagnostics(parsed.sink.list) };
   return compileWith(parsed.value, options, parsed.sink);
 }
 
-/** Compile an already-parsed Flow object (e.g. a Recording's flow). */
-export function compileFlow(flow: unknown, options: CompileFlowOptions): CompileResult {
-  return compileWith(flow, options, new DiagnosticSink(options.file, options.locate ?? NO_SOURCE));
+/** Compile an already-parsed Flow object (e.g. a Recording's flow). Defaults as `compile`. */
+export function compileFlow(flow: unknown, options: CompileFlowOptions = {}): CompileResult {
+  return compileWith(flow, options, new DiagnosticSink(options.file ?? DEFAULT_FILE, options.locate ?? NO_SOURCE));
 }
 
+// Built once, on the first compile that brings no registry: the built-in tools never change.
+let builtins: ToolRegistry | undefined;
+
 function compileWith(value: unknown, options: CompileOptions, sink: DiagnosticSink): CompileResult {
+  const registry = options.tools ?? (builtins ??= createToolRegistry(builtinTools()));
   const flow = validateFlowShape(value, sink);
   if (!flow) return { ok: false, diagnostics: sortDiagnostics(sink.list) };
 
@@ -65,7 +80,7 @@ function compileWith(value: unknown, options: CompileOptions, sink: DiagnosticSi
   const newPins = new Map<string, LockEntry>();
   flow.steps.forEach((step, i) => {
     const [, ref, range] = TOOL_REF.exec(step.tool)!;
-    const r = resolvePin(options.tools, options.lock, ref!, range!);
+    const r = resolvePin(registry, options.lock, ref!, range!);
     if (!r.ok) {
       sink.error(r.code, r.message, ['steps', i, 'tool']);
       return;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendAuditEntry } from '../../src/audit/chain.js';
+import { within } from '../bounded.js';
 import { rejectsWith, uid, at, type Suite } from './shared.js';
 
 /** Transactions: commit, rollback, isolation between connections. */
@@ -74,10 +75,11 @@ export function describeTransactions(suite: Suite): void {
         written();
         await gate;
       });
-      await wrote;
+      // The transaction's failure, if it fails before writing, rather than a wait for ever.
+      await within(Promise.race([wrote, tx]), 'transaction() did not run its callback to the write');
       expect(await other.users.get(user.id)).toBeUndefined();
       release();
-      await tx;
+      await within(tx, 'transaction() did not commit once its callback resolved');
       expect(await other.users.get(user.id)).toEqual(user);
     });
   });

@@ -1,18 +1,17 @@
-// `npm install` / `npm ci` in the repo root builds the package so the `flowctl` bin works right away.
-// Skipped when installed as a dependency from the registry (dist/ is already in the tarball).
+// The build with a progress line per part: `bash scripts/setup.sh` runs it after installing the
+// dependencies (so the `flowctl` bin works right away), and npm runs it before packing (`prepack`).
+// Not an install script: a consumer installing the package (from the registry, a tarball or git)
+// runs nothing of ours, and gets the dist/ the tarball ships.
 //
 // The build (scripts/build.mjs: tsup, library ESM + CJS + type declarations, and the CLI) takes a
 // while on a small machine, so this prints one progress line per finished part and a line every
 // 15 s while it works, instead of tsup's per-file listing (printed in full only when the build fails;
 // `npm run build` shows it always).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-
-if (!existsSync('tsup.config.ts')) process.exit(0);
 
 const started = Date.now();
 const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
-const say = (text) => process.stderr.write(`[flowctl prepare] ${text}\n`);
+const say = (text) => process.stderr.write(`[flowctl build] ${text}\n`);
 
 // What tsup reports when a part is done, and how to name it.
 const PARTS = [

@@ -1,9 +1,9 @@
-import type { Digest } from '../../src/canonical.js';
-import { FlowError } from '../../src/errors.js';
-import type { FlowSpec } from '../../src/flow/types.js';
-import type { RunListQuery, RunRecord, Storage } from '../../src/ports/storage.js';
-import type { JournalEntry } from '../../src/run/types.js';
-import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js';
+import type { Digest } from '../canonical.js';
+import { FlowError } from '../errors.js';
+import type { FlowSpec } from '../flow/types.js';
+import type { RunListQuery, RunRecord, Storage } from '../ports/storage.js';
+import type { JournalEntry } from '../run/types.js';
+import { compareRunsNewestFirst, filterRunList } from '../run/run-list.js';
 
 const NAME = 'storage-memory';
 
