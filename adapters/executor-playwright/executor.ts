@@ -15,7 +15,7 @@ export interface PlaywrightExecutorOptions {
   headless?: boolean;
   /** Extra Chromium flags, after the fixed ones (`--no-sandbox --disable-gpu ...`). Default none. */
   launchArgs?: string[];
-  /** A PNG screenshot after every successful browser step, stored as a run artifact. Default false. Per run: `toolOptions.browser.screenshots`. */
+  /** A JPEG screenshot after every successful browser step, stored as a run artifact (the step does not wait for the write). Default false. Per run: `toolOptions.browser.screenshots`. */
   screenshots?: boolean;
   /** Step budget when a step carries no timeout (the engine always sends one). Default 30000 ms. */
   defaultTimeoutMs?: number;

@@ -46,7 +46,7 @@ export interface HostedAssemblyOptions {
    * worker serves none and allows `url` (default `http://host:port`), where the API process serves it.
    */
   exampleSite?: { port?: number; host?: string; url?: string };
-  /** A PNG after every successful browser step (SVC_RUN_SCREENSHOTS). Default true. */
+  /** A JPEG after every successful browser step (SVC_RUN_SCREENSHOTS). Default true. */
   screenshots?: boolean;
   /** Run browser steps on a Chromium reached over CDP (SVC_BROWSER_CDP_URL) instead of launching one. */
   browserCdpUrl?: string;

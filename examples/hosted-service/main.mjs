@@ -82,7 +82,7 @@ async function main() {
 
   if (role !== 'all' && !env.DATABASE_URL)
     fail(`SVC_ROLE=${role} needs DATABASE_URL (Postgres): on the embedded PGlite one process does everything (SVC_ROLE=all)`);
-  // SVC_RUN_SCREENSHOTS (default on): a PNG after every successful browser step, stored as a run
+  // SVC_RUN_SCREENSHOTS (default on): a JPEG after every successful browser step, stored as a run
   // artifact (the run page shows them; fields filled from secret slots are blacked out); `off` saves the space.
   const shots = env.SVC_RUN_SCREENSHOTS || 'on';
   if (shots !== 'on' && shots !== 'off') fail(`SVC_RUN_SCREENSHOTS must be on or off, got ${JSON.stringify(shots)}`);

@@ -42,6 +42,8 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
   const resolved = new Map<string, Tool>();
   // One guard per run: its allowlist is parsed once, and every step of the run shares it.
   const egress = o.policy?.egress ? createEgressGuard(o.policy.egress) : undefined;
+  // Artifact writes still under way (a step does not wait for its screenshot to be stored).
+  const writes = new Set<Promise<Digest>>();
 
   return {
     prepare(step, _attempt) {
@@ -80,7 +82,7 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
     },
 
     async attempt(request, hooks) {
-      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress);
+      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress, writes);
     },
 
     backoff(ms, signal) {
@@ -89,6 +91,11 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
 
     async confirm() {
       return o.confirm ? o.confirm() : true;
+    },
+
+    async flush() {
+      // A failed write was logged when it failed; the run's other artifacts are still waited for.
+      while (writes.size > 0) await Promise.allSettled([...writes]);
     },
   };
 }
@@ -99,6 +106,7 @@ async function runAttempt(
   request: AttemptRequest,
   hooks: AttemptHooks,
   egress: EgressGuard | undefined,
+  writes: Set<Promise<Digest>>,
 ): Promise<AttemptResult> {
   const { step, attempt } = request;
   const warnings: StepWarning[] = [];
@@ -132,11 +140,19 @@ async function runAttempt(
     },
     scope: o.scope,
     artifacts: o.artifacts && {
-      put: async (bytes, mediaType) => {
+      put: (bytes, mediaType) => {
+        // The digest is the step's as of the call: the write may finish after the step returned (a
+        // screenshot is not waited for), and the run awaits it before it finishes (`flush`).
         const digest = digestBytes(bytes);
-        await o.artifacts!.put(digest, bytes, mediaType);
         if (open) artifacts.push(digest);
-        return digest;
+        const stored = o.artifacts!.put(digest, bytes, mediaType).then(() => digest);
+        writes.add(stored);
+        const forget = () => writes.delete(stored);
+        stored.then(forget, (err: unknown) => {
+          forget();
+          o.logger.warn(`[flowctl] [run] step "${step.id}": storing artifact ${digest} failed: ${o.mask.maskError(err)}`);
+        });
+        return stored;
       },
     },
     logger: {

@@ -82,6 +82,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
     outcome = { status: 'failed', error: { code: fatal.code, message: o.mask.maskString(fatal.message), retryable: false }, fatal };
   }
   try {
+    await source.flush?.();
     await writer.drain();
     const { fatal: _fatal, ...finished } = outcome;
     await writer.append({ event: 'run_finished', ...finished });

@@ -22,6 +22,11 @@ export interface StepSource {
    * recovery (`worker_lost`) or by `engine.cancel` from outside.
    */
   recordedStop?(): { status: 'canceled' | 'failed'; error: StepError } | undefined;
+  /**
+   * Live only: wait for the run's artifact writes still under way (a step's screenshot is stored off
+   * its path), so a finished run has every artifact its journal lists. Never throws.
+   */
+  flush?(): Promise<void>;
 }
 
 export interface AttemptRequest {

@@ -49,7 +49,11 @@ export interface RunScope {
 }
 
 export interface ArtifactSink {
-  /** Store bytes as a run artifact; returns their digest, which the journal references. */
+  /**
+   * Store bytes as a run artifact; resolves their digest, which the journal references, once stored.
+   * The step lists the artifact from the call on: a tool need not wait for the write (the run does,
+   * before it finishes), but should handle its rejection.
+   */
   put(bytes: Uint8Array, mediaType: string): Promise<Digest>;
 }
 

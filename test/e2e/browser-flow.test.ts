@@ -153,7 +153,7 @@ describe('a recorded flow in real Chromium', () => {
     const shots = stepEntries(run, 'step_succeeded').flatMap((e) => e.artifacts ?? []);
     expect(shots).toHaveLength(15);
     const stored = await storage.artifacts!.get(shots[0]!);
-    expect(stored?.mediaType).toBe('image/png');
+    expect(stored?.mediaType).toBe('image/jpeg');
     expect(exec.stats().openContexts).toBe(0);
   });
 

@@ -362,21 +362,21 @@ describe(`hosted secret canary (${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, 
     await Promise.all(pendingReads);
 
     // Artifacts: every screenshot the journals name, as stored.
-    const shots: { png: Uint8Array; afterNameFill: boolean; afterPasswordFill: boolean }[] = [];
+    const shots: { image: Uint8Array; afterNameFill: boolean; afterPasswordFill: boolean }[] = [];
     for (const { flow, journal } of journals) {
       if (!flow.startsWith('canary-browser')) continue;
       const stepsDone = journal.filter((x) => x.event === 'step_succeeded');
       for (const [i, entry] of stepsDone.entries()) {
         for (const digest of entry.artifacts ?? []) {
           const stored = await api!.engineStorage.artifacts!.get(digest as Digest);
-          expect(stored?.mediaType).toBe('image/png');
+          expect(stored?.mediaType).toBe('image/jpeg');
           // Steps in order: navigate, fill the password, fill the name, click, extracts.
-          shots.push({ png: stored!.bytes, afterPasswordFill: i >= 1, afterNameFill: i >= 2 });
+          shots.push({ image: stored!.bytes, afterPasswordFill: i >= 1, afterNameFill: i >= 2 });
         }
       }
     }
     expect(shots.length).toBeGreaterThanOrEqual(8);
-    const artifactHits = shots.flatMap((s, i) => byteFormsIn(s.png, BYTE_FORMS).map((f) => `screenshot ${i}: ${f}`));
+    const artifactHits = shots.flatMap((s, i) => byteFormsIn(s.image, BYTE_FORMS).map((f) => `screenshot ${i}: ${f}`));
     await checkScreenshots(site.url, shots);
 
     // Stop everything that writes, then read the database.

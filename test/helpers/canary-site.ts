@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { expect } from 'vitest';
 import { resolveBrowser } from '../../adapters/executor-playwright/resolve-browser.js';
-import { imageRegions } from './image-pixels.js';
+import { imageRegions, NEAR_BLACK } from './image-pixels.js';
 
 /**
  * The loopback side of the hosted secret canary (test/e2e/hosted-canary.test.ts): the site its flows
@@ -105,8 +105,12 @@ export async function startReceiver(): Promise<{ url: string; server: Server; ho
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, hooks };
 }
 
-/** Decode each screenshot in Chromium and read the pixels of both fields: the mask's black, or (before the fill) no text. */
-export async function checkScreenshots(siteUrl: string, shots: { png: Uint8Array; afterNameFill: boolean; afterPasswordFill: boolean }[]): Promise<void> {
+/**
+ * Decode each screenshot (a JPEG) in Chromium and read the pixels of both fields: the mask's black, or
+ * (before the fill) no text. Black allows the JPEG's rounding (every channel at most NEAR_BLACK): text
+ * or dots in a field would be far lighter.
+ */
+export async function checkScreenshots(siteUrl: string, shots: { image: Uint8Array; afterNameFill: boolean; afterPasswordFill: boolean }[]): Promise<void> {
   const { executablePath } = await resolveBrowser();
   const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
   try {
@@ -122,12 +126,12 @@ export async function checkScreenshots(siteUrl: string, shots: { png: Uint8Array
         width: Math.floor(r.width) - 2,
         height: Math.floor(r.height) - 2,
       });
-      const decoded = await imageRegions(page, `data:image/png;base64,${Buffer.from(shot.png).toString('base64')}`, [inner(fields.pw), inner(fields.name)]);
+      const decoded = await imageRegions(page, `data:image/jpeg;base64,${Buffer.from(shot.image).toString('base64')}`, [inner(fields.pw), inner(fields.name)]);
       const count = (d: Uint8Array) => {
         let black = 0;
         let dark = 0;
         for (let p = 0; p < d.length; p += 4) {
-          if (d[p] === 0 && d[p + 1] === 0 && d[p + 2] === 0) black++;
+          if (Math.max(d[p]!, d[p + 1]!, d[p + 2]!) <= NEAR_BLACK) black++;
           else if (d[p]! < 128) dark++;
         }
         return { pixels: d.length / 4, black, dark };

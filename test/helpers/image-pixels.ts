@@ -8,6 +8,12 @@ export interface Rect {
   height: number;
 }
 
+/**
+ * How far a JPEG step screenshot (quality 70) may round a flat colour, per channel: the mask's black
+ * comes back at most this, white at least 255 minus this. Text or password dots are far from either.
+ */
+export const NEAR_BLACK = 24;
+
 /** A decoded image: its size in pixels and the RGBA bytes of each rectangle asked for, in order. */
 export interface ImageRegions {
   width: number;
