@@ -44,6 +44,8 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
   const egress = o.policy?.egress ? createEgressGuard(o.policy.egress) : undefined;
   // Artifact writes still under way (a step does not wait for its screenshot to be stored).
   const writes = new Set<Promise<Digest>>();
+  // Writes that failed once: tried again before the run finishes, so a passing blip loses nothing.
+  const failed: Array<() => Promise<void>> = [];
 
   return {
     prepare(step, _attempt) {
@@ -82,7 +84,7 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
     },
 
     async attempt(request, hooks) {
-      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress, writes);
+      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress, { writes, failed });
     },
 
     backoff(ms, signal) {
@@ -94,8 +96,10 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
     },
 
     async flush() {
-      // A failed write was logged when it failed; the run's other artifacts are still waited for.
+      // Every write is waited for; one that failed is tried once more, and a second failure is logged
+      // (the run's outcome is the steps' own: the journal names the artifact, the store lacks it).
       while (writes.size > 0) await Promise.allSettled([...writes]);
+      for (const retry of failed.splice(0)) await retry();
     },
   };
 }
@@ -106,7 +110,7 @@ async function runAttempt(
   request: AttemptRequest,
   hooks: AttemptHooks,
   egress: EgressGuard | undefined,
-  writes: Set<Promise<Digest>>,
+  pending: { writes: Set<Promise<Digest>>; failed: Array<() => Promise<void>> },
 ): Promise<AttemptResult> {
   const { step, attempt } = request;
   const warnings: StepWarning[] = [];
@@ -146,11 +150,13 @@ async function runAttempt(
         const digest = digestBytes(bytes);
         if (open) artifacts.push(digest);
         const stored = o.artifacts!.put(digest, bytes, mediaType).then(() => digest);
+        const { writes, failed } = pending;
         writes.add(stored);
         const forget = () => writes.delete(stored);
-        stored.then(forget, (err: unknown) => {
+        const warn = (err: unknown) => o.logger.warn(`[flowctl] [run] step "${step.id}": storing artifact ${digest} failed: ${o.mask.maskError(err)}`);
+        stored.then(forget, () => {
           forget();
-          o.logger.warn(`[flowctl] [run] step "${step.id}": storing artifact ${digest} failed: ${o.mask.maskError(err)}`);
+          failed.push(() => o.artifacts!.put(digest, bytes, mediaType).catch(warn));
         });
         return stored;
       },

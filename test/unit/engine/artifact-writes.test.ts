@@ -28,13 +28,17 @@ describe('engine: artifact writes off the step path', () => {
     const inner = storage.artifacts!;
     const held: (() => void)[] = [];
     let finishedEntryBeforeWrites = false;
+    let flakyFailed = false;
     const stored: Digest[] = [];
     const artifacts: ArtifactStore = {
       get: (d) => inner.get(d),
       put: (digest, bytes, mediaType) =>
         new Promise<void>((resolve, reject) => {
           held.push(() => {
-            if (new TextDecoder().decode(bytes) === 'bad') return reject(new Error('disk full'));
+            const text = new TextDecoder().decode(bytes);
+            if (text === 'bad') return reject(new Error('disk full'));
+            // `flaky` fails its first write only, as a connection blip would.
+            if (text === 'flaky' && !flakyFailed) return ((flakyFailed = true), reject(new Error('connection reset')));
             inner.put(digest, bytes, mediaType).then(() => {
               stored.push(digest);
               resolve();
@@ -70,7 +74,19 @@ describe('engine: artifact writes off the step path', () => {
     expect(new Set(s.stored)).toEqual(new Set(listed.flat()));
   });
 
-  it('a failed write is logged and the run goes on', async () => {
+  it('a write that fails once is tried again before the run finishes, and stored', async () => {
+    const registry = createToolRegistry([shoot]);
+    const s = slowArtifacts();
+    const logger = recordingLogger();
+    const { engine } = testEngine(registry, { storage: s.storage, logger });
+    const spec = makeSpec(registry, [{ id: 'a', tool: 'test/shoot', args: { text: 'flaky' } }]);
+    const run = await engine.run({ spec });
+    expect(run.status).toBe('succeeded');
+    expect(s.stored).toEqual([digestBytes(new TextEncoder().encode('flaky'))]);
+    expect(logger.lines.some((l) => l.level === 'warn')).toBe(false);
+  });
+
+  it('a write that fails twice is logged and the run goes on', async () => {
     const registry = createToolRegistry([shoot]);
     const s = slowArtifacts();
     const logger = recordingLogger();
