@@ -3,6 +3,15 @@ import type { ApiKeyRecord, AuditRecord, OrgRecord } from '../ports/service-stor
 
 /** Shapes of the hosted API's resources (spec/hosted-service.md, "Resources"), shared by routes and OpenAPI. */
 
+/** The `{id}` path parameter of the routes that name one resource (automation, session, execution, schedule, endpoint). */
+export const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
+
 export const AUTOMATION_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
 export const Email = z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ example: 'ada@example.com' });

@@ -10,6 +10,7 @@ import { invalidRequest, serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { Automation, automationJson } from './automations.js';
 import { RunResult } from './gateway.js';
+import { IdParam } from '../schemas.js';
 
 const TestBody = z
   .object({ inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Inputs by name; unset ones take their recorded samples' }) })
@@ -30,13 +31,6 @@ const PatchSessionBody = z
   })
   .openapi('PatchAuthoringBody');
 const FileBody = z.object({ content_base64: z.string().max(1_400_000) }).openapi('AuthoringFileBody');
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 const FileParams = z.object({
   id: z
     .string()

@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../context.js';
 import { createAutomation, liveSpec, mustGetAutomation, rollbackAutomation, updateAutomation } from '../domain/automations.js';
 import { serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
-import { AUTOMATION_NAME } from '../schemas.js';
+import { AUTOMATION_NAME, IdParam } from '../schemas.js';
 
 /** Automations, versions, rollback and the live FlowSpec by name (docs/hosted-api.md, "Automations"). */
 
@@ -21,13 +21,6 @@ const PatchAutomationBody = z
   .object({ site: z.string().min(1).optional(), task: z.string().optional(), mcp_enabled: z.boolean().optional() })
   .openapi('PatchAutomationBody');
 const RollbackBody = z.object({ flow_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/) }).openapi('RollbackBody');
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 const NameParam = z.object({
   name: z
     .string()

@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../context.js';
 import { serviceError } from '../errors.js';
 import { jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
 import { pageStart } from './paging.js';
+import { IdParam } from '../schemas.js';
 
 /** The executions index (docs/hosted-api.md, "Executions"): run_ref rows, the engine run dereferenced on fetch. */
 
@@ -26,13 +27,6 @@ const ListQuery = z.object({
     .max(64)
     .optional()
     .openapi({ param: { name: 'flow', in: 'query' } }),
-});
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
 });
 const ArtifactParams = z.object({
   id: z

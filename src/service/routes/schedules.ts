@@ -4,6 +4,7 @@ import { createSchedule, deleteSchedule, updateSchedule } from '../domain/schedu
 import { scheduleJson } from '../domain/schedules.js';
 import { serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { IdParam } from '../schemas.js';
 
 /**
  * Schedules (spec "Create schedule body"; HOSTED-API.md; docs/hosted-api.md, "Schedules"): create
@@ -20,13 +21,6 @@ const CreateScheduleBody = z
 const PatchScheduleBody = z
   .object({ cron: Cron.optional(), inputs: Inputs.optional(), enabled: z.boolean().optional(), timezone: Timezone.nullable().optional() })
   .openapi('PatchScheduleBody');
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 
 export const Schedule = z
   .object({

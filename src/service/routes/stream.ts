@@ -5,6 +5,7 @@ import type { ServiceDeps } from '../context.js';
 import { invalidRequest, serviceError } from '../errors.js';
 import { defineRoute, type ServiceRoute } from '../route-table.js';
 import { findExecution } from './executions.js';
+import { IdParam } from '../schemas.js';
 
 /**
  * The run stream (spec "Run stream"; docs/hosted-api.md): the run's journal as server-sent events,
@@ -12,14 +13,6 @@ import { findExecution } from './executions.js';
  * first, then each as it is appended; the stream ends after `run_finished`. `Last-Event-ID: <seq>`
  * resumes after that entry. Read from the one journal, as every surface is.
  */
-
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 
 /**
  * One SSE frame; the JSON has no newlines, so one `data:` line carries it. Written by hand rather than

@@ -5,6 +5,7 @@ import { createWebhook, deleteWebhook, updateWebhook } from '../domain/webhook-e
 import { WEBHOOK_EVENTS } from '../domain/webhooks.js';
 import { serviceError } from '../errors.js';
 import { jsonBody, jsonResponse, defineRoute, type ServiceRoute } from '../route-table.js';
+import { IdParam } from '../schemas.js';
 
 /**
  * Outbound webhook endpoints of an org (docs/hosted-api.md, "Webhooks"; beyond the spec, in the
@@ -29,13 +30,6 @@ const PatchBody = z
     enabled: z.boolean().optional(),
   })
   .openapi('PatchWebhookBody');
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 const LimitQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional() });
 
 const Webhook = z
