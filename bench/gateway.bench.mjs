@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { GREET_FLOW, median, percentile, publishSpec, writeSection } from './results.mjs';
 
 const CONNECTIONS = 16;
@@ -87,20 +88,8 @@ async function child([store, role, schema, dispatch]) {
 }
 
 function startChild(args) {
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`child ${args.join(' ')} did not start`)), 120_000);
-    c.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      const m = /http:\/\/\S+/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child: c, url: m[0] });
-      }
-    });
-    c.on('exit', (code) => reject(new Error(`child ${args.join(' ')} exited (${code})`)));
-  });
+  const c = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return waitForLine(c, /http:\/\/\S+/, { what: `child ${args.join(' ')}` }).then(({ match }) => ({ child: c, url: match[0] }));
 }
 
 async function stopChild(c) {

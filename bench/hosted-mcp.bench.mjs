@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { median, percentile, writeSection } from './results.mjs';
 
 const AUTOMATIONS = 1000;
@@ -112,10 +113,7 @@ if (process.argv[2] === '--child') {
 } else {
   const load1 = os.loadavg()[0];
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.once('data', (d) => resolve(String(d).trim()));
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
+  const url = (await waitForLine(child, /^http:\/\/\S+$/, { what: 'the MCP bench server' })).line;
   const json = async (path, body, headers = {}) => {
     const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     return { status: res.status, headers: res.headers, body: await res.json() };

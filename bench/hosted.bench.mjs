@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { median, percentile, writeSection } from './results.mjs';
 
 const CONNECTIONS = 16;
@@ -62,10 +63,7 @@ if (process.argv[2] === '--child') {
   });
 } else {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.once('data', (d) => resolve(String(d).trim()));
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
+  const url = (await waitForLine(child, /^http:\/\/\S+$/, { what: 'the hosted bench server' })).line;
   const post = (path, body, cookie) =>
     fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) });
 

@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import os from 'node:os';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { GREET_FLOW, median, writeSection } from './results.mjs';
 
 const CONNECTIONS = 50;
@@ -104,20 +105,8 @@ if (process.argv[2] === '--serve') {
 }
 
 function startChild(kind) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${kind} server did not start`)), 30_000);
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      const m = /http:\/\/\S+/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[0] });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${kind} server exited (${code})`)));
-  });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return waitForLine(child, /http:\/\/\S+/, { what: `${kind} server` }).then(({ match }) => ({ child: child, url: match[0] }));
 }
 
 function load(url, duration) {

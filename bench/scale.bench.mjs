@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { GREET_FLOW, median, publishSpec, writeSection } from './results.mjs';
 
 const databaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
@@ -68,25 +69,15 @@ function startProcess(role, extraEnv = {}, nodeArgs = []) {
     SVC_AUTH_ACCOUNT_LIMIT: '1000000',
     SVC_AUTH_IP_FAILURES: '1000000',
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    children.add(child);
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${err}`)), 120_000);
-    child.stderr.setEncoding('utf8').on('data', (d) => {
-      if (err.length < 1e6) err += d;
-      const m = /flowctl hosted (?:service|worker) on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], role, dataDir });
-      }
-    });
-    child.on('exit', (code) => {
-      children.delete(child);
-      clearTimeout(timer);
-      reject(new Error(`${role} exited (${code}):\n${err}`));
-    });
-  });
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return waitForLine(child, /flowctl hosted (?:service|worker) on (http:\/\/\S+)/, { stream: 'stderr', what: role }).then(({ match }) => ({
+    child,
+    url: match[1],
+    role,
+    dataDir,
+  }));
 }
 
 async function stopProcess(p) {

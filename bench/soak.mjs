@@ -25,6 +25,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { median, percentile, writeSection } from './results.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -58,7 +59,7 @@ const siteUrl = `http://127.0.0.1:${site.address().port}/`;
 
 // --- The four processes ---
 const procs = [];
-function startProcess(name, extra) {
+async function startProcess(name, extra) {
   const dataDir = mkdtempSync(join(os.tmpdir(), `flowctl-soak-${name}-`));
   const probeFile = join(dataDir, 'heap.json');
   const child = spawn(
@@ -88,22 +89,14 @@ function startProcess(name, extra) {
       },
     },
   );
-  const p = { name, child, dataDir, probeFile, log: '', url: undefined, samples: [] };
+  const p = { name, child, dataDir, probeFile, url: undefined, samples: [] };
   procs.push(p);
-  return new Promise((resolvePromise, reject) => {
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      p.log = (p.log + c).slice(-20_000);
-      const m = /flowctl hosted (?:service|worker) on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.log);
-      if (m && !p.url) {
-        p.url = m[1];
-        resolvePromise(p);
-      }
-    });
-    child.once('close', (code, signal) => {
-      p.exited = `${code ?? signal}`;
-      reject(new Error(`${name} exited (${code ?? signal}):\n${p.log}`));
-    });
+  child.once('close', (code, signal) => {
+    p.exited = `${code ?? signal}`;
   });
+  const { match } = await waitForLine(child, /flowctl hosted (?:service|worker) on (http:\/\/127\.0\.0\.1:\d+)/, { stream: 'stderr', what: name });
+  p.url = match[1];
+  return p;
 }
 
 const apiA = await startProcess('api-sync', { SVC_ROLE: 'api', SVC_RUN_DISPATCH: 'sync' });

@@ -13,6 +13,7 @@ import { contractDigest, createEngine, createToolRegistry, defineTool, digestOf,
 import { createMemoryStorage } from '../dist/adapters/storage-memory.js';
 import { createSqlStorage } from '../dist/adapters/storage-sql.js';
 import { sql } from 'kysely';
+import { waitForLine } from '../test/helpers/child-line.mjs';
 import { median, percentile, writeSection } from './results.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -198,10 +199,7 @@ process.stdin.destroy();
   const kill = setTimeout(() => child.kill('SIGKILL'), 120_000);
   const latencies = [];
   try {
-    await new Promise((resolve, reject) => {
-      child.stdout.once('data', resolve);
-      child.once('exit', () => reject(new Error('watch writer exited early')));
-    });
+    await waitForLine(child, /^ready$/, { what: 'the watch writer' });
     const signal = AbortSignal.timeout(120_000);
     let started = false;
     for await (const entry of storage.journal.watch(runId, { signal })) {

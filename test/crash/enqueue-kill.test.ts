@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { waitForLine } from '../helpers/child-line.mjs';
 import { Client } from '../helpers/hosted.js';
 import { describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 
@@ -46,15 +47,9 @@ function startApi(
       ...extra,
     },
   });
-  let err = '';
-  return new Promise((resolvePromise, reject) => {
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
-      err += c;
-      const m = /flowctl hosted service on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (m) resolvePromise({ child, url: m[1]!, stderr: () => err });
-    });
-    child.once('close', (code, signal) => reject(new Error(`the API process exited (${code ?? signal}) before it was ready:\n${err}`)));
-  });
+  return waitForLine(child, /flowctl hosted service on (http:\/\/127\.0\.0\.1:\d+)/, { stream: 'stderr', what: 'the API process' }).then(
+    ({ match, output }) => ({ child, url: match[1]!, stderr: output }),
+  );
 }
 
 const closed = (child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> =>

@@ -11,6 +11,7 @@ import { Client, FIXTURE_SITES } from '../helpers/hosted.js';
 import { bundleChildScript, describePostgres, dropSchema, pgQuery, uniqueSchemaName } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
 import { holdFlow } from '../helpers/hold-flow.js';
+import { waitForLine } from '../helpers/child-line.mjs';
 
 /**
  * The kill test of queue dispatch (docs/hosted-api.md, "Queue dispatch"): this process is the API
@@ -52,17 +53,6 @@ process.on('SIGTERM', async () => {
 
 const HOLD_FLOW = holdFlow(120_000);
 
-function readyLine(child: ChildProcess, stderr: () => string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      if (buffer.includes('ready\n')) resolve();
-    });
-    child.on('close', (code) => reject(new Error(`worker exited (${code}) before it was ready:\n${stderr()}`)));
-  });
-}
-
 describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on Postgres)', (dbUrl) => {
   const schema = uniqueSchemaName('svc_qkill');
   let api: HostedAssembly;
@@ -100,7 +90,7 @@ describePostgres('queue dispatch: SIGKILL of a worker (two worker processes on P
       });
       let err = '';
       child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
-      await readyLine(child, () => err);
+      await waitForLine(child, /^ready$/, { what: `worker ${i + 1}`, alsoShow: () => err });
       workers.push({ child, stderr: () => err });
     }
   }, 180_000);

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
+import { waitForLine } from './child-line.mjs';
 import { inCi } from './postgres.js';
 import { findPgBinaries, type PgBinaries } from './private-postgres.js';
 
@@ -87,23 +88,10 @@ export async function spawnProc(name: string, role: 'api' | 'worker', options: S
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let text = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-    text += d;
-    if (text.length > 4_000_000) text = text.slice(-2_000_000);
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const onData = () => {
-      const m = /flowctl hosted (?:service|worker) on (http:\/\/\S+)/.exec(text);
-      if (m) {
-        child.stderr!.off('data', onData);
-        resolveUrl(m[1]!);
-      }
-    };
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${text.slice(-4000)}`)));
-  });
-  const proc: Proc = { name, role, child, url, log: () => text, dead: false };
+  // The whole log is searched later (chaos checks): keep a large tail.
+  const { match, output } = await waitForLine(child, /flowctl hosted (?:service|worker) on (http:\/\/\S+)/, { stream: 'stderr', what: name, keep: 4_000_000 });
+  const url = match[1]!;
+  const proc: Proc = { name, role, child, url, log: output, dead: false };
   return proc;
 }
 
