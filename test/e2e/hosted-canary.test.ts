@@ -18,6 +18,7 @@ import { closeStack, filesUnder, logicalDump, type Stack, startStack } from '../
 import { createRecorder } from '../helpers/output-recorder.js';
 import { publishSpecAutomation } from '../helpers/pure-automation.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
+import { scheduleOnce } from '../helpers/schedule-once.js';
 import { testSeed } from '../helpers/seeded.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -185,10 +186,12 @@ async function phase(mode: 'sync' | 'queue'): Promise<void> {
       await sse.close();
     }
   }
-  // A schedule per automation, firing every second: deleted once it has fired.
-  const schedules: string[] = [];
-  for (const name of names)
-    schedules.push((await owner.ok('POST', `/api/automations/${automations[name]!.id}/schedules`, { cron: '* * * * * *' })).schedule.id);
+  // A schedule per automation, firing once (a per-second cron deleted after its first fire would
+  // start as many runs as the machine took seconds to see it: test/helpers/schedule-once.ts).
+  const { ids: schedules } = await scheduleOnce(
+    owner,
+    names.map((n) => automations[n]!.id),
+  );
   await waitUntil(
     async () => {
       const fired = new Set((await executions()).filter((e) => !before.has(e.id) && e.dispatch === 'schedule').map((e) => e.flow));

@@ -204,11 +204,14 @@ describe('the studio page of the web app', () => {
       const loaded = (address: string) => page.locator('[data-testid="studio-url"][data-state="complete"]', { hasText: address }).waitFor();
       await loaded(`${site.url}/`);
 
+      // Where the canvas is and how it is scaled, read at every click: a box read once goes stale when
+      // the page lays out again (a notice, the step list, a scroll) and the click lands elsewhere.
       const canvas = page.getByLabel('Remote browser');
-      const box = (await canvas.boundingBox())!;
-      const width = Number(await canvas.getAttribute('width'));
-      const scale = box.width / width;
-      const clickAt = (p: { x: number; y: number }) => page.mouse.click(box.x + p.x * scale, box.y + p.y * scale);
+      const clickAt = async (p: { x: number; y: number }) => {
+        const box = (await canvas.boundingBox())!;
+        const scale = box.width / Number(await canvas.getAttribute('width'));
+        await page.mouse.click(box.x + p.x * scale, box.y + p.y * scale);
+      };
       await clickAt(at(40));
       await page.keyboard.type('grace');
       await clickAt(at(160));

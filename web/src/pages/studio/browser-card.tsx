@@ -65,7 +65,7 @@ export function BrowserCard({
     e.preventDefault();
     if (!IDENT.test(extractName)) return dispatch({ type: 'say', message: 'An output field name is letters, digits and _, not starting with a digit.' });
     send({ type: 'extract', field: extractName, all: extractList });
-    canvasRef.current?.focus();
+    canvasRef.current?.focus({ preventScroll: true });
   };
   return (
     <Card

@@ -49,7 +49,7 @@ export function useCanvasInput(
   };
   const onMouse = (action: 'down' | 'up') => (e: React.MouseEvent) => {
     e.preventDefault();
-    if (action === 'down') canvasRef.current?.focus();
+    if (action === 'down') canvasRef.current?.focus({ preventScroll: true });
     // A drag ends where the pointer last was.
     flushMove();
     send({ type: 'mouse', action, ...point(e), button: BUTTON[e.button] ?? 'left', clickCount: Math.max(1, e.detail || 1) });

@@ -86,7 +86,7 @@ export function useStudioSocket({
           viewport.current = m.viewport;
           dispatch({ type: 'server', message: m });
           updateSession({ ...sessionRef.current, captured_ops: m.captured_ops, secret_slots: m.secret_slots, input_slots: m.input_slots });
-          canvasRef.current?.focus();
+          canvasRef.current?.focus({ preventScroll: true });
           return;
         case 'viewport':
           viewport.current = { width: m.width, height: m.height };
@@ -185,7 +185,7 @@ export function useStudioSocket({
   const cancelFiles = () => {
     send({ type: 'file_cancel' });
     dispatch({ type: 'chooser_closed' });
-    canvasRef.current?.focus();
+    canvasRef.current?.focus({ preventScroll: true });
   };
   useEffect(() => () => wsRef.current?.close(1000), []);
 
