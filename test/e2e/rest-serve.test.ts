@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveDemoSite } from '../../examples/engine-launcher/site-server.mjs';
 import { runCli, tempProject } from '../helpers/cli.js';
 import { FLOWCTL_BIN } from '../helpers/cli.js';
+import { waitUntil } from '../helpers/wait.js';
 import { postJson, spawnProcess, type Spawned } from './rest-helpers.js';
 
 // `flowctl serve` spawned as a user runs it (docs/rest.md, docs/cli.md).
@@ -118,12 +119,13 @@ describe('flowctl serve', () => {
       expect(proc.stderr()).toContain('runs are stored in PGlite in .flowctl/db');
       const r = await postJson(`${base}/flows/hello/runs?mode=async`, { who: 'Sql' });
       expect(r.status).toBe(202);
-      let run: any;
-      for (let i = 0; i < 200; i++) {
-        run = await (await fetch(`${base}/runs/${r.body.run_id}`)).json();
-        if (run.status === 'succeeded' || run.status === 'failed') break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const run: any = await waitUntil(
+        async () => {
+          const now: any = await (await fetch(`${base}/runs/${r.body.run_id}`)).json();
+          return (now.status === 'succeeded' || now.status === 'failed') && now;
+        },
+        { what: 'the async run to end' },
+      );
       expect(run.output).toEqual({ greeting: 'Hello, Sql!' });
       expect((await proc.stop('SIGTERM')).code).toBe(0);
       expect(existsSync(join(project, '.flowctl/db'))).toBe(true);

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, patch, post, type Member, type Role } from '../api';
 import { useSession } from '../session';
-import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
+import { TableCard } from '../list';
+import { Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** Members of the active org; owners add, change roles and remove (an org always keeps an owner). */
 export function MembersPage() {
@@ -52,65 +53,45 @@ export function MembersPage() {
         ) : null}
         {change.error ? <ErrorBox error={change.error} /> : null}
         {remove.error ? <ErrorBox error={remove.error} /> : null}
-        <Async
+        <TableCard
           r={members}
           label="Loading members"
-          isEmpty={(m) => m.length === 0}
-          empty={
-            <Card>
-              <Empty title="No members" />
-            </Card>
-          }
-        >
-          {(list) => (
-            <Card className="card-flush">
-              <div className="table-wrap">
-                <table className="table">
-                  <thead>
-                    <tr>
-                      <th>Email</th>
-                      <th>Role</th>
-                      <th>Joined</th>
-                      <th />
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {list.map((m) => (
-                      <tr key={m.user_id}>
-                        <td>
-                          <span className="strong">{m.email}</span> {m.user_id === session.user.id ? <Badge tone="blue">you</Badge> : null}
-                        </td>
-                        <td>
-                          {owner ? (
-                            <select
-                              aria-label={`Role of ${m.email}`}
-                              value={m.role}
-                              disabled={change.busy}
-                              onChange={(e) => void change.run(m.user_id, e.target.value as Role)}
-                            >
-                              <option value="member">member</option>
-                              <option value="owner">owner</option>
-                            </select>
-                          ) : (
-                            <Badge tone={m.role === 'owner' ? 'violet' : 'gray'}>{m.role}</Badge>
-                          )}
-                        </td>
-                        <td>
-                          <Time at={m.created_at} />
-                        </td>
-                        <td className="right">
-                          {owner ? (
-                            <ConfirmButton label="Remove" confirm={`Remove ${m.email}?`} busy={remove.busy} onConfirm={() => void remove.run(m.user_id)} />
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            </Card>
-          )}
-        </Async>
+          empty={<Empty title="No members" />}
+          rowKey={(m) => m.user_id}
+          columns={[
+            {
+              header: 'Email',
+              cell: (m) => (
+                <>
+                  <span className="strong">{m.email}</span> {m.user_id === session.user.id ? <Badge tone="blue">you</Badge> : null}
+                </>
+              ),
+            },
+            {
+              header: 'Role',
+              cell: (m) =>
+                owner ? (
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={change.busy}
+                    onChange={(e) => void change.run(m.user_id, e.target.value as Role)}
+                  >
+                    <option value="member">member</option>
+                    <option value="owner">owner</option>
+                  </select>
+                ) : (
+                  <Badge tone={m.role === 'owner' ? 'violet' : 'gray'}>{m.role}</Badge>
+                ),
+            },
+            { header: 'Joined', cell: (m) => <Time at={m.created_at} /> },
+            {
+              className: 'right',
+              cell: (m) =>
+                owner ? <ConfirmButton label="Remove" confirm={`Remove ${m.email}?`} busy={remove.busy} onConfirm={() => void remove.run(m.user_id)} /> : null,
+            },
+          ]}
+        />
       </div>
     </div>
   );

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, put, type SecretMeta } from '../api';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
+import { TableCard } from '../list';
+import { Badge, Card, ConfirmButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** The org secret store: names only; values go in (owner), never out. */
 export function SecretsPage() {
@@ -81,51 +82,23 @@ export function SecretsPanel({ needed }: { needed?: string[] }) {
         </Card>
       ) : null}
       {remove.error ? <ErrorBox error={remove.error} /> : null}
-      <Async
+      <TableCard
         r={secrets}
         label="Loading secrets"
-        isEmpty={(s) => s.length === 0}
-        empty={
-          <Card>
-            <Empty title="No secrets yet">{owner ? 'Set one above.' : 'An owner sets them.'}</Empty>
-          </Card>
-        }
-      >
-        {(list) => (
-          <Card className="card-flush" title="Org secrets">
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>Value</th>
-                    <th>Updated</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((s) => (
-                    <tr key={s.name}>
-                      <td>
-                        <code className="strong">{s.name}</code>
-                      </td>
-                      <td className="muted">••••••••</td>
-                      <td>
-                        <Time at={s.updated_at} />
-                      </td>
-                      <td className="right">
-                        {owner ? (
-                          <ConfirmButton label="Delete" confirm={`Delete ${s.name}?`} busy={remove.busy} onConfirm={() => void remove.run(s.name)} />
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </Card>
-        )}
-      </Async>
+        empty={<Empty title="No secrets yet">{owner ? 'Set one above.' : 'An owner sets them.'}</Empty>}
+        title="Org secrets"
+        rowKey={(s) => s.name}
+        columns={[
+          { header: 'Name', cell: (s) => <code className="strong">{s.name}</code> },
+          { header: 'Value', cell: () => '••••••••', className: 'muted' },
+          { header: 'Updated', cell: (s) => <Time at={s.updated_at} /> },
+          {
+            className: 'right',
+            cell: (s) =>
+              owner ? <ConfirmButton label="Delete" confirm={`Delete ${s.name}?`} busy={remove.busy} onConfirm={() => void remove.run(s.name)} /> : null,
+          },
+        ]}
+      />
     </div>
   );
 }

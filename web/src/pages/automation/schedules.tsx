@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, patch, post, type Automation, type Schedule } from '../../api';
 import { useIsOwner } from '../../session';
-import { Async, Card, ConfirmButton, Digest, Empty, ErrorBox, Field, Time, useAction, useResource, FormFooter } from '../../ui';
+import { TableCard } from '../../list';
+import { Card, ConfirmButton, Digest, Empty, ErrorBox, Field, Time, useAction, useResource, FormFooter } from '../../ui';
 
 // Schedules: list, create, enable/disable, delete (owner).
 
@@ -69,66 +70,46 @@ export function Schedules({ automation }: { automation: Automation }) {
       ) : null}
       {toggle.error ? <ErrorBox error={toggle.error} /> : null}
       {remove.error ? <ErrorBox error={remove.error} /> : null}
-      <Async
+      <TableCard
         r={list}
         label="Loading schedules"
-        isEmpty={(x) => x.length === 0}
-        empty={
-          <Card>
-            <Empty title="No schedules">{owner ? 'Create one above.' : 'Owners create schedules.'}</Empty>
-          </Card>
-        }
-      >
-        {(schedules) => (
-          <Card className="card-flush" title="Schedules">
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Cron</th>
-                    <th>Next fire</th>
-                    <th>Inputs</th>
-                    <th>Version</th>
-                    <th>Enabled</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {schedules.map((s) => (
-                    <tr key={s.id} className={s.enabled ? '' : 'row-dim'}>
-                      <td>
-                        <code>{s.cron}</code> <span className="muted small">{s.timezone ?? 'UTC'}</span>
-                      </td>
-                      <td>{s.next_fire_at ? <Time at={s.next_fire_at} /> : <span className="muted">disabled</span>}</td>
-                      <td className="small">
-                        <code>{JSON.stringify(s.inputs)}</code>
-                      </td>
-                      <td>
-                        <Digest value={s.flow_digest} />
-                      </td>
-                      <td>
-                        <label className="switch">
-                          <input
-                            type="checkbox"
-                            aria-label={`Enable schedule ${s.cron}`}
-                            checked={s.enabled}
-                            disabled={!owner || toggle.busy}
-                            onChange={() => void toggle.run(s)}
-                          />
-                          <span>{s.enabled ? 'on' : 'off'}</span>
-                        </label>
-                      </td>
-                      <td className="right">
-                        {owner ? <ConfirmButton label="Delete" confirm="Delete?" busy={remove.busy} onConfirm={() => void remove.run(s)} /> : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </Card>
-        )}
-      </Async>
+        empty={<Empty title="No schedules">{owner ? 'Create one above.' : 'Owners create schedules.'}</Empty>}
+        title="Schedules"
+        rowKey={(s) => s.id}
+        rowClassName={(s) => (s.enabled ? undefined : 'row-dim')}
+        columns={[
+          {
+            header: 'Cron',
+            cell: (s) => (
+              <>
+                <code>{s.cron}</code> <span className="muted small">{s.timezone ?? 'UTC'}</span>
+              </>
+            ),
+          },
+          { header: 'Next fire', cell: (s) => (s.next_fire_at ? <Time at={s.next_fire_at} /> : <span className="muted">disabled</span>) },
+          { header: 'Inputs', className: 'small', cell: (s) => <code>{JSON.stringify(s.inputs)}</code> },
+          { header: 'Version', cell: (s) => <Digest value={s.flow_digest} /> },
+          {
+            header: 'Enabled',
+            cell: (s) => (
+              <label className="switch">
+                <input
+                  type="checkbox"
+                  aria-label={`Enable schedule ${s.cron}`}
+                  checked={s.enabled}
+                  disabled={!owner || toggle.busy}
+                  onChange={() => void toggle.run(s)}
+                />
+                <span>{s.enabled ? 'on' : 'off'}</span>
+              </label>
+            ),
+          },
+          {
+            className: 'right',
+            cell: (s) => (owner ? <ConfirmButton label="Delete" confirm="Delete?" busy={remove.busy} onConfirm={() => void remove.run(s)} /> : null),
+          },
+        ]}
+      />
     </div>
   );
 }

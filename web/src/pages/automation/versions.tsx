@@ -1,7 +1,8 @@
 import { get, post, type Automation, type Member, type Version } from '../../api';
 import { Link } from '../../router';
 import { useIsOwner } from '../../session';
-import { Async, Badge, Card, ConfirmButton, Digest, Empty, ErrorBox, Time, useAction, useResource } from '../../ui';
+import { TableCard } from '../../list';
+import { Badge, ConfirmButton, Digest, Empty, ErrorBox, Time, useAction, useResource } from '../../ui';
 
 // Versions: GET /api/automations/{id}/versions; roll back (owner).
 
@@ -15,74 +16,51 @@ export function Versions({ automation, onChange }: { automation: Automation; onC
   return (
     <div className="stack">
       {rollback.error ? <ErrorBox error={rollback.error} /> : null}
-      <Async
+      <TableCard
         r={v}
         label="Loading versions"
-        isEmpty={(x) => x.length === 0}
         empty={
-          <Card>
-            <Empty
-              title="No version yet"
-              action={
-                <Link to={`/automations/${automation.id}/capture`} className="btn">
-                  Open the capture
-                </Link>
-              }
-            >
-              Publishing the capture creates the first version.
-            </Empty>
-          </Card>
-        }
-      >
-        {(versions) => (
-          <Card
-            className="card-flush"
-            title="Published versions"
-            subtitle="Each publish is a content-addressed FlowSpec. Rolling back moves the live pointer; nothing is rebuilt."
+          <Empty
+            title="No version yet"
+            action={
+              <Link to={`/automations/${automation.id}/capture`} className="btn">
+                Open the capture
+              </Link>
+            }
           >
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Version</th>
-                    <th>Published</th>
-                    <th>By</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {versions.map((x) => {
-                    const live = x.flow_digest === automation.live_digest;
-                    return (
-                      <tr key={x.flow_digest}>
-                        <td>
-                          <Digest value={x.flow_digest} /> {live ? <Badge tone="green">live</Badge> : null}
-                        </td>
-                        <td>
-                          <Time at={x.created_at} />
-                        </td>
-                        <td className="small">{members.data?.get(x.created_by) ?? x.created_by.slice(0, 8)}</td>
-                        <td className="right">
-                          {live ? null : owner ? (
-                            <ConfirmButton
-                              label="Roll back to this"
-                              confirm="Make this version live?"
-                              busy={rollback.busy}
-                              onConfirm={() => void rollback.run(x.flow_digest)}
-                            />
-                          ) : (
-                            <span className="muted small">owners roll back</span>
-                          )}
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
-          </Card>
-        )}
-      </Async>
+            Publishing the capture creates the first version.
+          </Empty>
+        }
+        title="Published versions"
+        subtitle="Each publish is a content-addressed FlowSpec. Rolling back moves the live pointer; nothing is rebuilt."
+        rowKey={(x) => x.flow_digest}
+        columns={[
+          {
+            header: 'Version',
+            cell: (x) => (
+              <>
+                <Digest value={x.flow_digest} /> {x.flow_digest === automation.live_digest ? <Badge tone="green">live</Badge> : null}
+              </>
+            ),
+          },
+          { header: 'Published', cell: (x) => <Time at={x.created_at} /> },
+          { header: 'By', className: 'small', cell: (x) => members.data?.get(x.created_by) ?? x.created_by.slice(0, 8) },
+          {
+            className: 'right',
+            cell: (x) =>
+              x.flow_digest === automation.live_digest ? null : owner ? (
+                <ConfirmButton
+                  label="Roll back to this"
+                  confirm="Make this version live?"
+                  busy={rollback.busy}
+                  onConfirm={() => void rollback.run(x.flow_digest)}
+                />
+              ) : (
+                <span className="muted small">owners roll back</span>
+              ),
+          },
+        ]}
+      />
     </div>
   );
 }
