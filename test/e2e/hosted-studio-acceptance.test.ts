@@ -276,7 +276,7 @@ describe('studio acceptance: record in the web app, publish, call, inspect', () 
     expect(await page.getByLabel('Value of step 3').inputValue()).toBe('secret');
     await page.getByLabel('Value of step 5').selectOption('input');
     await page.getByLabel('Slot of step 5').waitFor();
-    await expect.poll(async () => (await ownerCall(page, 'GET', `/api/authoring/${id}`)).session.input_slots, { timeout: 30_000 }).toEqual(['product']);
+    await expect.poll(async () => (await ownerCall(page, 'GET', `/api/authoring/${id}`)).session.input_slots, { timeout: 60_000 }).toEqual(['product']);
     await list.scrollIntoViewIfNeeded();
     await shot(page, '03-studio-steps.png');
     await page.getByRole('button', { name: 'Stop recording' }).click();

@@ -48,12 +48,12 @@ describe('keepalive of the live sockets', () => {
       // The deaf viewer is dropped after two unanswered pings, which on a loaded machine can come before
       // its page is ready: only its drop and the freed place are asserted, never its 'ready'.
       expect((await deaf.closed).code).toBe(1006);
-      await expect.poll(() => k.studio.openPages(), { timeout: 20_000 }).toBe(before + 1);
+      await expect.poll(() => k.studio.openPages(), { timeout: 60_000 }).toBe(before + 1);
       await polite.pings(2);
       expect(polite.ws.readyState).toBe(polite.ws.OPEN);
       polite.close();
       await polite.closed;
-      await expect.poll(() => k.studio.openPages(), { timeout: 20_000 }).toBe(before);
+      await expect.poll(() => k.studio.openPages(), { timeout: 60_000 }).toBe(before);
 
       // The run live view: the deaf viewer holds the org's one place until it is dropped.
       const url = `${ws}/api/automations/${a.id}/live`;
@@ -121,7 +121,7 @@ describe('limits and refusals', () => {
       const closed = new Promise<number>((r) => viewer.ws.once('close', (code) => r(code)));
       expect(await viewer.next((m) => m.type === 'closed')).toMatchObject({ reason: 'idle' });
       expect(await closed).toBe(4000);
-      await expect.poll(() => small.studio.openPages(), { timeout: 20_000 }).toBe(before);
+      await expect.poll(() => small.studio.openPages(), { timeout: 60_000 }).toBe(before);
       const next = await Viewer.open(`${ws}/api/authoring/${theirs.id}/live`, { origin: small.url, cookie: `svc_session=${p.cookie}` });
       await next.next((m) => m.type === 'ready');
       await next.loaded('/');

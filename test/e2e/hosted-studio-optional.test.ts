@@ -58,7 +58,7 @@ describe('an optional step marked in the studio page', () => {
       expect(await page.getByRole('button', { name: 'Step 5 optional' }).count()).toBe(0);
       expect(await toggle.getAttribute('aria-pressed')).toBe('false');
       await toggle.click();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops[3].optional, { timeout: 20_000 }).toBe(true);
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops[3].optional, { timeout: 60_000 }).toBe(true);
       await page.locator('[aria-label="Step 4 optional"][aria-pressed="true"]').waitFor();
       await page.getByTestId('op-list').getByText('optional', { exact: true }).waitFor();
     } finally {

@@ -113,7 +113,7 @@ describe('the extract picker through the studio canvas (TodoMVC)', () => {
         [6, 'third'],
       ] as const)
         await s.markInput(step, slot);
-      await expect.poll(async () => [...(await s.session()).input_slots].sort(), { timeout: 30_000 }).toEqual(['first', 'second', 'third']);
+      await expect.poll(async () => [...(await s.session()).input_slots].sort(), { timeout: 60_000 }).toEqual(['first', 'second', 'third']);
       const { key } = await s.publish();
 
       const call = async (inputs: Record<string, string>) => {

@@ -238,10 +238,10 @@ describe('the studio page of the web app', () => {
       // The typed username becomes an input slot; the session says so.
       await page.getByLabel('Value of step 2').selectOption('input');
       await page.getByLabel('Slot of step 2').waitFor();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots, { timeout: 20_000 }).toEqual(['username']);
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.input_slots, { timeout: 60_000 }).toEqual(['username']);
       // Delete the click: four steps are left.
       await page.getByRole('button', { name: 'Delete step 3' }).click();
-      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length, { timeout: 20_000 }).toBe(4);
+      await expect.poll(async () => (await owner.call('GET', `/api/authoring/${a.id}`)).body.session.captured_ops.length, { timeout: 60_000 }).toBe(4);
       await page.getByText('Captured steps (4)').waitFor();
       await page.screenshot({ path: join(SHOTS, '03-studio-slots.png'), fullPage: true });
       await page.getByRole('button', { name: 'Stop recording' }).click();
