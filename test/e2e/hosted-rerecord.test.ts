@@ -420,6 +420,7 @@ describe('the web app: step screenshots in the inspector, re-record from the dri
       await page.locator('.studio-overlay').waitFor({ state: 'detached' });
       await shot('08-studio-rerecord-live.png');
       const canvas = page.getByLabel('Remote browser');
+      await canvas.scrollIntoViewIfNeeded();
       const box = (await canvas.boundingBox())!;
       const scale = box.width / Number(await canvas.getAttribute('width'));
       const button = at(220);

@@ -338,9 +338,10 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
           const twin = await twinContext.newPage();
           await twin.goto(`${site.url}/shop`);
           const b = (await twin.getByRole('button', { name: 'Search' }).boundingBox())!;
-          const scale = box.width / vp.width;
+          // The canvas's place and scale as it is now (the twin's page took a while to open).
           await canvas.scrollIntoViewIfNeeded();
           const now = (await canvas.boundingBox())!;
+          const scale = now.width / Number(await canvas.getAttribute('width'));
           await page.mouse.click(now.x + (b.x + b.width / 2) * scale, now.y + (b.y + b.height / 2) * scale);
         } finally {
           await twinContext.close();
