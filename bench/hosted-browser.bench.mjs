@@ -12,14 +12,13 @@
 // gateway/cold <= 0.8; gateway/floor <= 1.15; hosted per-step overhead over the floor <= 30 ms
 // (median); flowctl run/cold <= 1.10. BENCH_QUICK=1: a few runs. Writes its section of RESULTS.md.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { extname, join, normalize, sep } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { chromium } from 'playwright-core';
-import { parse } from 'yaml';
 import { LAUNCH_FLAGS, resolveBrowser } from '../dist/adapters/executor-playwright.js';
+import { startApps } from './hosted-browser-apps.mjs';
 import { median, writeSection } from './results.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -28,96 +27,7 @@ const TARGETS = { coldRatio: 0.8, floorRatio: 1.15, perStepMs: 30, cliRatio: 1.1
 const repo = new URL('../', import.meta.url).pathname;
 const loadAtStart = os.loadavg()[0];
 
-// The apps' packages, each served under /<package>/ on one loopback origin, as they ship.
-const PACKAGES = ['todomvc', 'jsonlint', 'jsonform'];
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png' };
-const site = createServer(async (req, res) => {
-  const [, pkg, ...rest] = decodeURIComponent(new URL(req.url, 'http://x').pathname).split('/');
-  if (!PACKAGES.includes(pkg)) return res.writeHead(404).end();
-  const root = join(repo, 'node_modules', pkg);
-  let path = normalize(join(root, ...rest));
-  if (!path.startsWith(root + sep)) return res.writeHead(404).end();
-  try {
-    if ((await stat(path)).isDirectory()) path = join(path, 'index.html');
-    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(await readFile(path));
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise((r) => site.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${site.address().port}`;
-
-// The tasks: the ops a recording holds (the hosted automations get them as captured ops, flowctl a
-// Recording made from them with `flowctl record`), the script's Playwright calls, and the output.
-const todoOps = parse((await readFile(join(repo, 'test/fixtures/todomvc/ops.yaml'), 'utf8')).replaceAll('{{APP}}', `${origin}/todomvc/examples/vanillajs/index.html`));
-const LINT_DOC = '{"name": "flowctl", "tags": ["a", "b"]}';
-const APPS = [
-  {
-    id: 'todomvc',
-    app: 'TodoMVC (vanilla JS), `todomvc`',
-    ops: todoOps.map(({ slot, ...op }) => op),
-    output: { items: ['Buy oat milk', 'Write report'], done: ['Write report'], left: '1 item left' },
-    script: `await page.goto(URL + '/todomvc/examples/vanillajs/index.html', { waitUntil: 'load' });
-const input = page.locator('#new-todo');
-for (const title of ['Buy milk', 'Write report', 'Call Bob']) { await input.fill(title); await input.press('Enter'); }
-await page.locator('#todo-list > li:nth-child(2) .toggle').check();
-await page.locator('#todo-list > li:nth-child(3)').hover();
-await page.locator('#todo-list > li:nth-child(3) .destroy').click();
-await page.locator('#todo-list > li:nth-child(1) label').dblclick();
-await page.locator('#todo-list > li.editing .edit').fill('Buy oat milk');
-await page.locator('#todo-list > li.editing .edit').press('Enter');
-await page.locator('#todo-list > li.editing').waitFor({ state: 'detached' });
-const text = (els) => els.map((el) => el.textContent.replace(/\\s+/g, ' ').trim());
-return {
-  items: await page.locator('#todo-list > li label').evaluateAll(text),
-  done: await page.locator('#todo-list > li.completed label').evaluateAll(text),
-  left: (await page.locator('#todo-count').textContent()).replace(/\\s+/g, ' ').trim(),
-};`,
-  },
-  {
-    id: 'jsonlint',
-    app: 'JSON Lint, `jsonlint`',
-    ops: [
-      { kind: 'navigate', url: `${origin}/jsonlint/web/jsonlint.html` },
-      { kind: 'fill', target: '#source', value: LINT_DOC },
-      { kind: 'check', target: '#reformat' },
-      { kind: 'click', target: '#button' },
-      { kind: 'extract', target: '#result', name: 'verdict' },
-      { kind: 'extract', target: '#source', name: 'formatted' },
-    ],
-    output: { verdict: 'JSON is valid!', formatted: JSON.stringify(JSON.parse(LINT_DOC), null, 2) },
-    script: `await page.goto(URL + '/jsonlint/web/jsonlint.html', { waitUntil: 'load' });
-await page.locator('#source').fill(${JSON.stringify(LINT_DOC)});
-await page.locator('#reformat').check();
-await page.locator('#button').click();
-await page.locator('#result', { hasText: /\\S/ }).waitFor();
-return { verdict: (await page.locator('#result').textContent()).trim(), formatted: await page.locator('#source').inputValue() };`,
-  },
-  {
-    id: 'jsonform',
-    app: 'JSON Form (getting started example), `jsonform`',
-    ops: [
-      { kind: 'navigate', url: `${origin}/jsonform/example.html` },
-      { kind: 'fill', target: 'input[name="name"]', value: 'Ada Lovelace' },
-      { kind: 'fill', target: 'input[name="age"]', value: '36' },
-      { kind: 'click', target: 'form [type="submit"]' },
-      { kind: 'extract', target: '#res', name: 'greeting' },
-    ],
-    output: { greeting: 'Hello Ada Lovelace.You are 36.' },
-    script: `await page.goto(URL + '/jsonform/example.html', { waitUntil: 'load' });
-await page.locator('input[name="name"]').fill('Ada Lovelace');
-await page.locator('input[name="age"]').fill('36');
-await page.locator('form [type="submit"]').click();
-await page.locator('#res', { hasText: /\\S/ }).waitFor();
-return { greeting: (await page.locator('#res').textContent()).replace(/\\s+/g, ' ').trim() };`,
-  },
-];
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const check = (app, how, output) => {
-  // The extract of a textarea's value: the page's text as shown (normalised alike on both sides).
-  const norm = (o) => JSON.parse(JSON.stringify(o ?? {}), (_k, v) => (typeof v === 'string' ? v.replace(/\s+/g, ' ').trim() : v));
-  if (!same(norm(output), norm(app.output))) throw new Error(`${app.id} ${how}: output ${JSON.stringify(output)}, expected ${JSON.stringify(app.output)}`);
-};
+const { origin, APPS, check, close: closeSite } = await startApps(repo);
 
 const work = join(await mkdtemp(join(os.tmpdir(), 'flowctl-bench-hosted-browser-')), '');
 const children = new Set();
@@ -156,7 +66,11 @@ async function stopChildren() {
 async function setUp(url) {
   let cookie = '';
   const call = async (method, path, body, headers = {}) => {
-    const res = await fetch(url + path, { method, headers: { 'content-type': 'application/json', cookie, ...headers }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(url + path, {
+      method,
+      headers: { 'content-type': 'application/json', cookie, ...headers },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='));
     if (set) cookie = set.split(';')[0];
     const text = await res.text();
@@ -204,7 +118,11 @@ function stepTimes(journal) {
 
 const gateway = (svc, base, app) => async () => {
   const t0 = performance.now();
-  const res = await fetch(`${base}/v1/run/bench-${app.id}`, { method: 'POST', headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   const body = await res.json();
   const ms = performance.now() - t0;
   if (body.status !== 'succeeded') throw new Error(`${app.id} gateway: ${res.status} ${JSON.stringify(body)}`);
@@ -215,7 +133,11 @@ const gateway = (svc, base, app) => async () => {
 /** A queued call, timed until the run's run_finished arrives on its stream (the caller's view). */
 const queued = (svc, base, app) => async () => {
   const t0 = performance.now();
-  const res = await fetch(`${base}/v1/run/bench-${app.id}`, { method: 'POST', headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   const body = await res.json();
   if (body.status !== 'queued') throw new Error(`${app.id} queued: ${res.status} ${JSON.stringify(body)}`);
   const acked = performance.now() - t0;
@@ -232,7 +154,13 @@ const queued = (svc, base, app) => async () => {
   }
   const ms = performance.now() - t0;
   await reader.cancel();
-  const run = await svc.call('GET', `/api/executions/${body.run_id}`);
+  // The execution row is marked after the journal's run_finished: read it once it is (not timed; bounded).
+  let run;
+  for (let i = 0; i < 600; i++) {
+    run = await svc.call('GET', `/api/executions/${body.run_id}`);
+    if (run.body.execution.status !== 'running') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   if (run.body.execution.status !== 'succeeded') throw new Error(`${app.id} queued: ${run.body.execution.status}`);
   check(app, 'queued', run.body.run.output);
   const steps = await journalOf(svc, body.run_id, app, 'queued');
@@ -329,7 +257,13 @@ try {
 const rows = [];
 try {
   for (const app of APPS) {
-    const parts = { gateway: gateway(mainSvc, mainUrl, app), cold: cold(app), floor: floor(app), cli: cli(app), ...(queue ? { queued: queued(queue.svc, queue.url, app) } : {}) };
+    const parts = {
+      gateway: gateway(mainSvc, mainUrl, app),
+      cold: cold(app),
+      floor: floor(app),
+      cli: cli(app),
+      ...(queue ? { queued: queued(queue.svc, queue.url, app) } : {}),
+    };
     const names = Object.keys(parts);
     // One of each first, unmeasured (disk caches, the app's first load, the services' first run).
     for (const n of names) await parts[n]();
@@ -369,7 +303,7 @@ try {
 } finally {
   await browser.close();
   await stopChildren();
-  site.close();
+  closeSite();
   if (queue) {
     const pg = (await import('pg')).default;
     const c = new pg.Client({ connectionString: databaseUrl });

@@ -34,7 +34,11 @@ beforeAll(async () => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     res.writeHead(200, { 'content-type': 'text/html' });
     if (path === '/set') {
-      res.end(html(`<p id="out">set</p><script>document.cookie = 'left=by-run-1; path=/; max-age=3600'; localStorage.setItem('left', 'by-run-1'); sessionStorage.setItem('left', 'by-run-1');</script>`));
+      res.end(
+        html(
+          `<p id="out">set</p><script>document.cookie = 'left=by-run-1; path=/; max-age=3600'; localStorage.setItem('left', 'by-run-1'); sessionStorage.setItem('left', 'by-run-1');</script>`,
+        ),
+      );
       return;
     }
     // What this context sees of earlier runs: cookie, localStorage and sessionStorage.
@@ -96,7 +100,10 @@ describe('the warm pool', () => {
   });
 
   it('two runs in a row share no state: cookie, localStorage and sessionStorage of run 1 are absent in run 2', async () => {
-    const first = await run(guarded, [nav(`${origin}/set`), nav(`${origin}/show`), read].map((s, i) => ({ ...s, id: i === 2 ? 'read' : `nav${i}` })));
+    const first = await run(
+      guarded,
+      [nav(`${origin}/set`), nav(`${origin}/show`), read].map((s, i) => ({ ...s, id: i === 2 ? 'read' : `nav${i}` })),
+    );
     expect(first.status).toBe('succeeded');
     expect(JSON.parse(String((outputOf(first) as { value: string }).value))).toEqual({ cookie: 'left=by-run-1', local: 'by-run-1', session: 'by-run-1' });
     const second = await run(guarded, [nav(`${origin}/show`), read]);
