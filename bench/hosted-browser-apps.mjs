@@ -65,15 +65,15 @@ export async function startApps(repo) {
         { kind: 'check', target: '#reformat' },
         { kind: 'click', target: '#button' },
         { kind: 'extract', target: '#result', name: 'verdict' },
-        { kind: 'extract', target: '#source', name: 'formatted' },
+        { kind: 'extract', target: '#result', attribute: 'class', name: 'verdict_class' },
       ],
-      output: { verdict: 'JSON is valid!', formatted: JSON.stringify(JSON.parse(LINT_DOC), null, 2) },
+      output: { verdict: 'JSON is valid!', verdict_class: 'pass' },
       script: `await page.goto(URL + '/jsonlint/web/jsonlint.html', { waitUntil: 'load' });
   await page.locator('#source').fill(${JSON.stringify(LINT_DOC)});
   await page.locator('#reformat').check();
   await page.locator('#button').click();
   await page.locator('#result', { hasText: /\\S/ }).waitFor();
-  return { verdict: (await page.locator('#result').textContent()).trim(), formatted: await page.locator('#source').inputValue() };`,
+  return { verdict: (await page.locator('#result').textContent()).trim(), verdict_class: await page.locator('#result').getAttribute('class') };`,
     },
     {
       id: 'jsonform',
