@@ -319,6 +319,8 @@ export class BrowserPool {
       // as above
     }
     await this.discard({ context: session.context, ...(session.egress ? { proxy: session.egress.proxy } : {}) });
+    // The run is done with the browser: make the next runs' contexts now, between runs.
+    if (!this.disposed) this.warm.refill();
   }
 
   /**
