@@ -9,6 +9,7 @@ import { hostedToolPolicy } from '../../src/tools/policy.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import type { ToolRegistry } from '../../src/tools/types.js';
 import { makeSpec, testEngine, type StepDef } from '../unit/engine/helpers.js';
+import { startHosted } from '../helpers/hosted.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -133,6 +134,24 @@ describe('the warm pool', () => {
     await exec.dispose();
     expect(exec.stats()).toMatchObject({ warmContexts: 0, openContexts: 0 });
     expect(exec.stats().contextsClosed).toBe(exec.stats().contextsCreated);
+  });
+});
+
+describe('the hosted assembly', () => {
+  it('starts the browser with 2 warm contexts (each with its proxy) before any run, and closes them all on shutdown', async () => {
+    const h = await startHosted();
+    let closed = false;
+    try {
+      await waitUntil(() => h.executor.stats().warmContexts === 2, { what: 'the assembly to fill its warm pool' });
+      expect(h.executor.stats()).toMatchObject({ launches: 1, openContexts: 0, contextsCreated: 2 });
+      await h.close();
+      closed = true;
+      const after = h.executor.stats();
+      expect(after.warmContexts).toBe(0);
+      expect(after.contextsClosed).toBe(after.contextsCreated);
+    } finally {
+      if (!closed) await h.close();
+    }
   });
 });
 
