@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { startEgressProxy } from '../../adapters/executor-playwright/egress-proxy.js';
 import { createPlaywrightExecutor, type PlaywrightExecutor } from '../../adapters/executor-playwright/index.js';
+import { createEgressGuard } from '../../src/tools/egress.js';
 import type { Engine } from '../../src/engine/types.js';
 import type { Run } from '../../src/run/types.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
@@ -134,6 +137,35 @@ describe('the warm pool', () => {
     await exec.dispose();
     expect(exec.stats()).toMatchObject({ warmContexts: 0, openContexts: 0 });
     expect(exec.stats().contextsClosed).toBe(exec.stats().contextsCreated);
+  });
+});
+
+describe("a warm context's proxy", () => {
+  const get = (proxy: string, url: string) =>
+    new Promise<{ status: number; denied: string | undefined }>((resolve, reject) => {
+      const p = new URL(proxy);
+      const req = request({ host: p.hostname, port: p.port, path: url, headers: { host: new URL(url).host } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, denied: res.headers['x-flowctl-egress'] as string | undefined }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('refuses every destination until bound to a run guard, then follows that guard; it binds once', async () => {
+    const proxy = await startEgressProxy();
+    try {
+      expect(await get(proxy.server, `${origin}/show`)).toEqual({ status: 403, denied: 'denied' });
+      expect(proxy.refusals).toHaveLength(1);
+      proxy.bind(createEgressGuard({ allow: [new URL(origin).host] }));
+      // Binding forgets the refusals made before the run.
+      expect(proxy.refusals).toEqual([]);
+      expect((await get(proxy.server, `${origin}/show`)).status).toBe(200);
+      expect(await get(proxy.server, `http://localhost:${(other.address() as AddressInfo).port}/`)).toEqual({ status: 403, denied: 'denied' });
+      expect(() => proxy.bind(createEgressGuard({}))).toThrow(/already has its guard/);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
