@@ -4,6 +4,7 @@ import type { EgressGuard } from '../../src/tools/egress.js';
 import { DENIED_HEADER, startEgressProxy, tunnelKey, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
 import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle.js';
+import { WarmContexts, type PreparedContext } from './warm-contexts.js';
 
 /**
  * One warm browser per executor (launched lazily on the first browser step, or connected over CDP), and
@@ -148,6 +149,8 @@ export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executa
   cdpEndpoint?: string;
   headless?: boolean;
   launchArgs?: readonly string[];
+  /** Contexts kept ready for the next runs (warm-contexts.ts). Default 0: each run makes its own. */
+  warmContexts?: number;
 }
 
 export interface PoolStats {
@@ -157,27 +160,48 @@ export interface PoolStats {
   connections: number;
   /** Run contexts open now. */
   openContexts: number;
-  /** Run contexts opened so far. */
+  /** Contexts opened so far (for runs, and made ready in the warm pool). */
   contextsCreated: number;
+  /** Contexts closed so far: after dispose, as many as were created. */
+  contextsClosed: number;
+  /** Contexts waiting ready in the warm pool now. */
+  warmContexts: number;
 }
 
 export class BrowserPool {
   private browser: Promise<Browser> | undefined;
   private readonly sessions = new Map<string, Set<RunSession>>();
-  private readonly stats_ = { launches: 0, connections: 0, contextsCreated: 0 };
+  private readonly stats_ = { launches: 0, connections: 0, contextsCreated: 0, contextsClosed: 0 };
   private disposed = false;
+  private readonly warm: WarmContexts;
   /** Called after a run's session opens and before it closes (the screencast hooks in here). */
   onOpen: (session: RunSession) => Promise<void> | void = () => {};
   onClose: (session: RunSession) => Promise<void> | void = () => {};
   /** Called after a run's current page changed (a new page followed, or `switch`). */
   onPageChange: (session: RunSession, previous: Page) => Promise<void> | void = () => {};
 
-  constructor(private readonly options: BrowserPoolOptions) {}
+  constructor(private readonly options: BrowserPoolOptions) {
+    this.warm = new WarmContexts(
+      options.warmContexts ?? 0,
+      (guarded) => this.prepare(guarded),
+      (prepared) => this.discard(prepared),
+    );
+  }
 
   stats(): PoolStats {
     let open = 0;
     for (const set of this.sessions.values()) open += set.size;
-    return { ...this.stats_, openContexts: open };
+    return { ...this.stats_, openContexts: open, warmContexts: this.warm.waiting };
+  }
+
+  /**
+   * Start the browser and fill the warm pool (when it has a size) with contexts for runs under an
+   * egress guard (`guarded`) or without: the first run then finds everything up.
+   */
+  prewarm(guarded: boolean): void {
+    if (this.disposed) return;
+    this.warm.warm(guarded);
+    this.getBrowser().catch(() => {});
   }
 
   /** Open sessions of a run (normally one). */
@@ -230,39 +254,20 @@ export class BrowserPool {
     }
     browser.on('disconnected', () => {
       this.browser = undefined;
+      this.warm.forget();
     });
     return browser;
   }
 
   /**
-   * A fresh context and page for a run. Close it with closeSession (the run scope does). With an
-   * egress guard, every request of the context goes through a guarded proxy of its own (loopback
-   * included: `<-loopback>`), started here and closed with the session.
+   * A fresh context and page for a run, from the warm pool when one waits there (never used by any run
+   * before), else made now. Close it with closeSession (the run scope does). With an egress guard,
+   * every request of the context goes through a guarded proxy of its own (loopback included:
+   * `<-loopback>`), bound to this run's guard here and closed with the session.
    */
   async openSession(runId: string, egress?: EgressGuard): Promise<RunSession> {
-    const browser = await this.getBrowser();
-    const proxy = egress ? await startEgressProxy(egress) : undefined;
-    let context: BrowserContext;
-    try {
-      context = await browser.newContext({
-        acceptDownloads: false,
-        serviceWorkers: 'block',
-        ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}),
-      });
-    } catch (err) {
-      await proxy?.close();
-      throw err;
-    }
-    this.stats_.contextsCreated++;
-    let page: Page;
-    try {
-      // The page starts blank: the timer counter is in place before its first navigation.
-      [, page] = await Promise.all([installTimerCounter(context), context.newPage()]);
-    } catch (err) {
-      await context.close().catch(() => {});
-      await proxy?.close();
-      throw err;
-    }
+    const { context, page, proxy } = this.warm.take(egress !== undefined) ?? (await this.prepare(egress !== undefined));
+    if (proxy && egress) proxy.bind(egress);
     const net = trackNetwork(page);
     const session: RunSession = { runId, context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: sessionEgress(proxy, context) } : {}) };
     if (proxy) watchRefusedNavigations(session, proxy, page);
@@ -313,13 +318,49 @@ export class BrowserPool {
     } catch {
       // as above
     }
-    await session.context.close().catch(() => {});
-    await session.egress?.proxy.close();
+    await this.discard({ context: session.context, ...(session.egress ? { proxy: session.egress.proxy } : {}) });
+    // The run is done with the browser: make the next runs' contexts now, between runs.
+    if (!this.disposed) this.warm.refill();
+  }
+
+  /**
+   * A fresh context and its blank page (with the timer counter in place before its first navigation);
+   * `guarded`: with a proxy of its own (loopback included: `<-loopback>`), bound to the run's guard later.
+   */
+  private async prepare(guarded: boolean): Promise<PreparedContext> {
+    const browser = await this.getBrowser();
+    const proxy = guarded ? await startEgressProxy() : undefined;
+    let context: BrowserContext;
+    try {
+      context = await browser.newContext({
+        acceptDownloads: false,
+        serviceWorkers: 'block',
+        ...(proxy ? { proxy: { server: proxy.server, bypass: '<-loopback>' } } : {}),
+      });
+    } catch (err) {
+      await proxy?.close();
+      throw err;
+    }
+    this.stats_.contextsCreated++;
+    try {
+      const [, page] = await Promise.all([installTimerCounter(context), context.newPage()]);
+      return { context, page, ...(proxy ? { proxy } : {}) };
+    } catch (err) {
+      await this.discard({ context, ...(proxy ? { proxy } : {}) });
+      throw err;
+    }
+  }
+
+  private async discard(prepared: Pick<PreparedContext, 'context' | 'proxy'>): Promise<void> {
+    await prepared.context.close().catch(() => {});
+    this.stats_.contextsClosed++;
+    await prepared.proxy?.close();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    await this.warm.drain();
     for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
     const browser = await this.browser?.catch(() => undefined);
     this.browser = undefined;

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FlowError } from '../../src/errors.js';
+import { FlowError } from '../../src/errors.js';
 import type { EgressGuard } from '../../src/tools/egress.js';
 
 /**
@@ -27,7 +27,28 @@ export interface EgressProxy {
   readonly refusals: EgressRefusal[];
   /** The refusal of a request to `url` (a plain URL, or an https/wss URL's tunnel), if there was one. */
   refusalOf(url: string): EgressRefusal | undefined;
+  /**
+   * Give a proxy started without a guard (a warm context's, before a run takes it) the run's guard.
+   * Until then it refuses every destination; binding forgets those refusals. Throws when already bound.
+   */
+  bind(guard: EgressGuard): void;
   close(): Promise<void>;
+}
+
+/** The guard of a proxy no run holds yet: every destination refused. */
+const UNBOUND: EgressGuard = {
+  precheck() {
+    throw unboundError();
+  },
+  resolve() {
+    return Promise.reject(unboundError());
+  },
+};
+
+function unboundError(): FlowError {
+  return new FlowError('egress_denied', '[flowctl] [egress] this browser context belongs to no run yet: every destination is refused', {
+    data: { retryable: false },
+  });
 }
 
 export const DENIED_HEADER = 'x-flowctl-egress';
@@ -75,7 +96,8 @@ function splitTarget(target: string): { host: string; port: number } | undefined
   return m ? { host: m[1]!, port: Number(m[2]) } : undefined;
 }
 
-export async function startEgressProxy(guard: EgressGuard): Promise<EgressProxy> {
+export async function startEgressProxy(initial?: EgressGuard): Promise<EgressProxy> {
+  let guard = initial ?? UNBOUND;
   const refusals: EgressRefusal[] = [];
   const byTarget = new Map<string, EgressRefusal>();
   const sockets = new Set<Duplex>();
@@ -202,6 +224,12 @@ export async function startEgressProxy(guard: EgressGuard): Promise<EgressProxy>
         return undefined;
       }
       return url.protocol === 'http:' || url.protocol === 'ws:' ? (byTarget.get(url.href) ?? byTarget.get(tunnelKey(url))) : byTarget.get(tunnelKey(url));
+    },
+    bind(next) {
+      if (guard !== UNBOUND) throw new Error('[flowctl] [egress] this proxy already has its guard');
+      guard = next;
+      refusals.length = 0;
+      byTarget.clear();
     },
     close() {
       closed ??= new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import { FlowError } from '../../src/errors.js';
 import type { Tool } from '../../src/tools/types.js';
 import { BrowserPool, type PoolStats } from './browser-pool.js';
 import { createScreencast, type Screencast, type ScreencastOptions } from './screencast.js';
@@ -33,6 +34,12 @@ export interface PlaywrightExecutorOptions {
   env?: Record<string, string | undefined>;
   /** Live frames. Default quality 60, every frame. */
   screencast?: ScreencastOptions;
+  /**
+   * The warm pool (docs/browser.md, "Warm pool"): how many fresh contexts (each with its blank page,
+   * and its egress proxy when runs are guarded) to keep ready for the next runs, refilled in the
+   * background. Each is handed to one run only and closed after it. Default 0 (each run makes its own).
+   */
+  warmContexts?: number;
 }
 
 export interface PlaywrightExecutor {
@@ -40,8 +47,13 @@ export interface PlaywrightExecutor {
   tools: Tool[];
   /** Live frames of a run's page, captured only while someone subscribes. */
   screencast: Screencast;
-  /** Counters: browsers launched, CDP connections, contexts open and created. */
+  /** Counters: browsers launched, CDP connections, contexts open, created, closed and waiting warm. */
   stats(): PoolStats;
+  /**
+   * Launch (or connect to) the browser now and fill the warm pool with contexts for runs under an
+   * egress guard (`{ guarded: true }`, as the hosted service runs them) or without. Returns at once.
+   */
+  prewarm(options?: { guarded?: boolean }): void;
   /** Close every run context and the browser (or the CDP connection). Idempotent. */
   dispose(): Promise<void>;
 }
@@ -54,6 +66,10 @@ let instances = 0;
  * also on failure and timeout, through the run's scope). Creating it launches nothing.
  */
 export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}): PlaywrightExecutor {
+  const warm = options.warmContexts ?? 0;
+  if (!Number.isInteger(warm) || warm < 0 || warm > 64) {
+    throw new FlowError('invalid_options', `[flowctl] [executor-playwright] warmContexts must be an integer from 0 to 64, got ${String(warm)}`);
+  }
   const pool = new BrowserPool(options);
   const screencast = createScreencast(pool, options.screencast);
   screencast.attach();
@@ -69,6 +85,7 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
     tools,
     screencast: { subscribe: screencast.subscribe, active: screencast.active },
     stats: () => pool.stats(),
+    prewarm: (o = {}) => pool.prewarm(o.guarded ?? false),
     dispose: () => pool.dispose(),
   };
 }

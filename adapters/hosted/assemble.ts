@@ -50,6 +50,13 @@ export interface HostedAssemblyOptions {
   screenshots?: boolean;
   /** Run browser steps on a Chromium reached over CDP (SVC_BROWSER_CDP_URL) instead of launching one. */
   browserCdpUrl?: string;
+  /**
+   * The warm pool (SVC_BROWSER_WARM_CONTEXTS, docs/browser.md "Warm pool"): fresh contexts, each with
+   * its egress proxy, kept ready for the next runs; the browser starts with the service. 0: none, the
+   * browser starts on the first browser step. Default 2. A process that executes no runs (`api` with
+   * queue dispatch) keeps none.
+   */
+  warmContexts?: number;
   /** The pg-boss queue (queued runs, webhook deliveries). Default true. */
   queue?: boolean;
   /** Studio limits (the browser is the assembly's). */
@@ -188,11 +195,16 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
       allow: [...(settings.egressAllow ?? []), ...(exampleSiteUrl ? [hostPort(new URL(exampleSiteUrl))] : [])],
       deny: selfDestinations({ host, port: server.port }, settings.publicUrl),
     };
+    const executesRuns = role !== 'api' || settings.runDispatch !== 'queue';
+    const warmContexts = executesRuns ? (options.warmContexts ?? 2) : 0;
     const executor = createPlaywrightExecutor({
       screenshots: options.screenshots ?? true,
+      warmContexts,
       ...(options.browserCdpUrl ? { cdpEndpoint: options.browserCdpUrl } : {}),
     });
     closers.push(() => executor.dispose());
+    // Every run here is under the egress guard: the warm contexts come with their (unbound) proxies.
+    if (warmContexts > 0) executor.prewarm({ guarded: true });
     const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard(egress) });
     if (studio) closers.push(() => studio.dispose());
     const tools = createToolRegistry(builtinTools(), executor.tools);

@@ -86,6 +86,10 @@ async function main() {
   // artifact (the run page shows them; fields filled from secret slots are blacked out); `off` saves the space.
   const shots = env.SVC_RUN_SCREENSHOTS || 'on';
   if (shots !== 'on' && shots !== 'off') fail(`SVC_RUN_SCREENSHOTS must be on or off, got ${JSON.stringify(shots)}`);
+  // SVC_BROWSER_WARM_CONTEXTS (default 2): fresh browser contexts kept ready for the next runs
+  // (docs/browser.md, "Warm pool"); 0 starts the browser on the first browser step instead.
+  const warm = env.SVC_BROWSER_WARM_CONTEXTS || '2';
+  if (!/^\d+$/.test(warm) || Number(warm) > 64) fail(`SVC_BROWSER_WARM_CONTEXTS must be an integer from 0 to 64, got ${JSON.stringify(warm)}`);
   // SVC_EXAMPLE_PORT (default PORT+1): the starter example's demo site, on an origin of its own so
   // runs never reach this service's API; SVC_EXAMPLE_URL when workers reach it under another name.
   const examplePort = env.SVC_EXAMPLE_PORT || (Number(port) === 0 ? '0' : String(Number(port) + 1));
@@ -107,6 +111,7 @@ async function main() {
       listen: { port: Number(port), host },
       exampleSite: { port: Number(examplePort), ...(env.SVC_EXAMPLE_URL ? { url: env.SVC_EXAMPLE_URL } : {}) },
       screenshots: shots === 'on',
+      warmContexts: Number(warm),
       ...(env.SVC_BROWSER_CDP_URL ? { browserCdpUrl: env.SVC_BROWSER_CDP_URL } : {}),
       logger: consoleLogger(),
     });

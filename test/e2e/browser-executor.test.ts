@@ -26,7 +26,7 @@ describe('launching', () => {
   it('launches nothing until the first browser step, then one browser for every run', async () => {
     const exec = createPlaywrightExecutor();
     try {
-      expect(exec.stats()).toEqual({ launches: 0, connections: 0, openContexts: 0, contextsCreated: 0 });
+      expect(exec.stats()).toEqual({ launches: 0, connections: 0, openContexts: 0, contextsCreated: 0, contextsClosed: 0, warmContexts: 0 });
       for (let i = 0; i < 3; i++) {
         const ctx = createTestToolContext({ runId: `lazy-${i}` });
         try {
@@ -35,7 +35,7 @@ describe('launching', () => {
           await ctx.close();
         }
       }
-      expect(exec.stats()).toEqual({ launches: 1, connections: 0, openContexts: 0, contextsCreated: 3 });
+      expect(exec.stats()).toEqual({ launches: 1, connections: 0, openContexts: 0, contextsCreated: 3, contextsClosed: 3, warmContexts: 0 });
     } finally {
       await exec.dispose();
     }

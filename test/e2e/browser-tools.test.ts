@@ -308,6 +308,24 @@ describe('screenshots', () => {
     };
     expect(await shoot('first-secret')).toBe(await shoot('other-secret'));
   });
+
+  it('on a page with no password field: a plain fill is pictured as typed (the quick capture), a masked one blacked out', async () => {
+    const shoot = async (value: string, mask: boolean) => {
+      const ctx = newRun({ options: { screenshots: true } });
+      try {
+        await tool('navigate').run({ url: `${base.url}/forms.html` }, ctx);
+        await tool('fill').run({ target: '#name', value, mask }, ctx);
+        const shot = ctx.artifactsPut.at(-1)!;
+        expect(shot.mediaType).toBe('image/jpeg');
+        expect([...shot.bytes.slice(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+        return shot.digest;
+      } finally {
+        await ctx.close();
+      }
+    };
+    expect(await shoot('first-secret', true)).toBe(await shoot('other-secret', true));
+    expect(await shoot('first-secret', false)).not.toBe(await shoot('other-secret', false));
+  });
 });
 
 describe('screencast', () => {

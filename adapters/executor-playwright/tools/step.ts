@@ -5,7 +5,7 @@ import { frameSchema, normalizeFrame, normalizeTarget, targetSchema, type FrameI
 import { refusedForPage, type BrowserPool, type RunSession } from '../browser-pool.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from '../settle.js';
 import { APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, type ActOptions } from '../locate.js';
-import { screenshotMask } from './masking.js';
+import { captureJpeg } from './capture.js';
 
 /**
  * The frame every browser tool runs in (see docs/browser.md): the run's session and page, the step's
@@ -117,13 +117,9 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
  */
 async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
-  const mask = screenshotMask(s);
   let jpeg: Buffer;
   try {
-    jpeg = await guard(
-      s.page.screenshot({ type: 'jpeg', quality: SCREENSHOT_QUALITY, mask, maskColor: '#000000', animations: 'disabled', caret: 'hide' }),
-      ctx.signal,
-    );
+    jpeg = await guard(captureJpeg(s, SCREENSHOT_QUALITY), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.logger.warn(`[${COMPONENT}] screenshot failed: ${(err as Error).message.split('\n')[0]}`);
