@@ -11,5 +11,8 @@ if (r.status !== 0) process.exit(r.status ?? 1);
 // Entries that need optional peers check them before loading (scripts/peer-entries.mjs).
 const peers = spawnSync(process.execPath, ['scripts/peer-entries.mjs'], { cwd: root, stdio: 'inherit' });
 if (peers.status !== 0) process.exit(peers.status ?? 1);
+// CommonJS declarations import ES-module-only packages' types in import mode (scripts/dts-resolution-mode.mjs).
+const dts = spawnSync(process.execPath, ['scripts/dts-resolution-mode.mjs'], { cwd: root, stdio: 'inherit' });
+if (dts.status !== 0) process.exit(dts.status ?? 1);
 const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { cwd: root, stdio: 'inherit' });
 process.exit(web.status ?? 1);

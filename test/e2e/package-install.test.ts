@@ -84,7 +84,7 @@ export async function go(): Promise<string | undefined> {
   const executor = createPlaywrightExecutor();
   const tools = createToolRegistry(builtinTools(), executor.tools);
   const r = compile('name: x\\nsteps: []\\n', { tools });
-  const run = r.ok ? await createEngine({ storage: sql, tools, executor }).run({ spec: r.spec }, {}) : undefined;
+  const run = r.ok ? await createEngine({ storage: sql, tools }).run({ spec: r.spec }, {}) : undefined;
   await executor.dispose();
   await sql.dispose();
   return run?.status;
