@@ -42,7 +42,8 @@ async function sizeOf(path: string): Promise<number> {
   return total;
 }
 
-const npm = (args: string[], cwd: string) => exec('npm', args, { cwd, timeout: CAP_MS, maxBuffer: 16 * MB, env: { ...process.env, npm_config_update_notifier: 'false' } });
+const npm = (args: string[], cwd: string) =>
+  exec('npm', args, { cwd, timeout: CAP_MS, maxBuffer: 16 * MB, env: { ...process.env, npm_config_update_notifier: 'false' } });
 const node = (args: string[], cwd: string) => exec(process.execPath, args, { cwd, timeout: CAP_MS, env: { ...process.env, DATABASE_URL: '' } });
 
 /** tsc under strict, no skipLibCheck, node16 resolution, over the given files of `app`. */
@@ -126,7 +127,8 @@ describe('the packed package, installed into a fresh app', { timeout: CAP_MS }, 
     // Every relative link of the shipped README and guide names a shipped file.
     for (const doc of ['README.md', 'docs/library.md']) {
       const text = readFileSync(join(installed, doc), 'utf8');
-      for (const m of text.matchAll(/\]\((?!https?:|#)([^)#]+)/g)) expect(existsSync(resolve(installed, doc, '..', m[1] as string)), `${doc} links ${m[1]}`).toBe(true);
+      for (const m of text.matchAll(/\]\((?!https?:|#)([^)#]+)/g))
+        expect(existsSync(resolve(installed, doc, '..', m[1] as string)), `${doc} links ${m[1]}`).toBe(true);
     }
   });
 
@@ -181,7 +183,10 @@ describe('the packed package, installed into a fresh app', { timeout: CAP_MS }, 
   });
 
   it('passes publint and attw on the tarball', async () => {
-    await exec(process.execPath, [join(ROOT, 'node_modules/publint/src/cli.js'), 'run', tarball, '--strict', '--pack', 'false'], { cwd: work, timeout: CAP_MS });
+    await exec(process.execPath, [join(ROOT, 'node_modules/publint/src/cli.js'), 'run', tarball, '--strict', '--pack', 'false'], {
+      cwd: work,
+      timeout: CAP_MS,
+    });
     const attw = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
     await exec(process.execPath, [attw, tarball, '--profile', 'node16', '--format', 'ascii'], { cwd: work, timeout: CAP_MS, maxBuffer: 16 * MB });
   });
