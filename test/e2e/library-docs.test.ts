@@ -59,6 +59,18 @@ describe('docs/library.md code blocks run against the built package', () => {
     for (const block of BLOCKS.filter((b) => !b.name.endsWith('.test.mjs'))) expect(promised(block.code), block.name).not.toEqual([]);
   });
 
+  it('lists, in its install command for the hosted service, every peer the built entries check', () => {
+    // The peers each wrapped entry checks (scripts/peer-entries.mjs writes them into dist/).
+    const peersOf = (file: string) => {
+      const found = /checkPeers\([^,]+, (\{.*?\}), /.exec(readFileSync(join(ROOT, 'dist', file), 'utf8'));
+      return found?.[1] ? Object.keys(JSON.parse(found[1]) as object) : [];
+    };
+    const needed = new Set([...peersOf('index.js'), ...peersOf('adapters/node-http.js'), ...peersOf('adapters/storage-sql.js')]);
+    const command = /^npm install flowctl (.+)$/m.exec(DOC)?.[1]?.split(' ') ?? [];
+    expect([...needed].filter((name) => !command.includes(name))).toEqual([]);
+    expect(peersOf('adapters/storage-sql.js').sort()).toEqual(['@electric-sql/pglite', 'kysely', 'pg']);
+  });
+
   const env = { ...process.env, DATABASE_URL: '' };
   for (const block of BLOCKS.filter((b) => !b.name.endsWith('.test.mjs'))) {
     it(`${block.name} prints what the guide says`, { timeout: CAP_MS }, async () => {
