@@ -5,7 +5,8 @@
 // from a chunk. The peers of an entry are found, not listed: the static imports its code reaches,
 // through the chunks, that name a peer; plus the peers an entry only loads on demand but is for
 // (ON_DEMAND). The wrapper's named exports are the module's own (it is loaded here to list them).
-// Prints one line per wrapped entry; `--check` only prints (no writes).
+// Prints one line per wrapped entry; `--check` only prints (no writes). Where a runtime has no
+// `import.meta.resolve` (some bundlers), the check passes and the import itself reports a missing peer.
 import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -82,7 +83,7 @@ for (const entry of entries()) {
     esm,
     `${head}
 import { checkPeers } from '${checkPath}.js';
-checkPeers(${JSON.stringify(publicName(entry))}, ${JSON.stringify(asObject(esmPeers))}, (specifier) => import.meta.resolve(specifier));
+checkPeers(${JSON.stringify(publicName(entry))}, ${JSON.stringify(asObject(esmPeers))}, (specifier) => import.meta.resolve?.(specifier));
 const entry = await import('./${base}.impl.js');
 export const { ${names.join(', ')} } = entry;
 `,
