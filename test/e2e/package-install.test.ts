@@ -13,6 +13,7 @@ const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   files: string[];
   peerDependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 };
 // Hang caps, not timing assertions: npm installs and tsc runs are slow on a loaded machine.
 const CAP_MS = 300_000;
@@ -89,6 +90,21 @@ export async function go(): Promise<string | undefined> {
   await executor.dispose();
   await sql.dispose();
   return run?.status;
+}
+`;
+
+const HOSTED_TS = `import { createEngine, createHostedService, type HostedService } from 'flowctl';
+import { serveNodeHttp } from 'flowctl/adapters/node-http';
+import { flowctlHono } from 'flowctl/adapters/hono';
+import { createSqlServiceStorage, createSqlStorage } from 'flowctl/adapters/storage-sql';
+export async function go(): Promise<number> {
+  const sql = createSqlStorage({ pglite: {} });
+  const service: HostedService = createHostedService({ storage: createSqlServiceStorage(sql), engine: createEngine({ storage: sql }) });
+  void flowctlHono(service);
+  const server = await serveNodeHttp(service, { port: 0 });
+  const status = (await fetch(server.url + '/healthz')).status;
+  await server.close();
+  return status;
 }
 `;
 
@@ -180,6 +196,23 @@ describe('the packed package, installed into a fresh app', { timeout: CAP_MS }, 
     await writeFile(join(app, 'storage-sql.mjs'), docBlock('storage-sql.mjs'));
     expect((await node(['storage-sql.mjs'], app)).stdout.trim()).toBe('succeeded pong');
     await typeCheck(app, { 'peers.mts': PEERS_TS, 'peers.cts': PEERS_TS, 'engine.mts': ENGINE_TS }, []);
+  });
+
+  it('with the peers the errors name: the hosted service runs on node:http and its entries type-check', async () => {
+    // What a reader does: import the entry, install what the missing_peer error asks for.
+    const missing = async (entry: string) => {
+      const script = `import(${JSON.stringify(entry)}).then(() => console.log('[]'), (e) => console.log(JSON.stringify(e.data?.missing ?? String(e))))`;
+      return JSON.parse((await node(['--input-type=module', '-e', script], app)).stdout) as string[];
+    };
+    const names = [...new Set([...(await missing('flowctl')), ...(await missing('flowctl/adapters/node-http'))])];
+    expect(names).toEqual(expect.arrayContaining(['hono', 'ws']));
+    // @types/node too: these entries' declarations take Node's and the web's HTTP types (Request, IncomingMessage).
+    const typesNode = `@types/node@${PKG.devDependencies['@types/node']}`;
+    await npm(['install', ...NPM_FLAGS, typesNode, ...names.map((name) => `${name}@${PKG.peerDependencies[name]}`)], app);
+    expect(await missing('flowctl')).toEqual([]);
+    await writeFile(join(app, 'hosted-node-http.mjs'), docBlock('hosted-node-http.mjs'));
+    expect((await node(['hosted-node-http.mjs'], app)).stdout.trim()).toBe('200 ok');
+    await typeCheck(app, { 'hosted.mts': HOSTED_TS, 'hosted.cts': HOSTED_TS }, ['node']);
   });
 
   it('passes publint and attw on the tarball', async () => {
