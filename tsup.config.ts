@@ -20,6 +20,8 @@ export default defineConfig([
       ports: 'src/ports-entry.ts',
       packs: 'src/packs-entry.ts',
       testing: 'testing/index.ts',
+      // Not a subpath export: the optional-peer check the wrapped entries load (scripts/peer-entries.mjs).
+      'peer-check': 'src/util/peer-check.ts',
       ...adapterEntries,
       // The subprocess sandbox forks this script (adapters/sandbox-subprocess/worker-process.ts finds it).
       'adapters/sandbox-subprocess-worker': 'adapters/sandbox-subprocess/worker.ts',

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.js';
 import { HELP_TEXT } from './help.js';
 import { EXIT, type CliIO, type CommandFn } from './io.js';
+import { isFlowError } from '../src/errors.js';
+import { peerErrorFrom } from '../src/util/peer-check.js';
 
 /** One file per command, loaded lazily so `flowctl --help` starts fast. */
 const COMMANDS: Record<string, () => Promise<{ default: CommandFn }>> = {
@@ -102,6 +104,23 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
       io.stderr.write(`flowctl ${command}: ${err.message}\n`);
       return EXIT.usage;
     }
+    // A command whose optional peer is not installed names it (docs/library.md, "Optional peers").
+    const peer = peerErrorFrom(err, `flowctl ${command}`, optionalPeers());
+    if (isFlowError(peer, 'missing_peer')) {
+      io.stderr.write(`${peer.message}\n`);
+      return EXIT.usage;
+    }
     throw err;
   }
+}
+
+/** The package's optional peers (package.json peerDependencies), found as packageVersion finds it. */
+function optionalPeers(): string[] {
+  let dir = new URL('./', import.meta.url);
+  for (let depth = 0; depth < 8; depth++) {
+    const file = new URL('package.json', dir);
+    if (existsSync(file)) return Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { peerDependencies?: object }).peerDependencies ?? {});
+    dir = new URL('../', dir);
+  }
+  return [];
 }

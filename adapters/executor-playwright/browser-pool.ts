@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Locator as PwLocator, Page } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
+import { peerErrorFrom } from '../../src/util/peer-check.js';
 import type { EgressGuard } from '../../src/tools/egress.js';
 import { DENIED_HEADER, startEgressProxy, tunnelKey, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
@@ -220,7 +221,10 @@ export class BrowserPool {
   }
 
   private async start(): Promise<Browser> {
-    const { chromium } = await import('playwright-core');
+    // An optional peer: used without it, the executor says which package to install (docs/library.md).
+    const { chromium } = await import('playwright-core').catch((err: unknown) => {
+      throw peerErrorFrom(err, 'flowctl/adapters/executor-playwright', ['playwright-core']);
+    });
     let browser: Browser;
     if (this.options.cdpEndpoint) {
       try {

@@ -7,7 +7,7 @@ import { createBrowserTools } from './tools.js';
 export interface PlaywrightExecutorOptions {
   /**
    * Chromium to launch. Default: the `CHROMIUM_PATH` environment variable, else `/usr/bin/chromium` or
-   * `/usr/bin/chromium-browser`, else the optional dependency `@sparticuz/chromium`.
+   * `/usr/bin/chromium-browser`, else the optional peer `@sparticuz/chromium`.
    */
   executablePath?: string;
   /** Connect to a running Chromium over CDP (`http://host:9222` or `ws://...`) instead of launching one. Default: launch. */

@@ -7,7 +7,7 @@ import { FlowError } from '../../src/errors.js';
  * 1. an explicit `executablePath` option, else the `CHROMIUM_PATH` environment variable (when set, it
  *    must point at an executable file: a wrong explicit path is an error, not a silent fallback);
  * 2. a system Chromium: `/usr/bin/chromium`, then `/usr/bin/chromium-browser`;
- * 3. the optional dependency `@sparticuz/chromium` (`await chromium.executablePath()` unpacks it).
+ * 3. the optional peer `@sparticuz/chromium` (`await chromium.executablePath()` unpacks it).
  * None found: FlowError `browser_not_found` naming all three.
  */
 
@@ -43,7 +43,7 @@ async function isExecutableFile(path: string): Promise<boolean> {
 async function defaultLoadSparticuz(): Promise<{ executablePath(): Promise<string> } | undefined> {
   const name = '@sparticuz/chromium';
   try {
-    // A variable specifier keeps bundlers from inlining an optional dependency.
+    // A variable specifier keeps bundlers from inlining an optional peer.
     const mod = (await import(name)) as { default?: { executablePath(): Promise<string> } };
     return mod.default;
   } catch {
@@ -56,7 +56,7 @@ function notFound(detail: string, tried: string[]): FlowError {
     'browser_not_found',
     `[flowctl] [executor-playwright] no Chromium found (${detail}). Set the executablePath option or CHROMIUM_PATH, ` +
       `install a system Chromium (${SYSTEM_CHROMIUM_PATHS.join(' or ')}, e.g. apt-get install chromium), ` +
-      `or install the optional dependency @sparticuz/chromium`,
+      `or install the optional peer @sparticuz/chromium (npm install @sparticuz/chromium)`,
     { data: { tried } },
   );
 }

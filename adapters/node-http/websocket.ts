@@ -74,7 +74,7 @@ export function injectWebSocket(server: Server, handler: UpgradeHandler): WebSoc
     return wss;
   };
 
-  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, spec: WebSocketAccept) => {
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, spec: WebSocketAccept<never>) => {
     let settled = false;
     // Until open, a socket that closes (the client went away, or ws answered a malformed handshake
     // 400 itself, without calling back) did not upgrade.
@@ -89,7 +89,8 @@ export function injectWebSocket(server: Server, handler: UpgradeHandler): WebSoc
       socket.off('close', abort);
       if (settled) return ws.terminate();
       settled = true;
-      spec.open(ws);
+      // The route's socket type is ws's WebSocket (src/http/websocket.ts, WebSocketAccept).
+      spec.open(ws as never);
     });
   };
 
@@ -99,7 +100,7 @@ export function injectWebSocket(server: Server, handler: UpgradeHandler): WebSoc
     socket.on('error', () => socket.destroy());
     // The idle rule of the server's connections is not a WebSocket's: the routes keep their sockets alive.
     (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    let accepted: WebSocketAccept | undefined;
+    let accepted: WebSocketAccept<never> | undefined;
     const webSocket: WebSocketAcceptor = {
       accept(spec) {
         accepted = spec;

@@ -1,10 +1,9 @@
-import type { PGlite } from '@electric-sql/pglite';
 import { fromPglite, PgBoss, type ConstructorOptions, type Job } from 'pg-boss';
 import type pg from 'pg';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Logger } from '../../src/ports/clock.js';
 import type { Queue, QueueHandler, QueueSendOptions, QueueWorker, QueueWorkOptions } from '../../src/ports/queue.js';
-import type { SqlStorage } from '../storage-sql/sql-storage.js';
+import type { PGliteInstance, SqlConnectionInfo } from '../storage-sql/driver-types.js';
 import { isConnectionError } from '../../src/util/connection-errors.js';
 
 /**
@@ -20,11 +19,11 @@ import { isConnectionError } from '../../src/util/connection-errors.js';
  */
 export interface PgBossQueueOptions {
   /** Share the database of this SQL storage (its PGlite instance, or its Postgres settings with a pool of the queue's own). */
-  storage?: Pick<SqlStorage, 'connection' | 'schema'>;
+  storage?: { connection(): SqlConnectionInfo; readonly schema?: string };
   /** Or a Postgres URL. */
   databaseUrl?: string;
   /** Or a PGlite instance (the caller keeps it: stop() does not close it). */
-  pglite?: PGlite;
+  pglite?: PGliteInstance;
   /** The schema of the queue's tables. Default `pgboss`, or `<storage schema>_pgboss` when the storage has a schema. */
   schema?: string;
   /** Postgres pool size of the queue. Default 4. */
@@ -125,7 +124,7 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     options.storage?.connection() ??
     (options.pglite
       ? { driver: 'pglite' as const, pglite: options.pglite }
-      : { driver: 'postgres' as const, clientConfig: { connectionString: options.databaseUrl } as pg.ClientConfig });
+      : { driver: 'postgres' as const, clientConfig: { connectionString: options.databaseUrl } });
   const common: ConstructorOptions = {
     schema,
     useListenNotify: true,
@@ -140,7 +139,7 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
   if (connection.driver === 'pglite') {
     boss = new PgBoss({ ...common, backend: 'pglite', db: fromPglite(connection.pglite as never) });
   } else {
-    const c = connection.clientConfig;
+    const c = connection.clientConfig as pg.ClientConfig;
     const pick = <K extends keyof pg.ClientConfig>(k: K) => (c[k] === undefined ? {} : { [k]: c[k] });
     boss = new PgBoss({
       ...common,

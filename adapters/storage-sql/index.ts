@@ -1,6 +1,7 @@
 // flowctl/adapters/storage-sql: SQL storage over PGlite or Postgres. Re-exports only.
 export { createSqlStorage } from './sql-storage.js';
 export type { SqlConnectionInfo, SqlStorage, SqlStorageOptions, SqlStorageTransaction } from './sql-storage.js';
+export type { PGliteInstance, SqlClientConfig, SqlPool } from './driver-types.js';
 export { sqlStorageFromEnv, sqlStorageOptionsFromEnv, DEFAULT_PGLITE_DIR } from './sql-env.js';
 export type { SqlStorageFromEnvOptions } from './sql-env.js';
 export { MIGRATIONS } from './migrations.js';

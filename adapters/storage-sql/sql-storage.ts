@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool } from 'kysely';
 import type pg from 'pg';
+import type { PGliteInstance, SqlClientConfig, SqlConnectionInfo, SqlPool } from './driver-types.js';
 import { sha256Hex } from '../../src/canonical.js';
 import { FlowError, prefixed } from '../../src/errors.js';
 import type { Storage } from '../../src/ports/storage.js';
@@ -22,13 +23,13 @@ export interface SqlStorageOptions {
   /** `postgres://user:password@host:port/database`: use Postgres through a pg pool the adapter owns. */
   databaseUrl?: string;
   /** Use Postgres through this pool. It stays the caller's: dispose does not end it. */
-  pool?: pg.Pool;
+  pool?: SqlPool;
   /**
    * Use embedded PGlite: `{ dataDir }` keeps the database in that folder (created if missing;
    * `<dataDir>.lock` guards it against a second process), `{}` keeps it in memory, and a PGlite
    * instance is used as given (and not closed on dispose).
    */
-  pglite?: { dataDir?: string } | PGlite;
+  pglite?: { dataDir?: string } | PGliteInstance;
   /**
    * Postgres schema holding the tables (created if missing). Default: none, i.e. unqualified names
    * resolved by the connection's search_path (normally `public`). Tests use one schema per run.
@@ -89,8 +90,7 @@ export type SqlStorageTransaction = Omit<SqlStorage, 'init' | 'dispose' | 'trans
   transaction(): Promise<never>;
 };
 
-/** The database under a SqlStorage, for adapters that share it (the pg-boss queue). */
-export type SqlConnectionInfo = { driver: 'postgres'; clientConfig: pg.ClientConfig } | { driver: 'pglite'; pglite: PGlite };
+export type { SqlConnectionInfo } from './driver-types.js';
 
 /** Group commit: batches in flight at once on Postgres (each on its own pool connection; PGlite has one). */
 const GROUP_COMMIT_IN_FLIGHT = 2;
@@ -122,7 +122,7 @@ function openDriver(
     );
   }
   if (options.pglite !== undefined) {
-    const conn = isPGliteInstance(options.pglite) ? borrowPGlite(options.pglite) : openPGlite(options.pglite);
+    const conn = isPGliteInstance(options.pglite) ? borrowPGlite(options.pglite as unknown as PGlite) : openPGlite(options.pglite);
     // kysely's PGlite adapter declares one connection, so kysely lends it to one holder at a time (a
     // query, or a whole transaction): a concurrent caller waits instead of running inside another
     // caller's transaction (test/unit/storage-sql/transaction.test.ts).
@@ -131,12 +131,12 @@ function openDriver(
       kysely,
       target: { driver: 'pglite', ...(conn.dataDir ? { dataDir: conn.dataDir } : {}) },
       password: undefined,
-      connection: () => ({ driver: 'pglite', pglite: conn.instance() }),
+      connection: () => ({ driver: 'pglite', pglite: conn.instance() as unknown as PGliteInstance }),
       notifier: new PGliteJournalNotifier(() => conn.instance(), channel),
       close: () => conn.close(),
     };
   }
-  const conn = options.pool !== undefined ? connectFromPool(options.pool) : connectFromUrl(options.databaseUrl as string, options);
+  const conn = options.pool !== undefined ? connectFromPool(options.pool as unknown as pg.Pool) : connectFromUrl(options.databaseUrl as string, options);
   // Kysely's destroy() ends the pool it drives; a borrowed pool is handed over behind a no-op end().
   const pool: PostgresPool = conn.owned ? conn.pool : { connect: () => conn.pool.connect(), end: async () => {}, options: conn.pool.options };
   const kysely = new Kysely<SqlDatabase>({ dialect: new PostgresDialect({ pool }) });
@@ -145,7 +145,7 @@ function openDriver(
     pool: conn.pool,
     target: conn.target,
     password: conn.password,
-    connection: () => ({ driver: 'postgres', clientConfig: conn.clientConfig }),
+    connection: () => ({ driver: 'postgres', clientConfig: conn.clientConfig as SqlClientConfig }),
     notifier: new PgJournalNotifier(conn.clientConfig, channel, mapError(conn.target, conn.password)),
     close: async () => {},
   };

@@ -1,5 +1,3 @@
-import type { WebSocket } from 'ws';
-
 /**
  * The WebSocket contract between a route and its runtime, the way Hono splits it (its
  * `upgradeWebSocket` helper in the core, each runtime's upgrade in its adapter): a route checks the
@@ -9,12 +7,16 @@ import type { WebSocket } from 'ws';
  * and otherwise sends the route's response as the upgrade's answer.
  */
 
-/** What a route asks for when it accepts an upgrade. */
-export interface WebSocketAccept {
+/**
+ * What a route asks for when it accepts an upgrade. `Socket` is the open socket the runtime hands
+ * over (a `WebSocket` of the `ws` package with adapters/node-http); the runtime's side takes any
+ * route's spec (`WebSocketAccept<never>`), so the published declarations need no @types/ws.
+ */
+export interface WebSocketAccept<Socket = unknown> {
   /** The largest message the socket takes, in bytes; a larger one closes it (1009). */
   maxPayload: number;
   /** The socket is open: it is the route's from now on. */
-  open(ws: WebSocket): void;
+  open(ws: Socket): void;
   /**
    * The upgrade did not happen after all: the client went away before it, the handshake was malformed
    * (answered 400 by the runtime), or a later layer replaced the route's response. Called at most once,
@@ -26,7 +28,7 @@ export interface WebSocketAccept {
 /** The runtime's side, in the request's env (`env.webSocket`) when the host upgrades WebSockets. */
 export interface WebSocketAcceptor {
   /** Take over this request's connection once the route's answer is back: the route returns the response given. */
-  accept(spec: WebSocketAccept): Response;
+  accept(spec: WebSocketAccept<never>): Response;
 }
 
 /** A request's env as a WebSocket-capable runtime gives it. */

@@ -88,7 +88,7 @@ export function createLiveSocketRoute<T extends { orgId: string }>(options: {
       const free = () => (waiting = waiting.filter((p) => p !== slot));
       return acceptor.accept({
         maxPayload: options.maxPayload,
-        open: (ws) => {
+        open: (ws: WebSocket) => {
           free();
           options.open(ws, admitted, request);
         },

@@ -29,7 +29,7 @@ describe('serveNodeHttp({webSocket: true})', () => {
           if (!acceptor) return Response.json({ error: 'upgrade_required', message: 'a WebSocket' }, { status: 426 });
           return acceptor.accept({
             maxPayload: 8,
-            open: (ws) => {
+            open: (ws: WebSocket) => {
               events.push('open');
               // A message over the limit is an 'error' on the socket before its 1009 close.
               ws.on('error', () => {});
