@@ -1,11 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isFlowError } from '../../errors.js';
 import { jsonDeeperThan, readBodyText } from '../../http/body.js';
 import type { ServiceDeps } from '../context.js';
 import { MAX_BODY_DEPTH, nulIssues } from '../request-guards.js';
 import { defineRoute, type ServiceRoute } from '../route-table.js';
+import { MODERN_REVISION, modernMcp } from './mcp-modern.js';
 import { mcpTools } from './mcp-tools.js';
 
 /**
@@ -37,7 +39,7 @@ const NO_BATCHES_SINCE = '2025-06-18';
  * revision, so the rule is kept here.)
  */
 export function batchRevision(header: string | undefined, batch: unknown[]): string | undefined {
-  if (header !== undefined) return SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : undefined;
+  if (header !== undefined) return SUPPORTED_PROTOCOL_VERSIONS.includes(header) || header === MODERN_REVISION ? header : undefined;
   const init = batch.find((m): m is { method: 'initialize'; params?: { protocolVersion?: unknown } } => (m as { method?: unknown })?.method === 'initialize');
   if (init) {
     const asked = init.params?.protocolVersion;
@@ -50,7 +52,9 @@ const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown
   JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 
 export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
-  const { toolsListJson, visibleByName, shapeOf, buildServer } = mcpTools(deps);
+  const tools = mcpTools(deps);
+  const { toolsListJson, visibleByName, shapeOf, buildServer } = tools;
+  const modern = modernMcp(deps, tools);
 
   return [
     defineRoute(
@@ -150,6 +154,18 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
             );
           }
         }
+        // Revision 2026-07-28 (a `_meta` envelope, `server/discover`): the v2 server package, after the
+        // same rules as above (mcp-modern.ts). The v2 package's own classifier decides, so the two
+        // can never disagree on which era a request is.
+        const headers = new Headers(raw.headers);
+        headers.set('accept', 'application/json, text/event-stream');
+        const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
+        if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: deps.settings.maxBodyBytes }))) {
+          // The request's abort signal rides along: a client that hangs up cancels its call.
+          const modernRequest = new Request(raw.url, { method: 'POST', headers, body: text ?? '', signal: raw.signal });
+          const sse = /(^|,)\s*text\/event-stream\b/i.test(c.req.header('accept') ?? '');
+          return modern(modernRequest, parsed, key, { sseFirst: streamFirst, sse });
+        }
         // A lone JSON-mode tools/list (the common poll of every agent) is answered from the serialized
         // list; the SDK transport would answer it the same way (one JSON-RPC response, 200,
         // application/json). Anything else, or a request the transport must refuse (an unsupported
@@ -174,10 +190,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamFirst });
         const server = buildServer(key, streamFirst, streamFirst ? raw.signal : undefined);
         await server.connect(transport);
-        // The SDK wants both media types listed whatever their order; the order was read above.
-        const headers = new Headers(raw.headers);
-        headers.set('accept', 'application/json, text/event-stream');
-        const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
+        // The SDK wants both media types listed whatever their order (set above); the order was read above.
         const response = await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed });
         if (!streamFirst) {
           await transport.close().catch(() => undefined);
