@@ -92,7 +92,7 @@ export const RUN_VIEW_RESOURCE = {
   uri: RUN_VIEW_URI,
   name: 'run-view',
   title: 'flowctl run',
-  description: "A run of a flowctl tool: its status, step timeline, last screenshot (secrets blacked out) and output (MCP Apps).",
+  description: 'A run of a flowctl tool: its status, step timeline, last screenshot (secrets blacked out) and output (MCP Apps).',
   mimeType: RESOURCE_MIME_TYPE,
 };
 
@@ -103,6 +103,13 @@ export const RUN_VIEW_RESOURCE = {
 export function readRunViewResource(uri: string) {
   if (uri !== RUN_VIEW_URI) return undefined;
   return {
-    contents: [{ uri: RUN_VIEW_URI, mimeType: RESOURCE_MIME_TYPE, text: RUN_VIEW_HTML, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } } }],
+    contents: [
+      {
+        uri: RUN_VIEW_URI,
+        mimeType: RESOURCE_MIME_TYPE,
+        text: RUN_VIEW_HTML,
+        _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } },
+      },
+    ],
   };
 }

@@ -162,7 +162,12 @@ describe('hosted MCP: protocol rules', () => {
         'flowctl/status': 'failed',
         'flowctl/flow_digest': error.flow_digest,
         // What the MCP Apps run view shows (docs/mcp.md, "MCP Apps").
-        'flowctl/run_view': expect.objectContaining({ run_id: error.run_id, flow: 'goes-nowhere', status: 'failed', error: expect.objectContaining({ step: error.step }) }),
+        'flowctl/run_view': expect.objectContaining({
+          run_id: error.run_id,
+          flow: 'goes-nowhere',
+          status: 'failed',
+          error: expect.objectContaining({ step: error.step }),
+        }),
       });
       expect(normalized(hostedFail)).toEqual(normalized(stdioFail));
       // An unknown tool: the same JSON-RPC error from both.

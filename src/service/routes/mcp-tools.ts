@@ -257,7 +257,10 @@ export function mcpTools(deps: ServiceDeps) {
   const callTool = async (
     key: ApiKeyRecord,
     params: { name: string; arguments?: Record<string, unknown> | undefined; progressToken?: ProgressToken | undefined },
-    io: { notify?: (params: { progressToken: ProgressToken; progress: number; total?: number; message?: string }) => Promise<void>; hangup?: AbortSignal | undefined },
+    io: {
+      notify?: (params: { progressToken: ProgressToken; progress: number; total?: number; message?: string }) => Promise<void>;
+      hangup?: AbortSignal | undefined;
+    },
   ): Promise<CallToolResult> => {
     const { name } = params;
     const hangup = io.hangup;
