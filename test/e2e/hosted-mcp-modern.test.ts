@@ -144,7 +144,7 @@ describe('hosted MCP: revision 2026-07-28 beside 2025-11-25', () => {
       expect(progress.length).toBeGreaterThan(0);
       expect([...progress].sort((a, b) => a - b)).toEqual(progress);
       const run = (await owner.call('GET', `/api/executions/${ok._meta!['flowctl/run_id']}`)).body;
-      expect(run).toMatchObject({ status: 'succeeded' });
+      expect(run.execution).toMatchObject({ status: 'succeeded', dispatch: 'mcp' });
 
       const bad = { name: 'example-forecast', arguments: { city: 7, days: 3 } };
       const modernBad = (await client.callTool(bad)) as Result;
