@@ -20,7 +20,7 @@ h1{font-size:16px;margin:0;overflow-wrap:anywhere}
 .badge{border-radius:999px;padding:1px 10px;font-size:12px;font-weight:600;border:1px solid currentColor}
 .s-succeeded{color:var(--ok)}.s-failed,.s-canceled{color:var(--bad)}.s-running,.s-queued{color:var(--run)}.s-skipped{color:var(--mute)}
 .id{color:var(--mute);font:12px ui-monospace,monospace;overflow-wrap:anywhere}
-.grid{display:grid;gap:12px;grid-template-columns:1fr}
+.grid{display:grid;gap:12px;grid-template-columns:1fr;align-items:start}
 @media (min-width:720px){.grid.has-shot{grid-template-columns:minmax(0,2fr) minmax(0,3fr)}}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px;min-width:0}
 h2{font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:var(--mute);margin:0 0 6px}
@@ -62,7 +62,7 @@ const SCRIPT = `
     if(view) head.appendChild(el('span','id','run '+view.run_id));
     root.appendChild(head);
     var grid=el('div','grid'); root.appendChild(grid);
-    var left=el('div'); left.style.display='grid'; left.style.gap='12px'; grid.appendChild(left);
+    var left=el('div'); left.style.display='grid'; left.style.gap='12px'; left.style.alignContent='start'; grid.appendChild(left);
     if(view){
       var st=el('section'); st.appendChild(el('h2',null,'Steps'));
       var ol=el('ol'); ol.setAttribute('data-testid','steps');

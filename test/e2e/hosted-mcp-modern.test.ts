@@ -122,6 +122,11 @@ describe('hosted MCP: revision 2026-07-28 beside 2025-11-25', () => {
         const stdioMeta = { ...stdioTools.find((t) => t.name === name)!._meta, 'flowctl/flow_digest': '<digest>' };
         expect([name, hostedMeta]).toEqual([name, stdioMeta]);
       }
+      // And the same MCP Apps resource.
+      expect((await stdio.client.listResources()).resources).toEqual((await client.listResources()).resources);
+      expect((await stdio.client.readResource({ uri: 'ui://flowctl/run-view.html' })).contents).toEqual(
+        (await client.readResource({ uri: 'ui://flowctl/run-view.html' })).contents,
+      );
     } finally {
       await client.close();
       await old.close();
