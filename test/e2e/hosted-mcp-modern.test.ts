@@ -33,6 +33,21 @@ async function modern(secret = key): Promise<V2Client> {
   return client;
 }
 
+/** The v2 client with its Accept rewritten (SSE first), recording each response's content type by JSON-RPC method. */
+async function modernSseFirst(seen: { method: string; type: string | null }[]): Promise<V2Client> {
+  const client = new V2Client({ name: 'hosted-mcp-modern-sse', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const sseFetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    if (headers.has('accept')) headers.set('accept', 'text/event-stream, application/json');
+    const res = await fetch(input, { ...init, headers });
+    const method = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined;
+    if (method) seen.push({ method, type: res.headers.get('content-type') });
+    return res;
+  };
+  await client.connect(new V2Transport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } }, fetch: sseFetch }));
+  return client;
+}
+
 async function legacy(): Promise<{ client: V1Client; transport: V1Transport }> {
   const client = new V1Client({ name: 'hosted-mcp-legacy-test', version: '1.0.0' });
   const transport = new V1Transport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
@@ -186,6 +201,24 @@ describe('hosted MCP: revision 2026-07-28 beside 2025-11-25', () => {
       await old.close();
     }
   }, 180_000);
+
+  it('the Accept rule on 2026-07-28: an SSE-first client gets streams, with progress from the journal', async () => {
+    const seen: { method: string; type: string | null }[] = [];
+    const client = await modernSseFirst(seen);
+    try {
+      expect((await client.listTools()).tools.length).toBe(3);
+      const progress: number[] = [];
+      const r = (await client.callTool({ name: 'example-forecast', arguments: { city: 'Faro' } }, { onprogress: (p) => progress.push(p.progress) })) as Result;
+      expect(r.structuredContent).toEqual({ forecast: expect.any(String) });
+      expect(progress.length).toBeGreaterThan(0);
+      expect(seen.filter((s) => s.method === 'tools/list' || s.method === 'tools/call')).toEqual([
+        { method: 'tools/list', type: expect.stringMatching(/^text\/event-stream/) },
+        { method: 'tools/call', type: expect.stringMatching(/^text\/event-stream/) },
+      ]);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 
   it('the endpoint rules hold on 2026-07-28: test keys refused for secret tools, foreign Origins 403, batches 400', async () => {
     const client = await modern(testKey);
