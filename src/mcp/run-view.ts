@@ -42,7 +42,7 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp']);
 export type ArtifactReader = (digest: Digest) => Promise<{ bytes: Uint8Array; mediaType: string } | undefined>;
 
 /** The view of a finished (or failed) run, from its journal and the artifact store. */
-export async function runView(flow: string, run: Pick<Run, 'id' | 'status' | 'journal'>, getArtifact?: ArtifactReader): Promise<RunView> {
+export async function runView(flow: string, run: { id: string; status: string; journal: Run['journal'] }, getArtifact?: ArtifactReader): Promise<RunView> {
   const steps = new Map<string, RunViewStep>();
   let shot: { step: string; digest: Digest } | undefined;
   let error: RunView['error'];

@@ -18,7 +18,17 @@ import type { FlowSpec } from '../../flow/types.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
 import { serverInstructions, toolTitle } from '../../mcp/presentation.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
-import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, META, succeededRunResult, toolMeta, unknownTool } from '../../mcp/results.js';
+import {
+  argumentIssues,
+  errorResult,
+  failedRunResult,
+  invalidInputsResult,
+  META,
+  RUN_VIEW_URI,
+  succeededRunResult,
+  toolMeta,
+  unknownTool,
+} from '../../mcp/results.js';
 import { queuedView, RUN_VIEW_RESOURCE, readRunViewResource, runView, withRunView } from '../../mcp/run-view.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
 import type { ApiKeyRecord, AutomationRecord, ExecutionRecord, McpToolRow } from '../../ports/service-storage.js';
@@ -55,6 +65,8 @@ const RUN_STATUS_TOOL_DEF: McpTool = {
     additionalProperties: false,
   },
   annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
+  // Its results carry the run view too: a host with MCP Apps shows the polled run.
+  _meta: { ui: { resourceUri: RUN_VIEW_URI }, 'ui/resourceUri': RUN_VIEW_URI },
 };
 
 /**
@@ -198,7 +210,10 @@ export function mcpTools(deps: ServiceDeps) {
           output: null,
         };
     const structured = { ...status, flow: execution.flow } as Record<string, unknown>;
-    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
+    const view = run
+      ? await runView(execution.flow, { id: run.id, status: status.status, journal: run.journal }, (d) => deps.engine!.getArtifact(d))
+      : queuedView(execution.flow, execution.run_id);
+    return withRunView<CallToolResult>({ content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured }, view);
   };
 
   /**
