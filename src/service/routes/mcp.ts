@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isLegacyRequest } from '@modelcontextprotocol/server';
+import { isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isFlowError } from '../../errors.js';
 import { jsonDeeperThan, readBodyText } from '../../http/body.js';
@@ -46,6 +46,21 @@ export function batchRevision(header: string | undefined, batch: unknown[]): str
     return typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
   }
   return '2025-03-26';
+}
+
+/**
+ * Whether a request claims revision 2026-07-28 or later: the `MCP-Protocol-Version` header names a
+ * revision the 1.x SDK does not know, or a message carries the per-request `_meta` envelope's
+ * protocol version. Anything else (the 2025-era handshake and requests, and junk that claims
+ * nothing) stays on the 1.x transport, which answers junk as it always has.
+ */
+export function claimsModernRevision(header: string | undefined, parsed: unknown): boolean {
+  if (header !== undefined && header >= MODERN_REVISION) return true;
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: unknown } } | null)?.params?._meta;
+    return meta !== null && typeof meta === 'object' && Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY);
+  });
 }
 
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
@@ -155,12 +170,15 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
           }
         }
         // Revision 2026-07-28 (a `_meta` envelope, `server/discover`): the v2 server package, after the
-        // same rules as above (mcp-modern.ts). The v2 package's own classifier decides, so the two
-        // can never disagree on which era a request is.
+        // same rules as above (mcp-modern.ts), for a request that claims it and that the v2 package's
+        // own classifier does not take for 2025-era traffic.
         const headers = new Headers(raw.headers);
         headers.set('accept', 'application/json, text/event-stream');
         const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
-        if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: deps.settings.maxBodyBytes }))) {
+        if (
+          claimsModernRevision(c.req.header('mcp-protocol-version'), parsed) &&
+          !(await isLegacyRequest(request, parsed, { maxRequestBodySize: deps.settings.maxBodyBytes }))
+        ) {
           // The request's abort signal rides along: a client that hangs up cancels its call.
           const modernRequest = new Request(raw.url, { method: 'POST', headers, body: text ?? '', signal: raw.signal });
           const sse = /(^|,)\s*text\/event-stream\b/i.test(c.req.header('accept') ?? '');
