@@ -15,10 +15,10 @@ import { appHostPage, withCsp } from '../helpers/mcp-app-host.js';
  * on both protocol eras, and the app, shown by a headless host in Chromium that speaks the ext-apps
  * protocol with the SDK's own AppBridge (test/helpers/mcp-app-host.ts), renders the run's status,
  * step timeline, the stored (masked) screenshot and the output, with no network and no credentials.
- * Screenshots at phone and desktop width go to test-results/mcp-app/ for a person to look at.
+ * Screenshots at phone and desktop width go to test-artifacts/mcp-app/ for a person to look at.
  */
 
-const SHOTS = resolve(import.meta.dirname, '../../test-results/mcp-app');
+const SHOTS = resolve(import.meta.dirname, '../../test-artifacts/mcp-app');
 const CANARY = 'canary-secret-7f3a';
 const REFUSED = 'http://127.0.0.1:1/';
 type Result = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, any> };
