@@ -17,7 +17,25 @@ export const META = {
   secretInputs: 'flowctl/secret_inputs',
   runId: 'flowctl/run_id',
   status: 'flowctl/status',
+  runView: 'flowctl/run_view',
 } as const;
+
+/** The MCP Apps UI resource every flow tool links (run-view.ts; docs/mcp.md, "MCP Apps"). */
+export const RUN_VIEW_URI = 'ui://flowctl/run-view.html';
+
+/**
+ * A flow tool's `_meta`, the same on the stdio server and the hosted endpoint: the digest it is pinned
+ * to, its secret inputs (when it has any: resolved on the server, never arguments), and the MCP Apps
+ * UI resource that shows its runs (`ui.resourceUri`, with the older flat key hosts still read).
+ */
+export function toolMeta(digest: string, secretInputs: readonly string[]): Record<string, unknown> {
+  return {
+    [META.flowDigest]: digest,
+    ...(secretInputs.length ? { [META.secretInputs]: [...secretInputs] } : {}),
+    ui: { resourceUri: RUN_VIEW_URI },
+    'ui/resourceUri': RUN_VIEW_URI,
+  };
+}
 
 /**
  * A tool this server does not offer (or the caller may not see: the same answer), a JSON-RPC error

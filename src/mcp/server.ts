@@ -1,5 +1,14 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
@@ -11,7 +20,8 @@ import type { Run } from '../run/types.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { serverInstructions, toolTitle } from './presentation.js';
 import { createProgressFromJournal } from './progress.js';
-import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, META, succeededRunResult, unknownTool } from './results.js';
+import { RUN_VIEW_RESOURCE, readRunViewResource, runView, withRunView } from './run-view.js';
+import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, succeededRunResult, toolMeta, unknownTool } from './results.js';
 import { toolShapeOf, type ToolShape } from './tool-schemas.js';
 
 /**
@@ -78,7 +88,7 @@ function buildTool(flow: McpFlow, digest: Digest, tools: ToolRegistry | undefine
     inputSchema: shape.inputSchema as McpTool['inputSchema'],
     ...(shape.output.schema ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
     annotations: shape.annotations,
-    _meta: { [META.flowDigest]: digest, ...(shape.secretInputs.length ? { [META.secretInputs]: shape.secretInputs } : {}) },
+    _meta: toolMeta(digest, shape.secretInputs),
   };
   return { flow, digest, shape, tool };
 }
@@ -102,11 +112,18 @@ export function createMcpServer(options: McpServerOptions): Server {
   const listed = [...served.values()].sort((a, b) => (a.flow.name < b.flow.name ? -1 : 1)).map((s) => s.tool);
 
   const server = new Server(options.serverInfo ?? { name: 'flowctl', version: packageJson.version }, {
-    capabilities: { tools: {} },
+    capabilities: { tools: {}, resources: {} },
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+  // MCP Apps: the run view every tool links (run-view.ts).
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [RUN_VIEW_RESOURCE] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const found = readRunViewResource(request.params.uri);
+    if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(request.params.uri.slice(0, 200))}`);
+    return found;
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
     const s = served.get(name);
@@ -148,7 +165,8 @@ export function createMcpServer(options: McpServerOptions): Server {
       await sending;
     }
     onLog?.(run.status === 'succeeded' ? 'info' : 'warn', `[flowctl] [mcp] ${name}: run ${run.id} ${run.status}`);
-    return run.status === 'succeeded' ? succeededRunResult(name, run, s.shape.output) : failedRunResult(name, run);
+    const result = run.status === 'succeeded' ? succeededRunResult(name, run, s.shape.output) : failedRunResult(name, run);
+    return withRunView(result, await runView(name, run, (d) => engine.getArtifact(d)));
   });
 
   return server;

@@ -194,7 +194,7 @@ describe('the official MCP conformance suite against POST /mcp', () => {
     }
     expect([...failed].sort(), r.stdout.slice(-3000)).toEqual([...expected.keys()].sort());
     // The scenarios that apply to a tools-only server, passing.
-    for (const s of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) expect(passed.has(s), s).toBe(true);
+    for (const s of ['server-initialize', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection']) expect(passed.has(s), s).toBe(true);
     // The suite's own verdict with the baseline: no unexpected failure, no stale entry.
     expect(r.code, r.stdout.slice(-3000) + r.stderr.slice(-2000)).toBe(0);
   }, 300_000);

@@ -129,7 +129,8 @@ describe('hosted MCP: protocol rules', () => {
         const error = JSON.parse((r.content[0] as { text: string }).text).error as Record<string, string>;
         let text = JSON.stringify({ isError: r.isError, content: r.content, structuredContent: r.structuredContent, _meta: r._meta });
         for (const [k, v] of Object.entries(error)) if ((k === 'run_id' || k === 'flow_digest') && v) text = text.replaceAll(v, `<${k}>`);
-        return JSON.parse(text);
+        // Step durations are the two runs' own (the MCP Apps run view's timeline).
+        return JSON.parse(text, (k, v) => (k === 'duration_ms' ? '<ms>' : v));
       };
       const bad = { name: 'example-forecast', arguments: { city: 7, days: 3 } };
       const hostedBad = (await hosted.callTool(bad)) as CallToolResult;
@@ -156,7 +157,18 @@ describe('hosted MCP: protocol rules', () => {
         step: expect.any(String),
         flow_digest: hostedFail._meta?.['flowctl/flow_digest'],
       });
-      expect(hostedFail._meta).toEqual({ 'flowctl/run_id': error.run_id, 'flowctl/status': 'failed', 'flowctl/flow_digest': error.flow_digest });
+      expect(hostedFail._meta).toEqual({
+        'flowctl/run_id': error.run_id,
+        'flowctl/status': 'failed',
+        'flowctl/flow_digest': error.flow_digest,
+        // What the MCP Apps run view shows (docs/mcp.md, "MCP Apps").
+        'flowctl/run_view': expect.objectContaining({
+          run_id: error.run_id,
+          flow: 'goes-nowhere',
+          status: 'failed',
+          error: expect.objectContaining({ step: error.step }),
+        }),
+      });
       expect(normalized(hostedFail)).toEqual(normalized(stdioFail));
       // An unknown tool: the same JSON-RPC error from both.
       const unknown = async (c: McpClient) => (await c.callTool({ name: 'no-such-tool', arguments: {} }).catch((e: Error) => e)) as Error;

@@ -1,5 +1,6 @@
 import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ProgressNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -12,7 +13,8 @@ import { waitUntil } from '../helpers/wait.js';
  * The hosted MCP endpoint with the official SDK client: tool filtering by publish state, mcp_enabled
  * and key scope; calls in JSON mode and SSE-first mode with progress from the run's journal;
  * structuredContent validated against outputSchema (ajv, JSON Schema 2020-12); the test-key rule;
- * revoked keys; foreign Origins; GET and DELETE 405; an SSE client that disconnects cancels its run.
+ * revoked keys; foreign Origins; GET and DELETE 405; an SSE client that disconnects cancels its run, and
+ * so does a client at revision 2026-07-28 (the v2 client) that closes its connection.
  */
 
 let h: HostedFixture;
@@ -325,6 +327,23 @@ describe('hosted MCP endpoint', () => {
     await waitUntil(async () => (await owner.call('GET', `/api/executions/${exec.run_id}`)).body.execution.status === 'canceled', {
       what: 'the execution recorded canceled',
     });
+    releaseSlow();
+  }, 120_000);
+
+  it('revision 2026-07-28: a client that closes its connection mid-call cancels its run', async () => {
+    const requested = new Promise<void>((resolve) => (onSlowRequest = resolve));
+    const client = new V2Client({ name: 'hosted-mcp-modern-cancel', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new V2Transport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.all}` } } }));
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const call = client.callTool({ name: 'slow-page', arguments: {} });
+    call.catch(() => undefined); // it rejects when the client closes
+    await requested;
+    const running = (await owner.call('GET', '/api/executions?flow=slow-page')).body.executions.filter((e: { status: string }) => e.status === 'running');
+    expect(running).toHaveLength(1);
+    await client.close();
+    const runId = running[0].run_id as string;
+    for await (const entry of h.engine.watch(runId)) if (entry.event === 'run_finished') break;
+    expect((await h.engine.getRun(runId))!.status).toBe('canceled');
     releaseSlow();
   }, 120_000);
 });

@@ -118,6 +118,16 @@ describe('queue dispatch (SVC_RUN_DISPATCH=queue) on PGlite', () => {
         { what: 'get-run-status to say succeeded' },
       );
       expect(status).toMatchObject({ run_id: runId, status: 'succeeded', output: { greeting: 'Hello, mcp!' }, flow: 'greet' });
+      // MCP Apps: both tools link the run view; the queued answer shows no step yet, the polled one the run.
+      for (const t of tools) expect([t.name, t._meta?.ui]).toEqual([t.name, { resourceUri: 'ui://flowctl/run-view.html' }]);
+      expect(call._meta?.['flowctl/run_view']).toEqual({ run_id: runId, flow: 'greet', status: 'queued', steps: [] });
+      const polled = await client.callTool({ name: 'get-run-status', arguments: { run_id: runId } });
+      expect(polled._meta?.['flowctl/run_view']).toMatchObject({
+        run_id: runId,
+        flow: 'greet',
+        status: 'succeeded',
+        steps: [expect.objectContaining({ status: 'succeeded' })],
+      });
       const exec = (await owner.call('GET', `/api/executions/${runId}`)).body.execution;
       expect(exec.dispatch).toBe('mcp');
       // Unknown runs, bad arguments: tool errors, not protocol errors.

@@ -1,14 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  type CallToolRequest,
+  ReadResourceRequestSchema,
   type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
+  type ProgressToken,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -19,7 +18,18 @@ import type { FlowSpec } from '../../flow/types.js';
 import { toolAnnotations } from '../../mcp/annotations.js';
 import { serverInstructions, toolTitle } from '../../mcp/presentation.js';
 import { createProgressFromJournal } from '../../mcp/progress.js';
-import { argumentIssues, errorResult, failedRunResult, invalidInputsResult, META, succeededRunResult, unknownTool } from '../../mcp/results.js';
+import {
+  argumentIssues,
+  errorResult,
+  failedRunResult,
+  invalidInputsResult,
+  META,
+  RUN_VIEW_URI,
+  succeededRunResult,
+  toolMeta,
+  unknownTool,
+} from '../../mcp/results.js';
+import { queuedView, RUN_VIEW_RESOURCE, readRunViewResource, runView, withRunView } from '../../mcp/run-view.js';
 import { toolInputSchema, toolOutputShape } from '../../mcp/tool-schemas.js';
 import type { ApiKeyRecord, AutomationRecord, ExecutionRecord, McpToolRow } from '../../ports/service-storage.js';
 import type { JournalEntry } from '../../run/types.js';
@@ -55,6 +65,8 @@ const RUN_STATUS_TOOL_DEF: McpTool = {
     additionalProperties: false,
   },
   annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
+  // Its results carry the run view too: a host with MCP Apps shows the polled run.
+  _meta: { ui: { resourceUri: RUN_VIEW_URI }, 'ui/resourceUri': RUN_VIEW_URI },
 };
 
 /**
@@ -169,7 +181,7 @@ export function mcpTools(deps: ServiceDeps) {
       inputSchema: shape.inputSchema as McpTool['inputSchema'],
       ...(shape.output.schema && !queued ? { outputSchema: shape.output.schema as McpTool['outputSchema'] } : {}),
       annotations: shape.annotations,
-      _meta: { [META.flowDigest]: t.digest },
+      _meta: toolMeta(t.digest, shape.secretInputs),
     };
   };
 
@@ -198,7 +210,10 @@ export function mcpTools(deps: ServiceDeps) {
           output: null,
         };
     const structured = { ...status, flow: execution.flow } as Record<string, unknown>;
-    return { content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured };
+    const view = run
+      ? await runView(execution.flow, { id: run.id, status: status.status, journal: run.journal }, (d) => deps.engine!.getArtifact(d))
+      : queuedView(execution.flow, execution.run_id);
+    return withRunView<CallToolResult>({ content: [{ type: 'text', text: prettyJson(structured) }], structuredContent: structured }, view);
   };
 
   /**
@@ -249,89 +264,130 @@ export function mcpTools(deps: ServiceDeps) {
     });
 
   /**
-   * `hangup` is the request's abort signal in SSE mode: a client that disconnects from the stream
-   * cancels its run (engine.cancel; the journal ends with run_finished, status canceled). In JSON mode
-   * a run goes on if the caller hangs up, as at the gateway.
+   * One tools/call, for either protocol era (the 1.x SDK server below, the v2 one in mcp-modern.ts).
+   * `notify` sends a progress notification (absent: no progress is sent). `hangup` cancels the run
+   * when it aborts (the client disconnected from an SSE response): engine.cancel, and the journal ends
+   * with run_finished, status canceled. Without it a run goes on if the caller hangs up, as at the gateway.
    */
-  function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
-    const server = new Server({ name: 'flowctl-hosted', version: packageJson.version }, { capabilities: { tools: {} }, jsonSchemaValidator, instructions });
-    server.setRequestHandler(ListToolsRequestSchema, () => internal(async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => internal(() => callTool(request, extra)));
-    const callTool = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
-      const name = request.params.name;
-      if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, request.params.arguments ?? {});
-      const found = await visibleByName(key, name);
-      // A tool the key does not see is the same error as a tool that does not exist.
-      if (!found) throw unknownTool(name);
-      const shape = shapeOf(found.digest, found.spec);
-      const args = request.params.arguments ?? {};
-      const issues = argumentIssues(name, shape, args);
-      if (issues.length > 0) return invalidInputsResult(name, issues);
-      const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
-      if (queued) {
-        try {
-          const q = await enqueueRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
-          const ack = { run_id: q.run_id, status: 'queued' };
-          return {
+  const callTool = async (
+    key: ApiKeyRecord,
+    params: { name: string; arguments?: Record<string, unknown> | undefined; progressToken?: ProgressToken | undefined },
+    io: {
+      notify?: (params: { progressToken: ProgressToken; progress: number; total?: number; message?: string }) => Promise<void>;
+      hangup?: AbortSignal | undefined;
+    },
+  ): Promise<CallToolResult> => {
+    const { name } = params;
+    const hangup = io.hangup;
+    if (name === RUN_STATUS_TOOL && (await hasStatusTool(key))) return runStatus(key, params.arguments ?? {});
+    const found = await visibleByName(key, name);
+    // A tool the key does not see is the same error as a tool that does not exist.
+    if (!found) throw unknownTool(name);
+    const shape = shapeOf(found.digest, found.spec);
+    const args = params.arguments ?? {};
+    const issues = argumentIssues(name, shape, args);
+    if (issues.length > 0) return invalidInputsResult(name, issues);
+    const target: Dispatchable = { automation: found.automation, digest: found.digest as Digest, spec: found.spec };
+    if (queued) {
+      try {
+        const q = await enqueueRun(deps, target, args as Record<string, unknown>, { kind: 'mcp', keyId: key.id });
+        const ack = { run_id: q.run_id, status: 'queued' };
+        return withRunView<CallToolResult>(
+          {
             content: [{ type: 'text', text: prettyJson(ack) }],
             structuredContent: ack,
             _meta: { [META.runId]: q.run_id, [META.status]: 'queued', [META.flowDigest]: q.flow_digest },
-          };
-        } catch (err) {
-          return toolError(name, err);
-        }
-      }
-      const token = request.params._meta?.progressToken;
-      const progress = createProgressFromJournal(found.spec.steps.length);
-      // Progress is the run's real journal, each entry as it is appended (never invented), sent in order.
-      let sent: Promise<unknown> = Promise.resolve();
-      let runId: string | undefined;
-      let execution: ExecutionRecord | undefined;
-      // A hang-up cancels the run and records it at once (the step in flight may take a while to
-      // notice; its own end records the same outcome again).
-      const cancelRun = () => {
-        if (!runId) return;
-        const id = runId;
-        void deps
-          .engine!.cancel(id)
-          .then(() => deps.engine!.getRun(id))
-          .then((r) => (r && execution ? recordOutcome(deps, execution, r) : undefined))
-          .catch(() => undefined);
-      };
-      hangup?.addEventListener('abort', cancelRun, { once: true });
-      let run;
-      try {
-        run = await runSync(
-          deps,
-          target,
-          args as Record<string, unknown>,
-          { kind: 'mcp', keyId: key.id },
-          {
-            onRunId: (id, row) => {
-              runId = id;
-              execution = row;
-              if (hangup?.aborted) cancelRun();
-            },
-            onEntry: (entry) => {
-              const update = progress(entry as JournalEntry);
-              if (update && token !== undefined && progressAllowed && !hangup?.aborted) {
-                sent = sent.then(() =>
-                  extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined),
-                );
-              }
-            },
           },
+          queuedView(name, q.run_id),
         );
       } catch (err) {
         return toolError(name, err);
-      } finally {
-        hangup?.removeEventListener('abort', cancelRun);
       }
-      await sent;
-      return run.status === 'succeeded' ? succeededRunResult(name, run, shape.output) : failedRunResult(name, run);
+    }
+    const token = params.progressToken;
+    const progress = createProgressFromJournal(found.spec.steps.length);
+    // Progress is the run's real journal, each entry as it is appended (never invented), sent in order.
+    let sent: Promise<unknown> = Promise.resolve();
+    let runId: string | undefined;
+    let execution: ExecutionRecord | undefined;
+    // A hang-up cancels the run and records it at once (the step in flight may take a while to
+    // notice; its own end records the same outcome again).
+    const cancelRun = () => {
+      if (!runId) return;
+      const id = runId;
+      void deps
+        .engine!.cancel(id)
+        .then(() => deps.engine!.getRun(id))
+        .then((r) => (r && execution ? recordOutcome(deps, execution, r) : undefined))
+        .catch(() => undefined);
     };
+    hangup?.addEventListener('abort', cancelRun, { once: true });
+    let run;
+    try {
+      run = await runSync(
+        deps,
+        target,
+        args as Record<string, unknown>,
+        { kind: 'mcp', keyId: key.id },
+        {
+          onRunId: (id, row) => {
+            runId = id;
+            execution = row;
+            if (hangup?.aborted) cancelRun();
+          },
+          onEntry: (entry) => {
+            const update = progress(entry as JournalEntry);
+            const notify = io.notify;
+            if (update && token !== undefined && notify && !hangup?.aborted) {
+              sent = sent.then(() => notify({ progressToken: token, ...update }).catch(() => undefined));
+            }
+          },
+        },
+      );
+    } catch (err) {
+      return toolError(name, err);
+    } finally {
+      hangup?.removeEventListener('abort', cancelRun);
+    }
+    await sent;
+    const result = run.status === 'succeeded' ? succeededRunResult(name, run, shape.output) : failedRunResult(name, run);
+    return withRunView(result, await runView(name, run, (d) => deps.engine!.getArtifact(d)));
+  };
+
+  /** The MCP Apps resources (resources/list, resources/read): the run view, the same for every key. */
+  const listResources = () => ({ resources: [RUN_VIEW_RESOURCE] });
+  const readResource = (uri: string) => {
+    const found = readRunViewResource(uri);
+    if (!found) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(uri.slice(0, 200))}`, { uri: uri.slice(0, 200) });
+    return found;
+  };
+
+  /**
+   * The 1.x SDK server of one legacy-era request (2025-11-25 and older). `hangup` is the request's
+   * abort signal in SSE mode (see callTool); progress is sent only in SSE mode.
+   */
+  function buildServer(key: ApiKeyRecord, progressAllowed: boolean, hangup?: AbortSignal): Server {
+    const server = new Server(
+      { name: 'flowctl-hosted', version: packageJson.version },
+      { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator, instructions },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => internal(async () => JSON.parse(await toolsListJson(key)) as { tools: McpTool[] }));
+    server.setRequestHandler(ListResourcesRequestSchema, () => listResources());
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(request.params.uri));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      internal(() =>
+        callTool(
+          key,
+          { name: request.params.name, arguments: request.params.arguments, progressToken: request.params._meta?.progressToken },
+          {
+            ...(progressAllowed ? { notify: (params) => extra.sendNotification({ method: 'notifications/progress', params }) } : {}),
+            hangup,
+          },
+        ),
+      ),
+    );
     return server;
   }
 
-  return { toolsListJson, visibleByName, shapeOf, buildServer };
+  return { toolsListJson, visibleByName, shapeOf, buildServer, callTool, listResources, readResource, instructions, internal };
 }

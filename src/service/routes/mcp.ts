@@ -1,11 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isFlowError } from '../../errors.js';
 import { jsonDeeperThan, readBodyText } from '../../http/body.js';
 import type { ServiceDeps } from '../context.js';
 import { MAX_BODY_DEPTH, nulIssues } from '../request-guards.js';
 import { defineRoute, type ServiceRoute } from '../route-table.js';
+import { MODERN_REVISION, modernMcp } from './mcp-modern.js';
 import { mcpTools } from './mcp-tools.js';
 
 /**
@@ -37,7 +39,7 @@ const NO_BATCHES_SINCE = '2025-06-18';
  * revision, so the rule is kept here.)
  */
 export function batchRevision(header: string | undefined, batch: unknown[]): string | undefined {
-  if (header !== undefined) return SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : undefined;
+  if (header !== undefined) return SUPPORTED_PROTOCOL_VERSIONS.includes(header) || header === MODERN_REVISION ? header : undefined;
   const init = batch.find((m): m is { method: 'initialize'; params?: { protocolVersion?: unknown } } => (m as { method?: unknown })?.method === 'initialize');
   if (init) {
     const asked = init.params?.protocolVersion;
@@ -46,11 +48,28 @@ export function batchRevision(header: string | undefined, batch: unknown[]): str
   return '2025-03-26';
 }
 
+/**
+ * Whether a request claims revision 2026-07-28 or later: the `MCP-Protocol-Version` header names a
+ * revision the 1.x SDK does not know, or a message carries the per-request `_meta` envelope's
+ * protocol version. Anything else (the 2025-era handshake and requests, and junk that claims
+ * nothing) stays on the 1.x transport, which answers junk as it always has.
+ */
+export function claimsModernRevision(header: string | undefined, parsed: unknown): boolean {
+  if (header !== undefined && header >= MODERN_REVISION) return true;
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: unknown } } | null)?.params?._meta;
+    return meta !== null && typeof meta === 'object' && Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY);
+  });
+}
+
 const jsonRpcError = (id: unknown, code: number, message: string, data?: unknown) =>
   JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 
 export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
-  const { toolsListJson, visibleByName, shapeOf, buildServer } = mcpTools(deps);
+  const tools = mcpTools(deps);
+  const { toolsListJson, visibleByName, shapeOf, buildServer } = tools;
+  const modern = modernMcp(deps, tools);
 
   return [
     defineRoute(
@@ -150,6 +169,21 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
             );
           }
         }
+        // Revision 2026-07-28 (a `_meta` envelope, `server/discover`): the v2 server package, after the
+        // same rules as above (mcp-modern.ts), for a request that claims it and that the v2 package's
+        // own classifier does not take for 2025-era traffic.
+        const headers = new Headers(raw.headers);
+        headers.set('accept', 'application/json, text/event-stream');
+        const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
+        if (
+          claimsModernRevision(c.req.header('mcp-protocol-version'), parsed) &&
+          !(await isLegacyRequest(request, parsed, { maxRequestBodySize: deps.settings.maxBodyBytes }))
+        ) {
+          // The request's abort signal rides along: a client that hangs up cancels its call.
+          const modernRequest = new Request(raw.url, { method: 'POST', headers, body: text ?? '', signal: raw.signal });
+          const sse = /(^|,)\s*text\/event-stream\b/i.test(c.req.header('accept') ?? '');
+          return modern(modernRequest, parsed, key, { sseFirst: streamFirst, sse });
+        }
         // A lone JSON-mode tools/list (the common poll of every agent) is answered from the serialized
         // list; the SDK transport would answer it the same way (one JSON-RPC response, 200,
         // application/json). Anything else, or a request the transport must refuse (an unsupported
@@ -174,10 +208,7 @@ export function mcpRoutes(deps: ServiceDeps): ServiceRoute[] {
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamFirst });
         const server = buildServer(key, streamFirst, streamFirst ? raw.signal : undefined);
         await server.connect(transport);
-        // The SDK wants both media types listed whatever their order; the order was read above.
-        const headers = new Headers(raw.headers);
-        headers.set('accept', 'application/json, text/event-stream');
-        const request = new Request(raw.url, { method: 'POST', headers, body: text ?? '' });
+        // The SDK wants both media types listed whatever their order (set above); the order was read above.
         const response = await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed });
         if (!streamFirst) {
           await transport.close().catch(() => undefined);

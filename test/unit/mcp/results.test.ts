@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toolTitle } from '../../../src/mcp/presentation.js';
 import { argumentIssues, failedRunResult, invalidInputsResult, META } from '../../../src/mcp/results.js';
 import type { JournalEntry } from '../../../src/run/types.js';
-import { batchRevision } from '../../../src/service/routes/mcp.js';
+import { batchRevision, claimsModernRevision } from '../../../src/service/routes/mcp.js';
 
 // The pieces both MCP servers share: the result vocabulary, titles, and the batch rule's revision.
 
@@ -94,5 +94,19 @@ describe('MCP results (src/mcp/results.ts)', () => {
     expect(batchRevision(undefined, [{ method: 'initialize', params: { protocolVersion: '2024-11-05' } }])).toBe('2024-11-05');
     expect(batchRevision(undefined, [{ method: 'initialize', params: { protocolVersion: '2030-01-01' } }])).toBe('2025-11-25');
     expect(batchRevision(undefined, [null, 3])).toBe('2025-03-26');
+  });
+});
+
+describe('which requests go to revision 2026-07-28 (claimsModernRevision)', () => {
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
+  it('the header or the _meta envelope claims it; the 2025-era handshake and junk do not', () => {
+    expect(claimsModernRevision('2026-07-28', undefined)).toBe(true);
+    expect(claimsModernRevision(undefined, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } })).toBe(true);
+    expect(claimsModernRevision(undefined, [{ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: envelope } }])).toBe(true);
+    expect(claimsModernRevision('2025-11-25', { jsonrpc: '2.0', id: 1, method: 'tools/list' })).toBe(false);
+    expect(claimsModernRevision(undefined, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } })).toBe(false);
+    expect(claimsModernRevision(undefined, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { progressToken: 1 } } })).toBe(false);
+    for (const junk of [undefined, null, 5, 'x', [], [null], {}, { params: 'x' }, { params: { _meta: null } }])
+      expect(claimsModernRevision(undefined, junk)).toBe(false);
   });
 });
