@@ -1,8 +1,13 @@
-import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import type { Digest } from '../canonical.js';
 import type { Run } from '../run/types.js';
 import { RUN_VIEW_HTML } from './run-view-app.js';
 import { META, RUN_VIEW_URI } from './results.js';
+
+/**
+ * The MCP Apps UI resource media type (`RESOURCE_MIME_TYPE` of @modelcontextprotocol/ext-apps, checked equal
+ * in test/unit/mcp/run-view.test.ts): kept as a literal so the stdio adapter needs no ext-apps peer for one string.
+ */
+export const RESOURCE_MIME_TYPE = 'text/html;profile=mcp-app';
 
 /**
  * Results as an MCP App (docs/mcp.md, "MCP Apps"): every flow tool links the UI resource

@@ -1,6 +1,15 @@
+import { RESOURCE_MIME_TYPE as EXT_APPS_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import { describe, expect, it } from 'vitest';
 import { META, RUN_VIEW_URI, toolMeta } from '../../../src/mcp/results.js';
-import { MAX_VIEW_SCREENSHOT_BYTES, queuedView, readRunViewResource, RUN_VIEW_RESOURCE, runView, withRunView } from '../../../src/mcp/run-view.js';
+import {
+  MAX_VIEW_SCREENSHOT_BYTES,
+  queuedView,
+  RESOURCE_MIME_TYPE,
+  readRunViewResource,
+  RUN_VIEW_RESOURCE,
+  runView,
+  withRunView,
+} from '../../../src/mcp/run-view.js';
 import type { JournalEntry } from '../../../src/run/types.js';
 
 // The MCP Apps run view (src/mcp/run-view.ts): what a result carries for the app, from the journal.
@@ -10,6 +19,10 @@ const base = { run_id: 'r1', ts: '2026-11-26T00:00:00.000Z', seq: 0, prev_hash: 
 const entries = (list: Record<string, unknown>[]) => list.map((e, i) => ({ ...base, seq: i, ...e }) as unknown as JournalEntry);
 
 describe('run view (src/mcp/run-view.ts)', () => {
+  it('serves the app with the media type the ext-apps SDK defines', () => {
+    expect(RESOURCE_MIME_TYPE).toBe(EXT_APPS_MIME_TYPE);
+  });
+
   it('the step timeline: a retried step ends as its last attempt, skipped steps listed, the run error kept', async () => {
     const journal = entries([
       { event: 'run_started', flow_name: 'f', inputs: {}, contracts: [] },
