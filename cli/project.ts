@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createEnvSecrets } from '../adapters/secrets-env/index.js';
 import { createFsStorage } from '../adapters/storage-fs/index.js';
@@ -18,7 +17,7 @@ import {
   type ToolRegistry,
 } from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
-import { findFlowFile, registerCliTools } from './resolve-flow.js';
+import { loadedToolRefs, loadFlowRead, readFlowArg, registerCliTools } from './resolve-flow.js';
 
 /**
  * Shared pieces of the commands that touch a project: the run store, the tool registry, the sandbox,
@@ -63,6 +62,8 @@ export interface ProjectTools {
   registry: ToolRegistry;
   /** The tools beyond the builtins (browser, packs). */
   extra: Tool[];
+  /** Starts the browser now when the browser tools were loaded (see PlaywrightExecutor.warm); else nothing. */
+  warmBrowser(): void;
   /** Closes the browser when one was launched. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -71,11 +72,13 @@ export interface ProjectTools {
 export async function projectTools(options: ProjectToolsOptions): Promise<ProjectTools> {
   const lists: Tool[][] = [builtinTools()];
   const disposers: (() => Promise<void>)[] = [];
+  let warmBrowser = () => {};
   if (options.browser) {
     const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
     const executor = createPlaywrightExecutor();
     lists.push(executor.tools);
     disposers.push(() => executor.dispose());
+    warmBrowser = () => executor.warm();
   }
   const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
   if (registryDir) {
@@ -95,6 +98,7 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   return {
     registry: createToolRegistry(...lists),
     extra: lists.slice(1).flat(),
+    warmBrowser,
     async dispose() {
       if (disposed) return;
       disposed = true;
@@ -132,6 +136,8 @@ export interface Project {
   tools: ToolRegistry;
   /** The engine over `.flowctl/`, created on first use (so `--dry` never opens the store). */
   engine(): Engine;
+  /** Starts Chromium now when the browser tools were loaded (a run about to take browser steps); else nothing. */
+  warmBrowser(): void;
   /** Disposes the engine (its storage and executor) and the browser. Idempotent. */
   close(): Promise<void>;
 }
@@ -218,6 +224,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   return {
     tools: tools.registry,
     engine: getEngine,
+    warmBrowser: tools.warmBrowser,
     async close() {
       if (closed) return;
       closed = true;
@@ -238,20 +245,13 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
  * gives none: compiling it reports the real problem.
  */
 export async function flowToolRefs(arg: string, io: CliIO): Promise<string[]> {
-  let found;
+  let read;
   try {
-    found = findFlowFile(arg, io.cwd);
+    read = await readFlowArg(arg, io);
   } catch {
     return [];
   }
-  const text = await readFile(found.path, 'utf8');
-  const loaded = await found.loader.load({ path: found.path, file: found.file, text });
-  const steps = (loaded.flow as { steps?: unknown } | undefined)?.steps;
-  if (!Array.isArray(steps)) return [];
-  return steps
-    .map((s) => (s && typeof s === 'object' ? (s as { tool?: unknown }).tool : undefined))
-    .filter((t): t is string => typeof t === 'string')
-    .map((t) => t.replace(/@[^@]*$/, ''));
+  return loadedToolRefs(await loadFlowRead(read));
 }
 
 /** Whether the flow a `<flow>` argument names uses browser tools (serve, mcp and schedule ask this). */

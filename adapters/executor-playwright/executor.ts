@@ -42,6 +42,12 @@ export interface PlaywrightExecutor {
   screencast: Screencast;
   /** Counters: browsers launched, CDP connections, contexts open and created. */
   stats(): PoolStats;
+  /**
+   * Launch (or connect to) the browser now rather than on the first browser step, without waiting for
+   * it: a process that knows it will run browser steps starts Chromium while it does its other work.
+   * A failure is not reported here: the first browser step tries again and fails with it.
+   */
+  warm(): void;
   /** Close every run context and the browser (or the CDP connection). Idempotent. */
   dispose(): Promise<void>;
 }
@@ -69,6 +75,9 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
     tools,
     screencast: { subscribe: screencast.subscribe, active: screencast.active },
     stats: () => pool.stats(),
+    warm() {
+      pool.getBrowser().catch(() => {});
+    },
     dispose: () => pool.dispose(),
   };
 }
