@@ -11,6 +11,7 @@ import {
   type Executor,
   type FlowSpec,
   type Run,
+  type SecretStore,
   type Storage,
   type Tool,
   type ToolContext,
@@ -136,6 +137,8 @@ export interface Project {
   tools: ToolRegistry;
   /** The engine over `.flowctl/`, created on first use (so `--dry` never opens the store). */
   engine(): Engine;
+  /** The secret store runs resolve `secret:<name>` from (`FLOWCTL_SECRET_<NAME>`). */
+  secrets: SecretStore;
   /** Starts Chromium now when the browser tools were loaded (a run about to take browser steps); else nothing. */
   warmBrowser(): void;
   /** Disposes the engine (its storage and executor) and the browser. Idempotent. */
@@ -224,6 +227,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   return {
     tools: tools.registry,
     engine: getEngine,
+    secrets,
     warmBrowser: tools.warmBrowser,
     async close() {
       if (closed) return;

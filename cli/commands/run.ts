@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { prettyJson, writeJournalFixture, type Executor, type FlowSpec, type Run } from '../../src/engine-entry.js';
 import { summarizeEffects } from '../../src/run/effects.js';
 import { resolveInputs } from '../../src/run/inputs.js';
+import { resolveSecretInputs } from '../../src/secrets/preflight.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate, formatEffectSummary } from '../confirm.js';
@@ -44,16 +45,17 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     const resolved = await resolveRunSpec(flowArg, io, {
       write: !dry,
       openTools: async (refs) => {
-        const needs = toolNeeds(refs);
-        const opened = await openProject(io, { ...needs, executor });
-        project = opened;
-        if (needs.browser && !dry) opened.warmBrowser();
-        return opened;
+        project = await openProject(io, { ...toolNeeds(refs), executor });
+        return project;
       },
     });
     const { spec, flow_digest } = resolved;
     const inputs = typedInputs(sources, spec.inputs);
     if (dry) return printPlan(io, spec, flow_digest, inputs, json);
+    // Inputs and secrets are checked here as the engine checks them first thing, so that a run that
+    // cannot start opens no browser; then Chromium starts while the engine gets the run ready.
+    await resolveSecretInputs(spec, resolveInputs(spec, inputs).inputs, resolved.opened.secrets);
+    resolved.opened.warmBrowser();
 
     const progress = createProgressPrinter(io, spec);
     const gate = createConfirmGate(io, { yes, action: `run ${spec.name}`, beforePrompt: () => progress.clear() });
