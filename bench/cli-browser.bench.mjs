@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import os from 'node:os';
-import { extname, join, normalize, sep } from 'node:path';
+import { extname, join, normalize } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LAUNCH_FLAGS, resolveBrowser } from '../dist/adapters/executor-playwright.js';
 import { median, percentile, writeSection } from './results.mjs';
@@ -226,10 +226,7 @@ Target: flowctl run / script at most ${TARGET.toFixed(2)} per app. Result: worst
 | App | ops | script median ms (p90) | \`flowctl run\` median ms (p90) | **flowctl run / script** | no cache median ms (p90) | no cache / script |
 |---|---|---|---|---|---|---|
 ${rows
-  .map(
-    (r) =>
-      `| ${r.app.name} | ${r.ops} | ${fmt(r.script)} | ${fmt(r.cli)} | **${r.ratio.toFixed(3)}** | ${fmt(r.nocache)} | ${r.nocacheRatio.toFixed(3)} |`,
-  )
+  .map((r) => `| ${r.app.name} | ${r.ops} | ${fmt(r.script)} | ${fmt(r.cli)} | **${r.ratio.toFixed(3)}** | ${fmt(r.nocache)} | ${r.nocacheRatio.toFixed(3)} |`)
   .join('\n')}
 `;
   writeSection('cli-browser', 'flowctl run vs the cold script (browser flows)', body);

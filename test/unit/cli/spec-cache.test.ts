@@ -31,14 +31,18 @@ async function project(flow = FLOW('Hello')) {
   const { io } = memoryIO({ cwd: dir });
   const refs: string[][] = [];
   const resolve = (options: { build?: string; write?: boolean; env?: Record<string, string> } = {}) =>
-    resolveRunSpec('hello', { ...io, env: options.env ?? {} }, {
-      build: options.build ?? 'test-build-1',
-      write: options.write ?? true,
-      openTools: async (r) => {
-        refs.push(r);
-        return r.length;
+    resolveRunSpec(
+      'hello',
+      { ...io, env: options.env ?? {} },
+      {
+        build: options.build ?? 'test-build-1',
+        write: options.write ?? true,
+        openTools: async (r) => {
+          refs.push(r);
+          return r.length;
+        },
       },
-    });
+    );
   const entries = async () => {
     try {
       return await readdir(join(dir, SPEC_CACHE_DIR));
