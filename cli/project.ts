@@ -232,13 +232,16 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
     async close() {
       if (closed) return;
       closed = true;
-      try {
+      // The engine (its store, the sandbox) and the browser close side by side: a finished run needs
+      // neither any more. Both are always closed; the first failure is rethrown.
+      const engines = async () => {
         await nested?.dispose();
         if (engine) await engine.dispose();
         else await options.executor?.dispose?.();
-      } finally {
-        await tools.dispose();
-      }
+      };
+      const [first, second] = await Promise.allSettled([engines(), tools.dispose()]);
+      if (first.status === 'rejected') throw first.reason;
+      if (second.status === 'rejected') throw second.reason;
     },
   };
 }
