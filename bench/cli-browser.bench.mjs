@@ -215,7 +215,8 @@ every flowctl output checked equal to the script's.
 
 - **script**: \`node <app>.mjs\`: playwright-core, the launch flags flowctl uses, Playwright's own waits;
 - **flowctl run**: \`flowctl run bench-<app> --yes --json\` in a project (file store in .flowctl/, the run journaled), its
-  compiled spec taken from the compiled-spec cache (the state of every run of an unchanged flow after the first);
+  compiled spec taken from the compiled-spec cache (the state of every run of an unchanged flow after the first), and
+  its modules from Node's compile cache, which the \`flowctl\` bin turns on (the script runs as written, without it);
 - **no cache**: the same with \`FLOWCTL_SPEC_CACHE=off\` (compiles the Recording on every run), for reference.
 
 The machine is shared with other work while this runs (other builds, tests and benchmarks), so wall-clock numbers are
