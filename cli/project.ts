@@ -50,6 +50,8 @@ export interface ProjectToolsOptions {
   cwd: string;
   /** Load the browser tools (lazily imports adapters/executor-playwright). Default false. */
   browser?: boolean;
+  /** With `browser`: start Chromium at once (PlaywrightExecutor.warm), before the tools are defined. Default false. */
+  warmBrowser?: boolean;
   /**
    * A pack registry whose composite tools join the registry. Default: `.flowctl/registry` when that
    * folder exists (where `flowctl install` puts packs), else none. `''` means none.
@@ -77,6 +79,8 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   if (options.browser) {
     const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
     const executor = createPlaywrightExecutor();
+    // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
+    if (options.warmBrowser) executor.warm();
     lists.push(executor.tools);
     disposers.push(() => executor.dispose());
     warmBrowser = () => executor.warm();
@@ -122,6 +126,8 @@ export async function openSandbox(flag: string | undefined, env: Record<string, 
 export interface ProjectOptions {
   /** Load the browser tools. Default false (see usesBrowserTools / flowUsesBrowser). */
   browser?: boolean;
+  /** With `browser`: start Chromium while the project opens (see ProjectToolsOptions.warmBrowser). Default false. */
+  warmBrowser?: boolean;
   /** A sandbox provider for shell and fs tools. Default none (in-process). */
   executor?: Executor;
   /**
@@ -195,6 +201,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   const tools = await projectTools({
     cwd: io.cwd,
     browser: options.browser,
+    warmBrowser: options.warmBrowser,
     registryDir: options.packs === false ? '' : undefined,
     // A composite pack tool runs its flow as a nested run on an engine of its own over memory
     // storage: the calling step's journal entry holds its result, and `runs last` keeps naming the

@@ -9,8 +9,9 @@ export interface RunSpecOptions<T> {
   /**
    * Load what the flow's tool refs need (browser tools, installed packs) and register it for
    * compiling; called once, before the cached entry's tools are checked or the flow compiles.
+   * `cached` is the cached spec when there is an entry (it is what runs unless the tools changed).
    */
-  openTools(refs: string[]): Promise<T>;
+  openTools(refs: string[], cached: FlowSpec | undefined): Promise<T>;
   /** Remember a new compile in the cache (false for `--dry`, which writes nothing). */
   write: boolean;
   /** The build the cache keys on. Default the running CLI's (none when run from sources: no cache). */
@@ -41,10 +42,10 @@ export async function resolveRunSpec<T>(flowArg: string, io: CliIO, options: Run
   let loaded: LoadedFlow | undefined;
   let opened: T;
   if (hit) {
-    opened = await options.openTools(specToolRefs(hit.spec));
+    opened = await options.openTools(specToolRefs(hit.spec), hit.spec);
   } else {
     loaded = await loadFlowRead(read);
-    opened = await options.openTools(loadedToolRefs(loaded));
+    opened = await options.openTools(loadedToolRefs(loaded), undefined);
   }
   const tools = toolsDigest(cliToolRegistry());
   if (hit && hit.tools_digest === tools) return { opened, spec: hit.spec, flow_digest: hit.flow_digest, cached: true };

@@ -63,16 +63,22 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
   const pool = new BrowserPool(options);
   const screencast = createScreencast(pool, options.screencast);
   screencast.attach();
-  const tools = createBrowserTools({
-    pool,
-    scopeKey: `executor-playwright:${++instances}`,
-    screenshots: options.screenshots ?? false,
-    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
-    appearTimeoutMs: options.appearTimeoutMs,
-    optionalWindowMs: options.optionalWindowMs,
-  });
+  const scopeKey = `executor-playwright:${++instances}`;
+  // Defined on first use (defining checks every contract's schemas): a caller can warm() the browser
+  // first, so Chromium starts while the tools are defined.
+  let tools: Tool[] | undefined;
   return {
-    tools,
+    get tools() {
+      tools ??= createBrowserTools({
+        pool,
+        scopeKey,
+        screenshots: options.screenshots ?? false,
+        defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+        appearTimeoutMs: options.appearTimeoutMs,
+        optionalWindowMs: options.optionalWindowMs,
+      });
+      return tools;
+    },
     screencast: { subscribe: screencast.subscribe, active: screencast.active },
     stats: () => pool.stats(),
     warm() {

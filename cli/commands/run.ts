@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { prettyJson, writeJournalFixture, type Executor, type FlowSpec, type Run } from '../../src/engine-entry.js';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { prettyJson, writeJournalFixture, type Executor, type FlowSpec, type Run, type SecretStore } from '../../src/engine-entry.js';
 import { summarizeEffects } from '../../src/run/effects.js';
 import { resolveInputs } from '../../src/run/inputs.js';
 import { resolveSecretInputs } from '../../src/secrets/preflight.js';
@@ -44,8 +45,13 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     // are loaded first, and a browser flow about to run starts Chromium while the rest gets ready.
     const resolved = await resolveRunSpec(flowArg, io, {
       write: !dry,
-      openTools: async (refs) => {
-        project = await openProject(io, { ...toolNeeds(refs), executor });
+      openTools: async (refs, cached) => {
+        const needs = toolNeeds(refs);
+        // With a cached spec the run's inputs and secrets can be checked before the project opens,
+        // so Chromium starts while the browser tools are defined.
+        const warmBrowser =
+          needs.browser && !dry && cached !== undefined && (await runCanStart(cached, typedInputs(sources, cached.inputs), createEnvSecrets({ env: io.env })));
+        project = await openProject(io, { ...needs, executor, warmBrowser });
         return project;
       },
     });
@@ -53,8 +59,9 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     const inputs = typedInputs(sources, spec.inputs);
     if (dry) return printPlan(io, spec, flow_digest, inputs, json);
     // Inputs and secrets are checked here as the engine checks them first thing, so that a run that
-    // cannot start opens no browser; then Chromium starts while the engine gets the run ready.
-    await resolveSecretInputs(spec, resolveInputs(spec, inputs).inputs, resolved.opened.secrets);
+    // cannot start opens no browser; then Chromium starts (if it did not yet) while the engine gets
+    // the run ready.
+    await runCanStart(spec, inputs, resolved.opened.secrets);
     resolved.opened.warmBrowser();
 
     const progress = createProgressPrinter(io, spec);
@@ -79,6 +86,15 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     if (project) await project.close();
     else await executor?.dispose?.();
   }
+}
+
+/**
+ * What the engine checks first when a run starts (the inputs contract, every secret input resolves):
+ * throws its FlowError (`invalid_inputs`, `secret_not_found`) when the run cannot start.
+ */
+async function runCanStart(spec: FlowSpec, inputs: Record<string, unknown>, secrets: SecretStore): Promise<true> {
+  await resolveSecretInputs(spec, resolveInputs(spec, inputs).inputs, secrets);
+  return true;
 }
 
 /** `--dry`: inputs checked against the contract, then the steps and outward effects; nothing runs, nothing is written. */
