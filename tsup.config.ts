@@ -1,5 +1,26 @@
-import { readdirSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'tsup';
+
+/**
+ * The CLI's build id: the package version and a digest of every source file bundled into it. The
+ * compiled-spec cache keys on it (cli/spec-cache.ts), so a rebuilt compiler never reads entries an
+ * older build wrote, even under the same version.
+ */
+function buildId(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const d of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(dir, d.name);
+      if (d.isDirectory()) walk(path);
+      else if (/\.(ts|json|mjs|js)$/.test(d.name)) hash.update(`${path}\0`).update(readFileSync(path)).update('\0');
+    }
+  };
+  for (const dir of ['src', 'cli', 'adapters']) walk(dir);
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  return `${version}+${hash.digest('hex').slice(0, 16)}`;
+}
 
 // Every folder in adapters/ with an index.ts is a subpath export: flowctl/adapters/<name>.
 const adapterEntries = Object.fromEntries(
@@ -40,6 +61,7 @@ export default defineConfig([
   {
     // The CLI: ESM only, commands split into lazily loaded chunks so `flowctl --help` starts fast.
     entry: { cli: 'cli/main.ts' },
+    define: { __FLOWCTL_BUILD__: JSON.stringify(buildId()) },
     // Its own folder, so its chunks never collide with the library's chunks.
     outDir: 'dist/cli',
     format: ['esm'],

@@ -96,7 +96,9 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
   try {
     const args = parseArgs(rest);
     // Recording loader, browser tool contracts, brittle-locator lint: only commands that load flows need them.
-    if (!NO_FLOW_COMMANDS.has(command)) await import('./recordings.js');
+    // `run` needs only the loader: it loads the browser tools itself, for a flow that uses them.
+    if (command === 'run') await import('./recording-loader.js');
+    else if (!NO_FLOW_COMMANDS.has(command)) await import('./recordings.js');
     const mod = await load();
     return await mod.default(args, io);
   } catch (err) {

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createEnvSecrets } from '../adapters/secrets-env/index.js';
 import { createFsStorage } from '../adapters/storage-fs/index.js';
@@ -12,13 +11,14 @@ import {
   type Executor,
   type FlowSpec,
   type Run,
+  type SecretStore,
   type Storage,
   type Tool,
   type ToolContext,
   type ToolRegistry,
 } from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
-import { findFlowFile, registerCliTools } from './resolve-flow.js';
+import { loadedToolRefs, loadFlowRead, readFlowArg, registerCliTools } from './resolve-flow.js';
 
 /**
  * Shared pieces of the commands that touch a project: the run store, the tool registry, the sandbox,
@@ -50,6 +50,8 @@ export interface ProjectToolsOptions {
   cwd: string;
   /** Load the browser tools (lazily imports adapters/executor-playwright). Default false. */
   browser?: boolean;
+  /** With `browser`: start Chromium at once (PlaywrightExecutor.warm), before the tools are defined. Default false. */
+  warmBrowser?: boolean;
   /**
    * A pack registry whose composite tools join the registry. Default: `.flowctl/registry` when that
    * folder exists (where `flowctl install` puts packs), else none. `''` means none.
@@ -63,6 +65,8 @@ export interface ProjectTools {
   registry: ToolRegistry;
   /** The tools beyond the builtins (browser, packs). */
   extra: Tool[];
+  /** Starts the browser now when the browser tools were loaded (see PlaywrightExecutor.warm); else nothing. */
+  warmBrowser(): void;
   /** Closes the browser when one was launched. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -71,11 +75,15 @@ export interface ProjectTools {
 export async function projectTools(options: ProjectToolsOptions): Promise<ProjectTools> {
   const lists: Tool[][] = [builtinTools()];
   const disposers: (() => Promise<void>)[] = [];
+  let warmBrowser = () => {};
   if (options.browser) {
     const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
     const executor = createPlaywrightExecutor();
+    // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
+    if (options.warmBrowser) executor.warm();
     lists.push(executor.tools);
     disposers.push(() => executor.dispose());
+    warmBrowser = () => executor.warm();
   }
   const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
   if (registryDir) {
@@ -95,6 +103,7 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   return {
     registry: createToolRegistry(...lists),
     extra: lists.slice(1).flat(),
+    warmBrowser,
     async dispose() {
       if (disposed) return;
       disposed = true;
@@ -117,6 +126,8 @@ export async function openSandbox(flag: string | undefined, env: Record<string, 
 export interface ProjectOptions {
   /** Load the browser tools. Default false (see usesBrowserTools / flowUsesBrowser). */
   browser?: boolean;
+  /** With `browser`: start Chromium while the project opens (see ProjectToolsOptions.warmBrowser). Default false. */
+  warmBrowser?: boolean;
   /** A sandbox provider for shell and fs tools. Default none (in-process). */
   executor?: Executor;
   /**
@@ -132,6 +143,10 @@ export interface Project {
   tools: ToolRegistry;
   /** The engine over `.flowctl/`, created on first use (so `--dry` never opens the store). */
   engine(): Engine;
+  /** The secret store runs resolve `secret:<name>` from (`FLOWCTL_SECRET_<NAME>`). */
+  secrets: SecretStore;
+  /** Starts Chromium now when the browser tools were loaded (a run about to take browser steps); else nothing. */
+  warmBrowser(): void;
   /** Disposes the engine (its storage and executor) and the browser. Idempotent. */
   close(): Promise<void>;
 }
@@ -186,6 +201,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   const tools = await projectTools({
     cwd: io.cwd,
     browser: options.browser,
+    warmBrowser: options.warmBrowser,
     registryDir: options.packs === false ? '' : undefined,
     // A composite pack tool runs its flow as a nested run on an engine of its own over memory
     // storage: the calling step's journal entry holds its result, and `runs last` keeps naming the
@@ -218,16 +234,21 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
   return {
     tools: tools.registry,
     engine: getEngine,
+    secrets,
+    warmBrowser: tools.warmBrowser,
     async close() {
       if (closed) return;
       closed = true;
-      try {
+      // The engine (its store, the sandbox) and the browser close side by side: a finished run needs
+      // neither any more. Both are always closed; the first failure is rethrown.
+      const engines = async () => {
         await nested?.dispose();
         if (engine) await engine.dispose();
         else await options.executor?.dispose?.();
-      } finally {
-        await tools.dispose();
-      }
+      };
+      const [first, second] = await Promise.allSettled([engines(), tools.dispose()]);
+      if (first.status === 'rejected') throw first.reason;
+      if (second.status === 'rejected') throw second.reason;
     },
   };
 }
@@ -238,20 +259,13 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
  * gives none: compiling it reports the real problem.
  */
 export async function flowToolRefs(arg: string, io: CliIO): Promise<string[]> {
-  let found;
+  let read;
   try {
-    found = findFlowFile(arg, io.cwd);
+    read = await readFlowArg(arg, io);
   } catch {
     return [];
   }
-  const text = await readFile(found.path, 'utf8');
-  const loaded = await found.loader.load({ path: found.path, file: found.file, text });
-  const steps = (loaded.flow as { steps?: unknown } | undefined)?.steps;
-  if (!Array.isArray(steps)) return [];
-  return steps
-    .map((s) => (s && typeof s === 'object' ? (s as { tool?: unknown }).tool : undefined))
-    .filter((t): t is string => typeof t === 'string')
-    .map((t) => t.replace(/@[^@]*$/, ''));
+  return loadedToolRefs(await loadFlowRead(read));
 }
 
 /** Whether the flow a `<flow>` argument names uses browser tools (serve, mcp and schedule ask this). */

@@ -101,9 +101,15 @@ export function findFlowFile(arg: string, cwd: string): { path: string; file: st
 
 /** Read `flowctl.lock` of the project, if there is one. FlowError `bad_lock` when it is malformed. */
 export async function readProjectLock(cwd: string): Promise<LockFile | undefined> {
+  const text = await readLockText(cwd);
+  return text === undefined ? undefined : parseLock(text, LOCK_FILE_NAME);
+}
+
+/** The bytes of `flowctl.lock` of the project as text, or undefined when there is none. */
+export async function readLockText(cwd: string): Promise<string | undefined> {
   const path = join(cwd, LOCK_FILE_NAME);
   if (!existsSync(path)) return undefined;
-  return parseLock(await readFile(path, 'utf8'), LOCK_FILE_NAME);
+  return readFile(path, 'utf8');
 }
 
 export interface FlowCompilation {
@@ -114,19 +120,54 @@ export interface FlowCompilation {
   locate?: Locator;
 }
 
-/** Resolve, load and compile a `<flow>` argument against the CLI tools and the project lock. */
-export async function compileFlowArg(arg: string, io: CliIO): Promise<FlowCompilation> {
+/** A `<flow>` argument's file and the project lock, read once (the spec cache keys on these very bytes). */
+export interface FlowSourceRead {
+  file: FlowFile;
+  loader: FlowLoader;
+  /** The text of `flowctl.lock`, undefined when the project has none. */
+  lockText: string | undefined;
+}
+
+/** Find and read a `<flow>` argument and the project lock. FlowError `flow_not_found` as findFlowFile. */
+export async function readFlowArg(arg: string, io: CliIO): Promise<FlowSourceRead> {
   const found = findFlowFile(arg, io.cwd);
-  const text = await readFile(found.path, 'utf8');
-  const file: FlowFile = { path: found.path, file: found.file, text };
-  const lock = await readProjectLock(io.cwd);
-  const loaded = await found.loader.load(file);
-  const source = { ...file, kind: found.loader.kind };
+  const [text, lockText] = await Promise.all([readFile(found.path, 'utf8'), readLockText(io.cwd)]);
+  return { file: { path: found.path, file: found.file, text }, loader: found.loader, lockText };
+}
+
+/** Load (parse) a read `<flow>` into its Flow object, or the diagnostics of why it does not load. */
+export async function loadFlowRead(read: FlowSourceRead): Promise<LoadedFlow> {
+  return read.loader.load(read.file);
+}
+
+/** Compile a read and loaded `<flow>` against the CLI tools and the lock read with it. */
+export function compileLoaded(read: FlowSourceRead, loaded: LoadedFlow): FlowCompilation {
+  const lock = read.lockText === undefined ? undefined : parseLock(read.lockText, LOCK_FILE_NAME);
+  const source = { ...read.file, kind: read.loader.kind };
   if (loaded.diagnostics && loaded.diagnostics.length > 0) {
     return { source, lock, result: { ok: false, diagnostics: loaded.diagnostics }, locate: loaded.locate };
   }
-  const result = compileFlow(loaded.flow, { file: found.file, tools: cliToolRegistry(), lock, locate: loaded.locate });
+  const result = compileFlow(loaded.flow, { file: read.file.file, tools: cliToolRegistry(), lock, locate: loaded.locate });
   return { source, lock, result, locate: loaded.locate };
+}
+
+/** Resolve, load and compile a `<flow>` argument against the CLI tools and the project lock. */
+export async function compileFlowArg(arg: string, io: CliIO): Promise<FlowCompilation> {
+  const read = await readFlowArg(arg, io);
+  return compileLoaded(read, await loadFlowRead(read));
+}
+
+/**
+ * The tool refs (`ref` without the version) of a loaded Flow's steps, read before compiling
+ * (compiling needs the right tools registered first). A flow that did not load gives none.
+ */
+export function loadedToolRefs(loaded: LoadedFlow): string[] {
+  const steps = (loaded.flow as { steps?: unknown } | undefined)?.steps;
+  if (!Array.isArray(steps)) return [];
+  return steps
+    .map((s) => (s && typeof s === 'object' ? (s as { tool?: unknown }).tool : undefined))
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => t.replace(/@[^@]*$/, ''));
 }
 
 /** Diagnostics as human lines on stderr. */
@@ -134,17 +175,20 @@ export function printDiagnostics(io: CliIO, diagnostics: Diagnostic[]): void {
   for (const d of diagnostics) io.stderr.write(`${formatDiagnostic(d)}\n`);
 }
 
+/** A failed compilation as FlowError `compile_failed`, whose message lists the diagnostics and whose data has them. */
+export function compileFailure(c: FlowCompilation): FlowError {
+  const diagnostics = c.result.ok ? [] : c.result.diagnostics;
+  return new FlowError('compile_failed', `[flowctl] ${c.source.file} does not compile:\n${diagnostics.map(formatDiagnostic).join('\n')}`, {
+    data: { diagnostics },
+  });
+}
+
 /**
- * For commands that need a compiled flow and nothing else (e.g. `run`): the compiled spec, or
- * FlowError `compile_failed` whose message lists the diagnostics and whose data has them.
+ * For commands that need a compiled flow and nothing else: the compiled spec, or FlowError
+ * `compile_failed` (compileFailure).
  */
 export async function compileFlowOrThrow(arg: string, io: CliIO) {
   const c = await compileFlowArg(arg, io);
-  if (!c.result.ok) {
-    const lines = c.result.diagnostics.map(formatDiagnostic);
-    throw new FlowError('compile_failed', `[flowctl] ${c.source.file} does not compile:\n${lines.join('\n')}`, {
-      data: { diagnostics: c.result.diagnostics },
-    });
-  }
+  if (!c.result.ok) throw compileFailure(c);
   return { ...c.result, source: c.source };
 }

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FlowError } from '../../src/errors.js';
@@ -50,6 +50,10 @@ function unboundError(): FlowError {
     data: { retryable: false },
   });
 }
+// Not `import ... from 'node:http'`: Node builds an ES module facade of every builtin imported that
+// way, which reads each export, and node:http's lazy undici exports then load undici and zlib (tens of
+// ms on every CLI start that loads the browser tools, proxy or not). getBuiltinModule reads only these.
+const { createServer, request: httpRequest } = process.getBuiltinModule('node:http');
 
 export const DENIED_HEADER = 'x-flowctl-egress';
 const MAX_REFUSALS = 100;

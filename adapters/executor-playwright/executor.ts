@@ -54,6 +54,12 @@ export interface PlaywrightExecutor {
    * egress guard (`{ guarded: true }`, as the hosted service runs them) or without. Returns at once.
    */
   prewarm(options?: { guarded?: boolean }): void;
+  /**
+   * Launch (or connect to) the browser now rather than on the first browser step, without waiting for
+   * it: a process that knows it will run browser steps starts Chromium while it does its other work.
+   * A failure is not reported here: the first browser step tries again and fails with it.
+   */
+  warm(): void;
   /** Close every run context and the browser (or the CDP connection). Idempotent. */
   dispose(): Promise<void>;
 }
@@ -73,19 +79,28 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
   const pool = new BrowserPool(options);
   const screencast = createScreencast(pool, options.screencast);
   screencast.attach();
-  const tools = createBrowserTools({
-    pool,
-    scopeKey: `executor-playwright:${++instances}`,
-    screenshots: options.screenshots ?? false,
-    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
-    appearTimeoutMs: options.appearTimeoutMs,
-    optionalWindowMs: options.optionalWindowMs,
-  });
+  const scopeKey = `executor-playwright:${++instances}`;
+  // Defined on first use (defining checks every contract's schemas): a caller can warm() the browser
+  // first, so Chromium starts while the tools are defined.
+  let tools: Tool[] | undefined;
   return {
-    tools,
+    get tools() {
+      tools ??= createBrowserTools({
+        pool,
+        scopeKey,
+        screenshots: options.screenshots ?? false,
+        defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+        appearTimeoutMs: options.appearTimeoutMs,
+        optionalWindowMs: options.optionalWindowMs,
+      });
+      return tools;
+    },
     screencast: { subscribe: screencast.subscribe, active: screencast.active },
     stats: () => pool.stats(),
     prewarm: (o = {}) => pool.prewarm(o.guarded ?? false),
+    warm() {
+      pool.getBrowser().catch(() => {});
+    },
     dispose: () => pool.dispose(),
   };
 }

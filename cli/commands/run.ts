@@ -1,16 +1,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { prettyJson, writeJournalFixture, type FlowSpec, type Run } from '../../src/engine-entry.js';
+import { createEnvSecrets } from '../../adapters/secrets-env/index.js';
+import { prettyJson, writeJournalFixture, type Executor, type FlowSpec, type Run, type SecretStore } from '../../src/engine-entry.js';
 import { summarizeEffects } from '../../src/run/effects.js';
 import { resolveInputs } from '../../src/run/inputs.js';
+import { resolveSecretInputs } from '../../src/secrets/preflight.js';
 import { assertKnownFlags, flagBool, flagString, UsageError, type ParsedArgs } from '../args.js';
 import { maskedIO, printOutputValue, reportError } from '../cli-output.js';
 import { createConfirmGate, formatEffectSummary } from '../confirm.js';
 import { readInputSources, typedInputs } from '../inputs.js';
 import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
-import { cancelOnSignals, flowToolRefs, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
-import { compileFlowOrThrow } from '../resolve-flow.js';
+import { cancelOnSignals, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
+import { resolveRunSpec } from '../run-spec.js';
 
 const FLAGS = ['input', 'input-file', 'dry', 'yes', 'record-journal', 'sandbox', 'json'];
 
@@ -31,24 +33,43 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
   const flowArg = args.positionals[0]!;
 
   let project: Project | undefined;
+  let executor: Executor | undefined;
   try {
     // Files and pairs are read first (a bad one fails before anything opens); their values are
     // typed once the flow's declared inputs are known (docs/cli.md, `--input`).
     const sources = await readInputSources(args, io.cwd);
     // Opened before anything runs (also with --dry), so an unknown provider fails fast (exit 2).
     // Creating a provider starts nothing: its worker processes start with the first step it takes.
-    const executor = await openSandbox(sandbox, io.env);
-    project = await openProject(io, { ...toolNeeds(await flowToolRefs(flowArg, io)), executor });
-    const { spec, flow_digest } = await compileFlowOrThrow(flowArg, io);
+    executor = await openSandbox(sandbox, io.env);
+    // The spec comes from the compiled-spec cache when it can (docs/cli.md); the tools its steps need
+    // are loaded first, and a browser flow about to run starts Chromium while the rest gets ready.
+    const resolved = await resolveRunSpec(flowArg, io, {
+      write: !dry,
+      openTools: async (refs, cached) => {
+        const needs = toolNeeds(refs);
+        // With a cached spec the run's inputs and secrets can be checked before the project opens,
+        // so Chromium starts while the browser tools are defined.
+        const warmBrowser =
+          needs.browser && !dry && cached !== undefined && (await runCanStart(cached, typedInputs(sources, cached.inputs), createEnvSecrets({ env: io.env })));
+        project = await openProject(io, { ...needs, executor, warmBrowser });
+        return project;
+      },
+    });
+    const { spec, flow_digest } = resolved;
     const inputs = typedInputs(sources, spec.inputs);
     if (dry) return printPlan(io, spec, flow_digest, inputs, json);
+    // Inputs and secrets are checked here as the engine checks them first thing, so that a run that
+    // cannot start opens no browser; then Chromium starts (if it did not yet) while the engine gets
+    // the run ready.
+    await runCanStart(spec, inputs, resolved.opened.secrets);
+    resolved.opened.warmBrowser();
 
     const progress = createProgressPrinter(io, spec);
     const gate = createConfirmGate(io, { yes, action: `run ${spec.name}`, beforePrompt: () => progress.clear() });
     const cancel = cancelOnSignals(io);
     let result;
     try {
-      result = await project.engine().run({ spec }, inputs, { confirm: gate.confirm, onEntry: (e) => progress.onEntry(e), signal: cancel.signal });
+      result = await resolved.opened.engine().run({ spec }, inputs, { confirm: gate.confirm, onEntry: (e) => progress.onEntry(e), signal: cancel.signal });
     } finally {
       cancel.release();
       progress.clear();
@@ -61,8 +82,19 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
   } catch (err) {
     return reportError(io, err, { json, command: 'run' });
   } finally {
-    await project?.close();
+    // The project disposes the sandbox; a flow that never got as far as opening one leaves it to us.
+    if (project) await project.close();
+    else await executor?.dispose?.();
   }
+}
+
+/**
+ * What the engine checks first when a run starts (the inputs contract, every secret input resolves):
+ * throws its FlowError (`invalid_inputs`, `secret_not_found`) when the run cannot start.
+ */
+async function runCanStart(spec: FlowSpec, inputs: Record<string, unknown>, secrets: SecretStore): Promise<true> {
+  await resolveSecretInputs(spec, resolveInputs(spec, inputs).inputs, secrets);
+  return true;
 }
 
 /** `--dry`: inputs checked against the contract, then the steps and outward effects; nothing runs, nothing is written. */
