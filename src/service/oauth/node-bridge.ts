@@ -1,0 +1,28 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toFetchResponse, toReqRes } from 'fetch-to-node';
+
+/**
+ * oidc-provider is a Koa app: a node `(req, res)` callback. The service is web-standard (Request in,
+ * Response out) on any host, so each OAuth request goes through fetch-to-node's node-compatible
+ * request and response pair. Only what the pair needs is set here: the client's scheme as
+ * X-Forwarded-Proto (the provider trusts it, `proxy = true`), from the public URL (the one the issuer
+ * names), since a TLS proxy in front of the service ends TLS.
+ */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+export function forNode(request: Request, publicUrl: string): { req: IncomingMessage; res: ServerResponse; response: Promise<Response> } {
+  const headers = new Headers(request.headers);
+  headers.set('x-forwarded-proto', new URL(publicUrl).protocol.replace(':', ''));
+  headers.set('x-forwarded-host', new URL(publicUrl).host);
+  const body = request.method === 'GET' || request.method === 'HEAD' ? null : request.body;
+  const forwarded = new Request(request.url, { method: request.method, headers, body, ...(body ? { duplex: 'half' } : {}) } as RequestInit);
+  const { req, res } = toReqRes(forwarded);
+  return { req, res, response: toFetchResponse(res) };
+}
+
+/** Run a node handler on a web request; its response once the handler starts answering. */
+export async function callNode(request: Request, publicUrl: string, handler: NodeHandler): Promise<Response> {
+  const { req, res, response } = forNode(request, publicUrl);
+  await handler(req, res);
+  return response;
+}
