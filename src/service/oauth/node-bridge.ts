@@ -6,7 +6,7 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
  * Response out) on any host, so each OAuth request goes through fetch-to-node's node-compatible
  * request and response pair. Only what the pair needs is set here: the client's scheme as
  * X-Forwarded-Proto (the provider trusts it, `proxy = true`), from the public URL (the one the issuer
- * names), since a TLS proxy in front of the service ends TLS.
+ * names), since a TLS proxy in front of the service ends TLS; and a stand-in socket.
  */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
 
@@ -17,6 +17,11 @@ export function forNode(request: Request, publicUrl: string): { req: IncomingMes
   const body = request.method === 'GET' || request.method === 'HEAD' ? null : request.body;
   const forwarded = new Request(request.url, { method: request.method, headers, body, ...(body ? { duplex: 'half' } : {}) } as RequestInit);
   const { req, res } = toReqRes(forwarded);
+  // fetch-to-node's request has no socket (null); Koa reads `socket.encrypted` for the scheme (the
+  // proxy header above decides it) and `socket.remoteAddress` for the client's address.
+  const socket = { encrypted: false, remoteAddress: undefined };
+  Object.defineProperty(req, 'socket', { value: socket });
+  Object.defineProperty(req, 'connection', { value: socket });
   return { req, res, response: toFetchResponse(res) };
 }
 

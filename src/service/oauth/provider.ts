@@ -164,6 +164,10 @@ export async function createOAuthProvider(deps: ServiceDeps): Promise<Provider> 
       registration: { enabled: true, initialAccessToken: false },
       revocation: { enabled: true },
       userinfo: { enabled: false },
+      // Not offered: the endpoints are not mounted (PAR, RP logout), and /mcp checks bearer tokens only (DPoP).
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      dPoP: { enabled: false },
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
@@ -200,5 +204,7 @@ export async function createOAuthProvider(deps: ServiceDeps): Promise<Provider> 
   });
   // Behind a TLS proxy the public URL says https; the bridge passes its scheme as X-Forwarded-Proto.
   provider.proxy = true;
+  // A 500 of the provider is a bug of ours or of its storage: logged like the service's own (never sent).
+  provider.on('server_error', (_ctx, err) => deps.logger.error(`[flowctl] [service] oauth: ${(err as Error)?.stack ?? String(err)}`));
   return provider;
 }

@@ -110,6 +110,7 @@ export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
       async (c) => {
         const url = new URL('/.well-known/openid-configuration', c.req.url);
         const answer = await deps.oauth.handle(new Request(url, { headers: { accept: 'application/json' } }));
+        if (answer.status !== 200) return answer;
         return c.json((await answer.json()) as Record<string, unknown>, 200, cors);
       },
     ),
