@@ -1,3 +1,4 @@
+/// <reference path="../oauth/oidc-provider.d.ts" />
 import type { InteractionDetails } from 'oidc-provider';
 import type { OAuthGrantRecord } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';

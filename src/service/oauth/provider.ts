@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider.d.ts" />
 import { createHash, generateKeyPair, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import Provider, { type Adapter, type AdapterPayload, errors, type KoaContextWithOIDC } from 'oidc-provider';

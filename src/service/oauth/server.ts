@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider.d.ts" />
 import type Provider from 'oidc-provider';
 import type { ApiKeyRecord, OrgRecord } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';

@@ -110,7 +110,8 @@ export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
       async (c) => {
         const url = new URL('/.well-known/openid-configuration', c.req.url);
         const answer = await deps.oauth.handle(new Request(url, { headers: { accept: 'application/json' } }));
-        if (answer.status !== 200) return answer;
+        // The provider's own error (a 500 it logged) goes out as it is; typed as the route's 200 body.
+        if (answer.status !== 200) return answer as never;
         return c.json((await answer.json()) as Record<string, unknown>, 200, cors);
       },
     ),
