@@ -3,7 +3,7 @@ import type { InteractionDetails } from 'oidc-provider';
 import type { OAuthGrantRecord } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';
 import { serviceError } from '../errors.js';
-import { oauthUrls, sha256Hex } from '../oauth/provider.js';
+import { OAUTH_SCOPES, oauthUrls, sha256Hex } from '../oauth/provider.js';
 import { audit } from './audit.js';
 
 /**
@@ -68,8 +68,13 @@ export async function allowConsent(deps: ServiceDeps, request: Request, uid: str
   const p = await deps.oauth.provider();
   const { resource } = oauthUrls(deps.settings.publicUrl);
   const grant = new p.Grant({ accountId: userId, clientId: client.id });
-  const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
-  if (prompt.missingOIDCScope?.length) grant.addOIDCScope(prompt.missingOIDCScope.join(' '));
+  // The scopes the client asked for that the server knows (the consent covers them all at once: the
+  // first prompt is the login, whose details list no missing scope yet), and the MCP resource's.
+  const asked = String(details.params.scope ?? '')
+    .split(' ')
+    .filter((s) => OAUTH_SCOPES.includes(s));
+  if (asked.length > 0) grant.addOIDCScope(asked.join(' '));
+  const prompt = details.prompt.details as { missingOIDCClaims?: string[] };
   if (prompt.missingOIDCClaims?.length) grant.addOIDCClaims(prompt.missingOIDCClaims);
   grant.addResourceScope(resource, 'mcp');
   const grantId = await grant.save();

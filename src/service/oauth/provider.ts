@@ -17,6 +17,7 @@ import type { ServiceDeps } from '../context.js';
 
 export const OAUTH_PREFIX = '/oauth';
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+export const OAUTH_SCOPES: readonly string[] = ['openid', 'offline_access', 'mcp'];
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 /** Records with no lifetime of their own (clients): kept this long (seconds). */
 const FOREVER_SECONDS = 10 * 365 * 24 * 3600;
@@ -156,7 +157,7 @@ export async function createOAuthProvider(deps: ServiceDeps): Promise<Provider> 
       challenge: `${OAUTH_PREFIX}/challenge`,
     },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${OAUTH_PREFIX}/interaction/${interaction.uid}` },
-    scopes: ['openid', 'offline_access', 'mcp'],
+    scopes: [...OAUTH_SCOPES],
     responseTypes: ['code'],
     pkce: { required: () => true },
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },

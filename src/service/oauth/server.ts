@@ -39,7 +39,9 @@ export function createOAuthServer(deps: ServiceDeps): OAuthServer {
       const p = await provider();
       return callNode(request, deps.settings.publicUrl, p.callback());
     },
-    nodePair: (request) => forNode(request, deps.settings.publicUrl),
+    // The interaction helpers read only the cookies: the pair carries the headers, never the body
+    // (the route has read it already).
+    nodePair: (request) => forNode(new Request(request.url, { method: 'GET', headers: request.headers }), deps.settings.publicUrl),
     async authenticate(token) {
       // Opaque tokens of oidc-provider are 43 base64url characters; anything else is no token of ours.
       if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) return undefined;
