@@ -341,7 +341,14 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   app.options('/oauth/*', (c) => deps.oauth.handle(c.req.raw));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   for (const route of routes) {
-    const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [route.path === '/mcp' ? mcpBearer : bearer] : [];
+    const auth =
+      route.auth === 'session'
+        ? [session]
+        : route.auth === 'owner'
+          ? [session, owner]
+          : route.auth === 'bearer'
+            ? [route.path === '/mcp' ? mcpBearer : bearer]
+            : [];
     route.mount(app, auth);
   }
 

@@ -24,7 +24,12 @@ export const OAUTH_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .addColumn('consumed_at', 'timestamptz')
         .addPrimaryKeyConstraint('svc_oauth_models_pkey', ['model', 'key'])
         .execute();
-      await db.schema.createIndex('svc_oauth_models_by_grant').on('svc_oauth_models').column('grant_hash').where(sql.ref('grant_hash'), 'is not', null).execute();
+      await db.schema
+        .createIndex('svc_oauth_models_by_grant')
+        .on('svc_oauth_models')
+        .column('grant_hash')
+        .where(sql.ref('grant_hash'), 'is not', null)
+        .execute();
       await db.schema.createIndex('svc_oauth_models_by_uid').on('svc_oauth_models').columns(['model', 'uid']).where(sql.ref('uid'), 'is not', null).execute();
       await db.schema.createIndex('svc_oauth_models_expiry').on('svc_oauth_models').column('expires_at').execute();
       await db.schema

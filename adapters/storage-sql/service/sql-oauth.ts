@@ -121,9 +121,7 @@ export function sqlOAuthStore(ctx: ServiceContext): OAuthStore {
     findByUid: (model, uid, now) =>
       ctx.guard('oauth.findByUid', async () => live(await models().where('m.model', '=', model).where('m.uid', '=', uid).executeTakeFirst(), now)),
     findByUserCode: (model, code, now) =>
-      ctx.guard('oauth.findByUserCode', async () =>
-        live(await models().where('m.model', '=', model).where('m.user_code', '=', code).executeTakeFirst(), now),
-      ),
+      ctx.guard('oauth.findByUserCode', async () => live(await models().where('m.model', '=', model).where('m.user_code', '=', code).executeTakeFirst(), now)),
     consume: (model, key, at) =>
       ctx.guard('oauth.consume', async () => {
         await ctx.db

@@ -23,7 +23,8 @@ async function interaction(deps: ServiceDeps, request: Request, uid: string): Pr
   const p = await deps.oauth.provider();
   const { req, res } = deps.oauth.nodePair(request);
   const details = await p.interactionDetails(req, res).catch(() => undefined);
-  if (!details || details.uid !== uid) throw serviceError('not_found', 'no such authorization request in this browser (it expired, or was started elsewhere): start again from the client');
+  if (!details || details.uid !== uid)
+    throw serviceError('not_found', 'no such authorization request in this browser (it expired, or was started elsewhere): start again from the client');
   return details;
 }
 
@@ -97,7 +98,13 @@ export async function allowConsent(deps: ServiceDeps, request: Request, uid: str
       actor: userId,
       target: `oauth_grant:${record.id}`,
       action: 'oauth.grant',
-      detail: { client: record.client_name, client_id: record.client_id, redirect_host: record.redirect_host, mode: record.mode, automations: record.automations ?? null },
+      detail: {
+        client: record.client_name,
+        client_id: record.client_id,
+        redirect_host: record.redirect_host,
+        mode: record.mode,
+        automations: record.automations ?? null,
+      },
     });
   });
   const { req, res } = deps.oauth.nodePair(request);

@@ -80,7 +80,14 @@ export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
   });
   const provider = PROVIDER_ENDPOINTS.map(({ method, path, summary }) =>
     defineRoute(
-      { method, path, auth: 'public', summary, tags: ['oauth'], responses: { 200: { description: "oidc-provider's answer (OAuth errors as RFC 6749 bodies)" } } },
+      {
+        method,
+        path,
+        auth: 'public',
+        summary,
+        tags: ['oauth'],
+        responses: { 200: { description: "oidc-provider's answer (OAuth errors as RFC 6749 bodies)" } },
+      },
       (c) => deps.oauth.handle(c.req.raw),
     ),
   );
@@ -136,7 +143,10 @@ export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
         summary: 'What the consent page shows: the client, the orgs of the user and their automations',
         tags: ['oauth'],
         request: { params: UidParam },
-        responses: { 200: jsonResponse('The consent details', ConsentDetails), 404: { description: '`not_found`: no such authorization request in this browser' } },
+        responses: {
+          200: jsonResponse('The consent details', ConsentDetails),
+          404: { description: '`not_found`: no such authorization request in this browser' },
+        },
       },
       async (c) => c.json(await consentDetails(deps, c.req.raw, c.req.valid('param').uid, c.get('auth').user.id), 200, { 'cache-control': 'no-store' }),
     ),

@@ -51,8 +51,8 @@ function ConsentForm({ base, details }: { base: string; details: ConsentDetails 
     <>
       <h1>Connect {details.client.name}?</h1>
       <p className="muted">
-        <strong>{details.client.name}</strong> (returning to <code>{details.client.redirect_host}</code>) asks to call your automations as MCP tools. It
-        gets what an API key with the same choices gets, until you revoke it on the API keys page.
+        <strong>{details.client.name}</strong> (returning to <code>{details.client.redirect_host}</code>) asks to call your automations as MCP tools. It gets
+        what an API key with the same choices gets, until you revoke it on the API keys page.
       </p>
       <form className="form" onSubmit={submit}>
         <Field label="Organization" htmlFor="consent-org">
@@ -88,7 +88,11 @@ function ConsentForm({ base, details }: { base: string; details: ConsentDetails 
             {(org?.automations ?? []).length === 0 ? <span className="muted small">No automations in this organization.</span> : null}
             {(org?.automations ?? []).map((name) => (
               <label key={name} className="check">
-                <input type="checkbox" checked={chosen.includes(name)} onChange={(e) => setChosen((c) => (e.target.checked ? [...c, name] : c.filter((x) => x !== name)))} />{' '}
+                <input
+                  type="checkbox"
+                  checked={chosen.includes(name)}
+                  onChange={(e) => setChosen((c) => (e.target.checked ? [...c, name] : c.filter((x) => x !== name)))}
+                />{' '}
                 {name}
               </label>
             ))}
