@@ -15,6 +15,9 @@ export function forNode(request: Request, publicUrl: string): { req: IncomingMes
   headers.set('x-forwarded-proto', new URL(publicUrl).protocol.replace(':', ''));
   headers.set('x-forwarded-host', new URL(publicUrl).host);
   const body = request.method === 'GET' || request.method === 'HEAD' ? null : request.body;
+  // Koa (type-is) sees a body only with Content-Length or Transfer-Encoding, which a Request made in
+  // process (not read off a socket) may lack.
+  if (body && !headers.has('content-length') && !headers.has('transfer-encoding')) headers.set('transfer-encoding', 'chunked');
   const forwarded = new Request(request.url, { method: request.method, headers, body, ...(body ? { duplex: 'half' } : {}) } as RequestInit);
   const { req, res } = toReqRes(forwarded);
   // fetch-to-node's request has no socket (null); Koa reads `socket.encrypted` for the scheme (the
