@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_FLAGS } from '../../adapters/executor-playwright/index.js';
@@ -52,6 +57,25 @@ afterAll(async () => {
   await h?.close();
 });
 
+const INSPECTOR = join(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json'), '../clients/launcher/build/index.js');
+
+/** The MCP Inspector CLI (async: the service answers from this process meanwhile). */
+function inspector(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [INSPECTOR, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', MCP_CATALOG_PATH: join(cwd, 'catalog.json') } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    p.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 180_000); // caps a hang only
+    p.on('error', reject);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 const mcpCall = (token: string, body: unknown) =>
   fetch(`${h.url}/mcp`, {
     method: 'POST',
@@ -94,6 +118,20 @@ describe('the SDK client through OAuth', () => {
     expect(rows.some((r) => r.model === 'RefreshToken' && r.key === sha(refresh_token!))).toBe(true);
   });
 
+  it('the MCP Inspector CLI lists the tools with the access token as a bearer header', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'oauth-inspector-'));
+    try {
+      const r = await inspector(
+        ['--cli', `${h.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${provider.saved!.access_token}`, '--method', 'tools/list'],
+        dir,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).tools.map((t: { name: string }) => t.name)).toEqual(['read-title']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 200_000);
+
   it('refreshes: the client gets new tokens, and a used refresh token is refused', async () => {
     const old = { ...provider.saved! };
     // An access token the server no longer knows: the SDK refreshes on the 401 and retries.
@@ -105,7 +143,8 @@ describe('the SDK client through OAuth', () => {
     expect(provider.saved?.refresh_token).toBeTruthy();
     expect(provider.saved?.refresh_token).not.toBe(old.refresh_token);
     expect(provider.saved?.access_token).not.toBe(old.access_token);
-    // The old access token was not revoked by the refresh; the old refresh token is used up.
+    // The old refresh token is used up: presenting it again is refused (and, as OAuth 2.1 advises for
+    // a replayed refresh token, revokes the grant).
     const reused = await tokenRequest({ grant_type: 'refresh_token', refresh_token: old.refresh_token!, client_id: provider.info!.client_id });
     expect(reused.status).toBe(400);
     expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });

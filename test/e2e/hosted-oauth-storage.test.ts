@@ -52,27 +52,51 @@ async function flow(fetcher: (r: Request) => Promise<Response>) {
   const reg = await go('/oauth/register', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'At Rest', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: 'At Rest',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   expect([reg.status, reg.status === 201 ? '' : await reg.clone().text()]).toEqual([201, '']);
   const client = (await reg.json()) as { client_id: string; registration_access_token: string };
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'mcp' });
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'mcp',
+  });
   let res = await go(`/oauth/authorize?${q}`);
   const interaction = res.headers.get('location')!;
   const uid = interaction.split('/').pop()!;
-  res = await go(`/oauth/interaction/${uid}/allow`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ org: org.id, mode: 'live' }) });
+  res = await go(`/oauth/interaction/${uid}/allow`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ org: org.id, mode: 'live' }),
+  });
   expect(res.status).toBe(200);
   res = await go(((await res.json()) as { redirect: string }).redirect);
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
   expect(code).toBeTruthy();
   const token = (body: Record<string, string>) =>
     go('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
-  const first = (await (await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id })).json()) as Record<string, string>;
-  const second = (await (await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token!, client_id: client.client_id })).json()) as Record<string, string>;
+  const first = (await (
+    await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id })
+  ).json()) as Record<string, string>;
+  const second = (await (await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token!, client_id: client.client_id })).json()) as Record<
+    string,
+    string
+  >;
   expect(second.access_token).toBeTruthy();
-  return { raw: [code, first.access_token!, first.refresh_token!, second.access_token!, second.refresh_token!, client.registration_access_token, uid], access: second.access_token! };
+  return {
+    raw: [code, first.access_token!, first.refresh_token!, second.access_token!, second.refresh_token!, client.registration_access_token, uid],
+    access: second.access_token!,
+  };
 }
 
 const mcpList = (fetcher: (r: Request) => Promise<Response>, token: string) =>
