@@ -61,6 +61,9 @@ function checkJsonRpc(value: unknown, what: string): void {
   else one(value);
 }
 
+/** Routes answered by the OAuth server library (docs/hosted-api.md, "OAuth"), not the consent page's. */
+const OAUTH_PROTOCOL = /^\/oauth\/(?!interaction\/)|^\/\.well-known\/openid-configuration$/;
+
 function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   const what = `${describeReq(r)} -> ${a.status} ${a.text.slice(0, 400)}`;
   expect(a.status, what).toBeLessThan(500);
@@ -83,6 +86,12 @@ function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   }
   expect(type, what).toMatch(/^application\/json/);
   const body = JSON.parse(a.text);
+  // The authorization server's own endpoints answer OAuth errors as their RFCs define them
+  // (RFC 6749 section 5.2: `{error, error_description}`), which OAuth clients parse.
+  if (routePath !== undefined && OAUTH_PROTOCOL.test(routePath) && a.status >= 300) {
+    expect(typeof body.error, what).toBe('string');
+    return;
+  }
   if (routePath === '/mcp' && typeof body === 'object' && body !== null && ('jsonrpc' in body || Array.isArray(body))) return checkJsonRpc(body, what);
   if (a.status < 300) return;
   expect(typeof body.error, what).toBe('string');

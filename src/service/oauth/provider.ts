@@ -156,6 +156,12 @@ export async function createOAuthProvider(deps: ServiceDeps): Promise<Provider> 
       backchannel_authentication: `${OAUTH_PREFIX}/backchannel`,
       challenge: `${OAUTH_PREFIX}/challenge`,
     },
+    // An error the provider cannot send back to a client's redirect URI (an unknown client, a
+    // redirect URI it did not register) is shown as JSON, as every other answer of the service.
+    renderError: async (ctx: { type: string; body: unknown }, out: { error: string; error_description?: string }) => {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = JSON.stringify({ error: out.error, error_description: out.error_description ?? out.error });
+    },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${OAUTH_PREFIX}/interaction/${interaction.uid}` },
     scopes: [...OAUTH_SCOPES],
     responseTypes: ['code'],
