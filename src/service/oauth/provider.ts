@@ -1,5 +1,6 @@
 /// <reference path="./oidc-provider.d.ts" />
 import { createHash, generateKeyPair, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import { promisify } from 'node:util';
 import Provider, { type Adapter, type AdapterPayload, errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthStore } from '../../ports/service-storage.js';
@@ -111,22 +112,41 @@ async function serverKeys(deps: ServiceDeps): Promise<ServerKeys> {
   return JSON.parse(deps.box.open(BOX_SCOPE, 'server-keys', stored)) as ServerKeys;
 }
 
-/** A client ID Metadata Document is fetched only from a public https host, never this machine's or a private network's. */
-export function publicFetchHost(clientId: string): boolean {
+/** Whether an IP address is loopback, private, link-local, unspecified or multicast (v4, v6, v4-mapped v6). */
+export function privateAddress(ip: string): boolean {
+  const a = ip.toLowerCase().replace(/^::ffff:/, '');
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(a);
+  if (v4) {
+    const [x, y] = [Number(v4[1]), Number(v4[2])];
+    return (
+      x === 0 ||
+      x === 10 ||
+      x === 127 ||
+      (x === 100 && y >= 64 && y <= 127) ||
+      (x === 169 && y === 254) ||
+      (x === 172 && y >= 16 && y <= 31) ||
+      (x === 192 && y === 168) ||
+      x >= 224
+    );
+  }
+  return a === '::' || a === '::1' || /^(f[cd]|fe[89ab]|ff)/.test(a) || a.startsWith('::');
+}
+
+/**
+ * A client ID Metadata Document is fetched only from a public https host: never a local name, an IP
+ * literal, or a name that resolves to a loopback, private or link-local address (checked before the
+ * fetch; a name whose DNS answer changes between the check and the fetch is not caught).
+ */
+export async function publicFetchHost(clientId: string): Promise<boolean> {
   let host: string;
   try {
-    host = new URL(clientId).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+    host = new URL(clientId).hostname.toLowerCase();
   } catch {
     return false;
   }
-  // IP literals of IPv6 are refused whole (loopback, link-local, mapped IPv4 forms); so are local names.
-  if (host.includes(':') || host === 'localhost' || !host.includes('.') || /\.(localhost|local|internal|home\.arpa)$/.test(host)) return false;
-  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return !(a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224);
-  }
-  return true;
+  if (host.startsWith('[') || /^[\d.]+$/.test(host) || !host.includes('.') || /(^|\.)(localhost|local|internal|home\.arpa)$/.test(host)) return false;
+  const found = await lookup(host, { all: true }).catch(() => []);
+  return found.length > 0 && !found.some((f) => privateAddress(f.address));
 }
 
 /** Build the provider (keys read or made first). */

@@ -37,7 +37,15 @@ export function createOAuthServer(deps: ServiceDeps): OAuthServer {
     provider,
     async handle(request) {
       const p = await provider();
-      return callNode(request, deps.settings.publicUrl, p.callback());
+      const answer = await callNode(request, deps.settings.publicUrl, p.callback());
+      // Koa's own plain-text answers (a method or path the provider has no route for) become JSON too.
+      if (answer.status < 400 || /^application\/json/i.test(answer.headers.get('content-type') ?? '')) return answer;
+      const text = (await answer.text()).slice(0, 200);
+      const error = answer.status === 404 ? 'not_found' : answer.status === 405 ? 'method_not_allowed' : 'invalid_request';
+      return new Response(JSON.stringify({ error, error_description: text || error }), {
+        status: answer.status,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
     },
     // The interaction helpers read only the cookies: the pair carries the headers, never the body
     // (the route has read it already).
