@@ -84,14 +84,17 @@ function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
     for (const line of a.text.split('\n')) if (line.startsWith('data: ')) JSON.parse(line.slice(6));
     return;
   }
-  expect(type, what).toMatch(/^application\/json/);
-  const body = JSON.parse(a.text);
-  // The authorization server's own endpoints answer OAuth errors as their RFCs define them
-  // (RFC 6749 section 5.2: `{error, error_description}`), which OAuth clients parse.
-  if (routePath !== undefined && OAUTH_PROTOCOL.test(routePath) && a.status >= 300) {
-    expect(typeof body.error, what).toBe('string');
+  // The authorization server's own endpoints answer as their RFCs define: JSON media types of their
+  // own (the key set is application/jwk-set+json), OAuth errors as `{error, error_description}`
+  // (RFC 6749 section 5.2), which OAuth clients parse.
+  if (routePath !== undefined && OAUTH_PROTOCOL.test(routePath)) {
+    expect(type, what).toMatch(/^application\/([\w.-]+\+)?json/);
+    const answer = JSON.parse(a.text);
+    if (a.status >= 300) expect(typeof answer.error, what).toBe('string');
     return;
   }
+  expect(type, what).toMatch(/^application\/json/);
+  const body = JSON.parse(a.text);
   if (routePath === '/mcp' && typeof body === 'object' && body !== null && ('jsonrpc' in body || Array.isArray(body))) return checkJsonRpc(body, what);
   if (a.status < 300) return;
   expect(typeof body.error, what).toBe('string');
