@@ -71,6 +71,8 @@ function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   const all = a.text + JSON.stringify([...a.headers]);
   for (const s of B_PRIVATE) expect(all.includes(s), `${what}: carries B's "${s.slice(0, 20)}"`).toBe(false);
   if (r.method === 'HEAD' || a.status === 204 || a.status === 202) return;
+  // Redirects of the OAuth flow (authorization to the consent page, back to the client).
+  if (a.status >= 300 && a.status < 400 && routePath !== undefined && /^\/oauth\//.test(routePath)) return expect(a.headers.get('location'), what).toBeTruthy();
   const type = a.headers.get('content-type') ?? '';
   // Successful answers that are not JSON: the demo page of the starter example, the API reference
   // page, and event streams.
