@@ -338,7 +338,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   app.use('/v1/run/:flow', (c, next) => (c.req.method === 'POST' ? bearer(c, next) : next()));
   app.use('/mcp', (c, next) => (c.req.method === 'POST' ? mcpBearer(c, next) : next()));
   // CORS preflights of browser-based OAuth clients: the provider answers them.
-  app.options('/oauth/*', (c) => deps.oauth.handle(c.req.raw));
+  app.options('/oauth/*', (c, next) => (c.req.path.startsWith('/oauth/interaction/') ? next() : deps.oauth.handle(c.req.raw)));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   for (const route of routes) {
     const auth =
