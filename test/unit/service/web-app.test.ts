@@ -89,7 +89,7 @@ describe('web app static serving', () => {
         const text = await res.text();
         expect([method, path, text.includes(MARKER)]).toEqual([method, path, false]);
         if (path !== '/example/site' && method === 'GET')
-          expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/json|text\/event-stream)/)]);
+          expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/([\w.-]+\+)?json|text\/event-stream)/)]);
       }
     }
     for (const path of [
