@@ -18,6 +18,7 @@ import type { ApiKeyStore, MemberStore, OrgStore, SessionStore, UserStore } from
 import type { AuditStore } from './service-storage/audit.js';
 import type { AuthoringStore, AutomationStore, SecretStoreRecords, VersionStore } from './service-storage/automations.js';
 import type { ExecutionStore } from './service-storage/executions.js';
+import type { OAuthStore } from './service-storage/oauth.js';
 import type { ScheduleStore } from './service-storage/schedules.js';
 import type { RateLimitStore, WebhookStore } from './service-storage/webhooks.js';
 import type { RunStore } from './storage.js';
@@ -26,6 +27,7 @@ export type * from './service-storage/accounts.js';
 export type * from './service-storage/audit.js';
 export type * from './service-storage/automations.js';
 export type * from './service-storage/executions.js';
+export type * from './service-storage/oauth.js';
 export type * from './service-storage/schedules.js';
 export type * from './service-storage/webhooks.js';
 
@@ -44,6 +46,8 @@ export interface ServiceStores {
   executions: ExecutionStore;
   schedules: ScheduleStore;
   webhooks: WebhookStore;
+  /** OAuth 2.1 for the hosted MCP endpoint: the server library's records, the grants, the server's keys. */
+  oauth: OAuthStore;
 }
 
 /**

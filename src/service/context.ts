@@ -5,6 +5,7 @@ import type { Engine } from '../engine/types.js';
 import type { Queue } from '../ports/queue.js';
 import type { ToolRegistry } from '../tools/types.js';
 import type { ScheduleLoop } from './domain/schedules.js';
+import type { OAuthServer } from './oauth/server.js';
 import type { RunRegistry } from './live/run-registry.js';
 import type { ServiceLimiters } from './rate-limits.js';
 import type { SecretBox } from './secret-box.js';
@@ -32,6 +33,8 @@ export interface ServiceDeps {
   scheduler?: Pick<ScheduleLoop, 'poke'>;
   /** The sync runs in flight in this process, for the run live view (createHostedService makes one). */
   liveRuns?: RunRegistry;
+  /** The OAuth server of the MCP endpoint (src/service/oauth/server.ts). */
+  oauth: OAuthServer;
   /** Where the starter example's demo page is served (HostedServiceOptions.exampleSiteUrl). */
   exampleSiteUrl?: string;
 }

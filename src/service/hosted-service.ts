@@ -11,6 +11,8 @@ import type { ServiceStorage } from '../ports/service-storage.js';
 import type { Engine } from '../engine/types.js';
 import type { ToolRegistry } from '../tools/types.js';
 import { requireKey } from './auth/bearer.js';
+import { createOAuthServer } from './oauth/server.js';
+import { oauthRoutes } from './routes/oauth.js';
 import { checkOrigin, requireOwner, requireSession } from './auth/guards.js';
 import type { ServiceBindings, ServiceDeps, ServiceEnv } from './context.js';
 import { invalidRequest, serviceError, serviceErrorBody, serviceErrorHeaders, serviceErrorResponse, type Issue } from './errors.js';
@@ -166,6 +168,8 @@ function respondError(c: Context<ServiceEnv>, thrown: unknown, logger: Logger, o
     headers['retry-after'] = String(data.retry_after);
     headers.ratelimit = `limit=${data.limit ?? 0}, remaining=0, reset=${data.retry_after}`;
   }
+  const challenge = isFlowError(err) ? (err.data as { www_authenticate?: string } | undefined)?.www_authenticate : undefined;
+  if (challenge) headers['www-authenticate'] = challenge;
   if (isFlowError(err, 'method_not_allowed') && (err.data as { allow?: string } | undefined)?.allow) headers.allow = (err.data as { allow: string }).allow;
   return c.body(JSON.stringify(body), status as 400, headers);
 }
@@ -252,7 +256,8 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...(options.queue ? { queue: options.queue } : {}),
     liveRuns: createRunRegistry(),
     ...(options.exampleSiteUrl ? { exampleSiteUrl: options.exampleSiteUrl } : {}),
-  };
+  } as Omit<ServiceDeps, 'oauth'> as ServiceDeps;
+  deps.oauth = createOAuthServer(deps);
   if (settings.runDispatch === 'queue' && (!options.queue || !options.engine)) {
     throw new FlowError('invalid_settings', '[flowctl] [service] SVC_RUN_DISPATCH=queue needs a queue (createPgBossQueue) and an engine');
   }
@@ -281,6 +286,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     ...mcpRoutes(deps),
     ...scheduleRoutes(deps),
     ...webhookRoutes(deps),
+    ...oauthRoutes(deps),
   ];
 
   app.use('*', async (c, next) => {
@@ -302,7 +308,7 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   };
   // Every route: a body that stops arriving is closed after bodyIdleTimeoutMs (body-idle.ts).
   app.use('*', bodyIdleGuard(settings.bodyIdleTimeoutMs));
-  for (const prefix of ['/api/*', '/v1/*', '/mcp']) app.use(prefix, urlGuard);
+  for (const prefix of ['/api/*', '/v1/*', '/mcp', '/oauth/*']) app.use(prefix, urlGuard);
   // Cross-site before media type: a foreign Origin or Sec-Fetch-Site: cross-site on a write is 403
   // `forbidden` before its body or Content-Type is looked at (every /api write checks the same rule
   // again in its guard: requireSession, or the signup/login attempt).
@@ -311,6 +317,12 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
     return next();
   });
   app.use('/api/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  // The consent page's JSON routes sit under the interaction's path (its cookie's): the /api rules.
+  app.use('/oauth/interaction/*', (c, next) => {
+    checkOrigin(c, deps);
+    return next();
+  });
+  app.use('/oauth/interaction/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   // A capture edit waits for the studio's live append to the same capture in flight (and vice versa).
   app.use('/api/authoring/:id', (c, next) => (c.req.method === 'PATCH' ? withCaptureLock(c.req.param('id'), next) : next()));
   // So does attaching a file (it rewrites the session's file list, as a studio upload does).
@@ -318,14 +330,25 @@ export function createHostedService(options: HostedServiceOptions): HostedServic
   const session = requireSession(deps);
   const owner = requireOwner();
   const bearer = requireKey(deps);
+  // /mcp also takes an OAuth access token, and its 401 names the resource metadata (WWW-Authenticate).
+  const mcpBearer = requireKey(deps, { oauth: true });
   // Authenticate before the body: the IP limit, the key, its org and the org limit come from the
   // headers, so a bad key is refused at once even while its body is still arriving (the route's own
   // bearer guard then sees the key already checked).
   app.use('/v1/run/:flow', (c, next) => (c.req.method === 'POST' ? bearer(c, next) : next()));
-  app.use('/mcp', (c, next) => (c.req.method === 'POST' ? bearer(c, next) : next()));
+  app.use('/mcp', (c, next) => (c.req.method === 'POST' ? mcpBearer(c, next) : next()));
+  // CORS preflights of browser-based OAuth clients: the provider answers them.
+  app.options('/oauth/*', (c, next) => (c.req.path.startsWith('/oauth/interaction/') ? next() : deps.oauth.handle(c.req.raw)));
   app.use('/v1/*', bodyGuard(settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   for (const route of routes) {
-    const auth = route.auth === 'session' ? [session] : route.auth === 'owner' ? [session, owner] : route.auth === 'bearer' ? [bearer] : [];
+    const auth =
+      route.auth === 'session'
+        ? [session]
+        : route.auth === 'owner'
+          ? [session, owner]
+          : route.auth === 'bearer'
+            ? [route.path === '/mcp' ? mcpBearer : bearer]
+            : [];
     route.mount(app, auth);
   }
 

@@ -61,6 +61,9 @@ function checkJsonRpc(value: unknown, what: string): void {
   else one(value);
 }
 
+/** Routes answered by the OAuth server library (docs/hosted-api.md, "OAuth"), not the consent page's. */
+const OAUTH_PROTOCOL = /^\/oauth\/(?!interaction\/)|^\/\.well-known\/openid-configuration$/;
+
 function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   const what = `${describeReq(r)} -> ${a.status} ${a.text.slice(0, 400)}`;
   expect(a.status, what).toBeLessThan(500);
@@ -68,6 +71,8 @@ function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   const all = a.text + JSON.stringify([...a.headers]);
   for (const s of B_PRIVATE) expect(all.includes(s), `${what}: carries B's "${s.slice(0, 20)}"`).toBe(false);
   if (r.method === 'HEAD' || a.status === 204 || a.status === 202) return;
+  // Redirects of the OAuth flow (authorization to the consent page, back to the client).
+  if (a.status >= 300 && a.status < 400 && routePath !== undefined && /^\/oauth\//.test(routePath)) return expect(a.headers.get('location'), what).toBeTruthy();
   const type = a.headers.get('content-type') ?? '';
   // Successful answers that are not JSON: the demo page of the starter example, the API reference
   // page, and event streams.
@@ -79,6 +84,15 @@ function checkAnswer(r: Req, routePath: string | undefined, a: Answer): void {
   if (a.status < 300 && type.startsWith('text/event-stream')) {
     expect(routePath === '/mcp' || routePath === '/api/runs/{id}/stream', what).toBe(true);
     for (const line of a.text.split('\n')) if (line.startsWith('data: ')) JSON.parse(line.slice(6));
+    return;
+  }
+  // The authorization server's own endpoints answer as their RFCs define: JSON media types of their
+  // own (the key set is application/jwk-set+json), OAuth errors as `{error, error_description}`
+  // (RFC 6749 section 5.2), which OAuth clients parse.
+  if (routePath !== undefined && OAUTH_PROTOCOL.test(routePath)) {
+    expect(type, what).toMatch(/^application\/([\w.-]+\+)?json/);
+    const answer = JSON.parse(a.text);
+    if (a.status >= 300) expect(typeof answer.error, what).toBe('string');
     return;
   }
   expect(type, what).toMatch(/^application\/json/);

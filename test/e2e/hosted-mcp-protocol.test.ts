@@ -71,13 +71,8 @@ afterAll(async () => {
 describe('hosted MCP: protocol rules', () => {
   it('unknown /.well-known/* paths are a JSON 404 not_found, never the web app', async () => {
     expect(h.service.webRoot).toBeDefined(); // the web app is served: its fallback would answer
-    for (const path of [
-      '/.well-known/oauth-protected-resource',
-      '/.well-known/oauth-protected-resource/mcp',
-      '/.well-known/oauth-authorization-server',
-      '/.well-known/openid-configuration',
-      '/.well-known/anything',
-    ]) {
+    // The OAuth documents the service publishes are tested in hosted-oauth-metadata.test.ts.
+    for (const path of ['/.well-known/oauth-protected-resource/other', '/.well-known/security.txt', '/.well-known/anything']) {
       const res = await fetch(`${h.url}${path}`);
       expect([path, res.status, res.headers.get('content-type')]).toEqual([path, 404, expect.stringMatching(/^application\/json/)]);
       const body = await res.json();

@@ -84,6 +84,9 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A grant id no org has. */
+const NO_GRANT = '00000000-0000-4000-8000-000000000000';
+
 /** A valid request for every route: path with params pointing at tenant A's objects, and a body. */
 function example(route: ServiceRoute): { path: string; body?: unknown } {
   const key = `${route.method} ${route.path}`;
@@ -130,6 +133,11 @@ function example(route: ServiceRoute): { path: string; body?: unknown } {
     'patch /api/webhooks/{id}': { path: `/api/webhooks/${ids.webhookA}`, body: { enabled: false } },
     'delete /api/webhooks/{id}': { path: `/api/webhooks/${ids.webhookA}` },
     'get /api/webhooks/{id}/deliveries': { path: `/api/webhooks/${ids.webhookA}/deliveries` },
+    'get /api/oauth/grants': { path: '/api/oauth/grants' },
+    'delete /api/oauth/grants/{id}': { path: `/api/oauth/grants/${NO_GRANT}` },
+    'get /oauth/interaction/{uid}/details': { path: '/oauth/interaction/tenancy-uid/details' },
+    'post /oauth/interaction/{uid}/allow': { path: '/oauth/interaction/tenancy-uid/allow', body: { org: ids.orgA, mode: 'live' } },
+    'post /oauth/interaction/{uid}/deny': { path: '/oauth/interaction/tenancy-uid/deny' },
   };
   const found = table[key];
   if (!found) throw new Error(`the tenancy matrix has no example for ${key}: add one`);
@@ -220,6 +228,11 @@ describe('tenancy matrix (from the route table)', () => {
       'patch /api/webhooks/{id}': [404, 'not_found'],
       'delete /api/webhooks/{id}': [404, 'not_found'],
       'get /api/webhooks/{id}/deliveries': [404, 'not_found'],
+      // No grant of that id in B's org; no authorization request in B's browser (its cookie binds it).
+      'delete /api/oauth/grants/{id}': [404, 'not_found'],
+      'get /oauth/interaction/{uid}/details': [404, 'not_found'],
+      'post /oauth/interaction/{uid}/allow': [404, 'not_found'],
+      'post /oauth/interaction/{uid}/deny': [404, 'not_found'],
       // B adding B's own owner to B's org: already a member.
       'post /api/members': [409, 'conflict'],
     };

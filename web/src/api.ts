@@ -4,6 +4,7 @@ import type { Session as AuthoringSessionSchema } from '../../src/service/routes
 import type { SessionBody as SessionSchema } from '../../src/service/routes/auth';
 import type { Automation as AutomationSchema, Version as VersionSchema } from '../../src/service/routes/automations';
 import type { Execution as ExecutionSchema } from '../../src/service/routes/executions';
+import type { OAuthGrant as OAuthGrantSchema } from '../../src/service/routes/oauth';
 import type { RunResult as RunResultSchema } from '../../src/service/routes/gateway';
 import type { Schedule as ScheduleSchema } from '../../src/service/routes/schedules';
 import type { SecretMeta as SecretMetaSchema } from '../../src/service/routes/secrets';
@@ -111,6 +112,7 @@ export type Org = z.infer<typeof OrgSchema>;
 export type Session = z.infer<typeof SessionSchema>;
 
 export type Automation = z.infer<typeof AutomationSchema>;
+export type OAuthGrant = z.infer<typeof OAuthGrantSchema>;
 export type AutomationStatus = Automation['status'];
 export type Version = z.infer<typeof VersionSchema>;
 export type AuthoringSession = z.infer<typeof AuthoringSessionSchema>;

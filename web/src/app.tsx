@@ -1,5 +1,6 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, match, navigate, RouterProvider, useLocation } from './router';
+import { ConsentPage } from './pages/consent';
 import { SessionProvider, useSession, useSessionApi } from './session';
 import { Icon } from './icons';
 import { ErrorBox, Loading, useAction } from './ui';
@@ -45,6 +46,9 @@ function Root() {
   }
   if (state.status === 'anonymous') return <AuthPage mode={path === '/signup' ? 'signup' : 'login'} />;
   if (path === '/login' || path === '/signup' || path === '/') return <Redirect to="/automations" />;
+  // The OAuth consent (a chat client connecting): a page of its own, outside the app's shell.
+  const consent = match('/consent/:uid', path);
+  if (consent) return <ConsentPage uid={consent.uid!} />;
   return (
     <Shell>
       <Routes path={path} />

@@ -3,6 +3,7 @@ import type { Migration } from 'kysely/migration';
 import { quoteIdent } from '../journal-notifier.js';
 import { migrateSet, setCurrent, type MigrationSet } from '../migration-set.js';
 import { FILE_MIGRATIONS } from './file-migrations.js';
+import { OAUTH_MIGRATIONS } from './oauth-migrations.js';
 import { QUEUE_MIGRATIONS } from './queue-migrations.js';
 import { SCHEDULE_MIGRATIONS } from './schedule-migrations.js';
 
@@ -21,6 +22,8 @@ export const SERVICE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   ...QUEUE_MIGRATIONS,
   // 0009_org_files.
   ...FILE_MIGRATIONS,
+  // 0010_oauth.
+  ...OAUTH_MIGRATIONS,
   '0001_accounts': {
     async up(db: Kysely<any>): Promise<void> {
       await db.schema

@@ -233,4 +233,33 @@ export type ServiceDatabase = {
   svc_rate_limits: RateLimitsTable;
   svc_webhooks: WebhooksTable;
   svc_webhook_deliveries: WebhookDeliveriesTable;
+  svc_oauth_models: OAuthModelsTable;
+  svc_oauth_grants: OAuthGrantsTable;
+  svc_oauth_secrets: { name: string; value: string };
 };
+
+export interface OAuthModelsTable {
+  model: string;
+  key: string;
+  payload: string;
+  grant_hash: string | null;
+  uid: string | null;
+  user_code: string | null;
+  expires_at: Timestamptz;
+  consumed_at: TimestamptzOrNull;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  org_id: string;
+  grant_hash: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  mode: 'live' | 'test';
+  automations: JsonbOrNull;
+  created_at: Timestamptz;
+  created_by: string;
+  last_used_at: TimestamptzOrNull;
+  revoked_at: TimestamptzOrNull;
+}

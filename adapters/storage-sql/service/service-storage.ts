@@ -11,6 +11,7 @@ import { sqlAuthoringStore } from './sql-authoring.js';
 import { sqlAutomationStore } from './sql-automations.js';
 import { sqlExecutionStore } from './sql-executions.js';
 import { sqlMemberStore } from './sql-members.js';
+import { sqlOAuthStore } from './sql-oauth.js';
 import { sqlRateLimitStore } from './sql-rate-limits.js';
 import { sqlScheduleStore } from './sql-schedules.js';
 import { sqlSecretStore } from './sql-secrets.js';
@@ -47,6 +48,7 @@ function stores(ctx: ServiceContext, options: Required<SqlServiceStorageOptions>
     executions: sqlExecutionStore(ctx),
     schedules: sqlScheduleStore(ctx),
     webhooks: sqlWebhookStore(ctx),
+    oauth: sqlOAuthStore(ctx),
   };
 }
 

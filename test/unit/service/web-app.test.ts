@@ -88,8 +88,9 @@ describe('web app static serving', () => {
         const res = await get(h.url, path, { method });
         const text = await res.text();
         expect([method, path, text.includes(MARKER)]).toEqual([method, path, false]);
-        if (path !== '/example/site' && method === 'GET')
-          expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/json|text\/event-stream)/)]);
+        // (The OAuth interaction route is a redirect to the web app's consent page: no body.)
+        if (path !== '/example/site' && method === 'GET' && !(res.status === 303 && res.headers.get('location')))
+          expect([path, res.headers.get('content-type')]).toEqual([path, expect.stringMatching(/^(application\/([\w.-]+\+)?json|text\/event-stream)/)]);
       }
     }
     for (const path of [

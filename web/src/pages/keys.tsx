@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, post, type ApiKey, type Automation } from '../api';
 import { useIsOwner } from '../session';
+import { GrantsPanel } from './grants';
 import { Async, Badge, Card, ConfirmButton, CopyButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
 /** API keys (owner): mint (the secret shown once), list, revoke. */
@@ -12,6 +13,7 @@ export function KeysPage() {
         subtitle="Bearer keys for the run gateway (POST /v1/run/{name}) and the MCP endpoint (POST /mcp). A key may be limited to some automations."
       />
       <KeysPanel />
+      <GrantsPanel />
     </div>
   );
 }
