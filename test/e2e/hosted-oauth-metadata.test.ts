@@ -107,3 +107,32 @@ describe('the 401 challenge of /mcp', () => {
     expect(run.headers.get('www-authenticate')).toBeNull();
   });
 });
+
+describe('OAuth attempt limits', () => {
+  it('counts registrations, token exchanges and revocations against the per-IP attempt budget (429 past it)', async () => {
+    const limited = await startHosted({ authIpLimitPerMinute: 3 });
+    try {
+      const register = () =>
+        fetch(`${limited.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'limit test', redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' }),
+        });
+      for (let i = 0; i < 3; i++) expect((await register()).status).toBe(201);
+      const refused = await register();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await refused.json()) as { error: string }).error).toBe('rate_limited');
+      const token = await fetch(`${limited.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=x&client_id=y',
+      });
+      expect(token.status).toBe(429);
+      // Discovery is never counted: a limited address can still read the metadata.
+      expect((await fetch(`${limited.url}/.well-known/oauth-authorization-server`)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  }, 120_000);
+});

@@ -1,4 +1,7 @@
 import { z } from '@hono/zod-openapi';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { clientIp } from '../auth/guards.js';
+import { rateLimited } from '../auth/login-limits.js';
 import type { ServiceDeps } from '../context.js';
 import { allowConsent, consentDetails, denyConsent, grantJson, listGrants, revokeGrant } from '../domain/oauth-grants.js';
 import { OAUTH_PREFIX, oauthUrls } from '../oauth/provider.js';
@@ -67,6 +70,13 @@ const PROVIDER_ENDPOINTS: { method: RouteDef['method']; path: string; summary: s
   { method: 'get', path: `${OAUTH_PREFIX}/jwks`, summary: "The authorization server's public keys" },
 ];
 
+/**
+ * The endpoints an anonymous caller can make the server write or work for (a client registered, a code
+ * or refresh token exchanged, a token revoked): each call counts against the per-IP budget of signup
+ * and login attempts (SVC_AUTH_IP_LIMIT), and past it is 429 `rate_limited` with Retry-After.
+ */
+const ATTEMPTS = new Set([`${OAUTH_PREFIX}/register`, `${OAUTH_PREFIX}/token`, `${OAUTH_PREFIX}/revoke`]);
+
 export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
   const { issuer, resource } = oauthUrls(deps.settings.publicUrl);
   const cors = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' };
@@ -88,7 +98,17 @@ export function oauthRoutes(deps: ServiceDeps): ServiceRoute[] {
         tags: ['oauth'],
         responses: { 200: { description: "oidc-provider's answer (OAuth errors as RFC 6749 bodies)" } },
       },
-      (c) => deps.oauth.handle(c.req.raw),
+      async (c) => {
+        if (method === 'post' && ATTEMPTS.has(path)) {
+          try {
+            await deps.limiters.authIp.consume(clientIp(c, deps));
+          } catch (res) {
+            if (res instanceof RateLimiterRes) throw rateLimited(res, deps.settings.authIpLimitPerMinute);
+            throw res;
+          }
+        }
+        return deps.oauth.handle(c.req.raw);
+      },
     ),
   );
   return [
