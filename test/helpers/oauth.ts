@@ -1,9 +1,12 @@
+import { join, resolve } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Browser } from 'playwright-core';
+
+const SHOTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts', 'screens');
 
 /**
  * A chat client's side of the MCP OAuth flow for the hosted e2e tests: the official SDK's own flow
@@ -113,6 +116,10 @@ export async function consentInBrowser(browser: Browser, base: string, sessionCo
       await page.getByLabel('Automations').selectOption('some');
       for (const name of choice.automations) await page.getByRole('checkbox', { name }).check();
     }
+    // The page as the user sees it, at phone and desktop width (test-artifacts/screens, gitignored: to be looked at).
+    await page.screenshot({ path: join(SHOTS, 'consent-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(SHOTS, 'consent-1280.png'), fullPage: true });
     await page.getByRole('button', { name: 'Allow access' }).click();
     return await redirected;
   } finally {
