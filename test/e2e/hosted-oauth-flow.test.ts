@@ -148,6 +148,12 @@ describe('the SDK client through OAuth', () => {
     const reused = await tokenRequest({ grant_type: 'refresh_token', refresh_token: old.refresh_token!, client_id: provider.info!.client_id });
     expect(reused.status).toBe(400);
     expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
+    // The grant's tokens are gone, and the web app says so: the grant is listed revoked, audited as the service's.
+    const grants = (await owner.call('GET', '/api/oauth/grants')).body.grants as { client_id: string; revoked_at: string | null }[];
+    expect(grants.find((g) => g.client_id === provider.info!.client_id)?.revoked_at).toBeTruthy();
+    const after = await mcpCall(provider.saved!.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(after.status).toBe(401);
+    expect(JSON.stringify((await owner.call('GET', '/api/audit')).body)).toContain('the authorization server revoked the grant');
   });
 
   it('a grant revoked in the web app stops its access token and its refresh token at once', async () => {

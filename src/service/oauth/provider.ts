@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import Provider, { type Adapter, type AdapterPayload, errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthStore } from '../../ports/service-storage.js';
 import type { ServiceDeps } from '../context.js';
+import { grantEndedByServer } from '../domain/oauth-grant-end.js';
 
 /**
  * The OAuth 2.1 authorization server of the hosted MCP endpoint (docs/mcp.md, "Hosted";
@@ -93,7 +94,9 @@ function storeAdapter(deps: ServiceDeps, store: () => OAuthStore) {
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await store().revokeByGrant(sha256Hex(grantId));
+      const hash = sha256Hex(grantId);
+      await store().revokeByGrant(hash);
+      await grantEndedByServer(deps, hash);
     }
   };
 }
