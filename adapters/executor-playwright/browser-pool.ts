@@ -331,7 +331,7 @@ export class BrowserPool {
    * A fresh context and its blank page (with the timer counter in place before its first navigation);
    * `guarded`: with a proxy of its own (loopback included: `<-loopback>`), bound to the run's guard later.
    */
-  private async prepare(guarded: boolean): Promise<PreparedContext> {
+  private async prepare(guarded: boolean, again = false): Promise<PreparedContext> {
     const browser = await this.getBrowser();
     const proxy = guarded ? await startEgressProxy() : undefined;
     let context: BrowserContext;
@@ -343,6 +343,13 @@ export class BrowserPool {
       });
     } catch (err) {
       await proxy?.close();
+      // The browser went away and its 'disconnected' event has not arrived yet (a busy event loop): drop
+      // it and connect or launch again, once, so the step fails as a lost browser does
+      // (browser_connect_failed, retryable) or goes on with the new one, never with Playwright's raw error.
+      if (!again && (!browser.isConnected() || /has been closed|browser has disconnected/i.test(String(err)))) {
+        if (this.browser !== undefined && (await this.browser.catch(() => undefined)) === browser) this.browser = undefined;
+        return this.prepare(guarded, true);
+      }
       throw err;
     }
     this.stats_.contextsCreated++;
