@@ -128,6 +128,12 @@ function suite(name: string, open: () => SqlStorage) {
       // (This bare service has no engine to list tools with: past authentication is what is checked.)
       expect((await mcpList((r) => two.fetch(r), access)).status).not.toBe(401);
       expect((await mcpList((r) => two.fetch(r), `${access.slice(0, -2)}xx`)).status).toBe(401);
+      // A record altered in the database (or sealed under another SVC_SECRETS_KEY) is no record: 401, not 500.
+      const accessKey = createHash('sha256').update(access).digest('hex');
+      await sql`update ${sql.table(`${engine.schema}.svc_oauth_models`)} set payload = reverse(payload) where key = ${accessKey}`.execute(engine.db);
+      const altered = await mcpList((r) => one.fetch(r), access);
+      expect(altered.status).toBe(401);
+      expect(altered.headers.get('www-authenticate')).toContain('error="invalid_token"');
       await one.dispose();
       await two.dispose();
       await engine.dispose();

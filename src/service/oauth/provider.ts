@@ -44,8 +44,16 @@ function storeAdapter(deps: ServiceDeps, store: () => OAuthStore) {
       return deps.box.seal(BOX_SCOPE, `${this.model}:${key}`, JSON.stringify(payload));
     }
 
-    private open(key: string, sealed: string, id: string | undefined, consumedAt: string | undefined): AdapterPayload {
-      const payload = JSON.parse(deps.box.open(BOX_SCOPE, `${this.model}:${key}`, sealed)) as AdapterPayload;
+    private open(key: string, sealed: string, id: string | undefined, consumedAt: string | undefined): AdapterPayload | undefined {
+      let payload: AdapterPayload;
+      try {
+        payload = JSON.parse(deps.box.open(BOX_SCOPE, `${this.model}:${key}`, sealed)) as AdapterPayload;
+      } catch (err) {
+        // A record this process cannot open (sealed under another SVC_SECRETS_KEY, or altered in the
+        // database) is no record: the token or code is invalid (401 / invalid_grant), never a 500.
+        deps.logger.warn(`[flowctl] [service] oauth: a stored ${this.model} cannot be opened (${(err as Error)?.message ?? String(err)}); treated as absent`);
+        return undefined;
+      }
       // The id is never stored for a model looked up by id: it comes back from the caller's own value.
       if (id !== undefined) payload.jti = id;
       if (consumedAt !== undefined) payload.consumed = Math.floor(Date.parse(consumedAt) / 1000);
