@@ -12,8 +12,10 @@ export function KeysPage() {
         title="API keys"
         subtitle="Bearer keys for the run gateway (POST /v1/run/{name}) and the MCP endpoint (POST /mcp). A key may be limited to some automations."
       />
-      <KeysPanel />
-      <GrantsPanel />
+      <div className="stack">
+        <KeysPanel />
+        <GrantsPanel />
+      </div>
     </div>
   );
 }
