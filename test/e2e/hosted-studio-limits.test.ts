@@ -136,7 +136,7 @@ describe('limits and refusals', () => {
       if (process.env.STUDIO_DEBUG) console.log(JSON.stringify(shown?.messages.filter((m) => m.type !== 'frame')));
       await small.close();
     }
-  }, 90_000);
+  }, 240_000);
 });
 
 describe('the studio browser under an egress guard', () => {
