@@ -114,6 +114,10 @@ function suite(name: string, open: () => SqlStorage) {
       const engine = open();
       const storage = createSqlServiceStorage(engine);
       await storage.init();
+      // Not the npm start assembly, on purpose: this test reads the OAuth tables through the storage
+      // handle, and needs two services over that one handle (two processes of one deployment) on
+      // PGlite and on Postgres; the assembly owns its connection. OAuth through the assembly
+      // npm start runs is hosted-oauth-flow.test.ts and hosted-oauth-metadata.test.ts.
       const one = createHostedService({ storage, ownsStorage: false, web: false, settings });
       const { raw, access } = await flow((r) => one.fetch(r));
       const rows = (await sql<Record<string, unknown>>`select * from ${sql.table(`${engine.schema}.svc_oauth_models`)}`.execute(engine.db)).rows;

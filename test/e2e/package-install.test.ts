@@ -93,6 +93,8 @@ export async function go(): Promise<string | undefined> {
 }
 `;
 
+// A consumer's own assembly, on purpose: this checks what a library user writes against the packed
+// package (docs/library.md), not the service npm start runs (the hosted e2e tests use that one).
 const HOSTED_TS = `import { createEngine, createHostedService, type HostedService } from 'flowctl';
 import { serveNodeHttp } from 'flowctl/adapters/node-http';
 import { flowctlHono } from 'flowctl/adapters/hono';
