@@ -196,6 +196,8 @@ export function createLauncher(ctx: EngineContext, leases: Leases): Launcher {
         logger,
         signal,
         replayOf: launch.replayOf,
+        // A live run stores its entries behind it (docs/journal.md, "Write-behind"); a replay checks each one as it goes.
+        writeBehind: !launch.recorded,
         // A store that updates the record with the entry already made the run `running` with run_started.
         ...(recordWithEntries ? {} : { onStarted: () => storage.runs.update(runId, { status: 'running' }) }),
       });

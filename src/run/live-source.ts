@@ -46,6 +46,8 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
   const writes = new Set<Promise<Digest>>();
   // Writes that failed once: tried again before the run finishes, so a passing blip loses nothing.
   const failed: Array<() => Promise<void>> = [];
+  // Artifacts whose bytes come after their step (ArtifactSink.later): hurried and awaited at the end.
+  const later = new Set<LateArtifact>();
 
   return {
     prepare(step, _attempt) {
@@ -84,7 +86,7 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
     },
 
     async attempt(request, hooks) {
-      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress, { writes, failed });
+      return runAttempt(o, resolved.get(request.step.id)!, request, hooks, egress, { writes, failed, later });
     },
 
     backoff(ms, signal) {
@@ -96,8 +98,11 @@ export function createLiveSource(o: LiveSourceOptions): StepSource {
     },
 
     async flush() {
-      // Every write is waited for; one that failed is tried once more, and a second failure is logged
-      // (the run's outcome is the steps' own: the journal names the artifact, the store lacks it).
+      // Late artifacts first (their bytes become writes), then every write is waited for; one that failed
+      // is tried once more, and a second failure is logged (the run's outcome is the steps' own: the
+      // journal names the artifact, the store lacks it).
+      for (const item of later) item.hurry?.();
+      while (later.size > 0) await Promise.allSettled([...later].map((item) => item.digest));
       while (writes.size > 0) await Promise.allSettled([...writes]);
       for (const retry of failed.splice(0)) await retry();
     },
@@ -110,11 +115,12 @@ async function runAttempt(
   request: AttemptRequest,
   hooks: AttemptHooks,
   egress: EgressGuard | undefined,
-  pending: { writes: Set<Promise<Digest>>; failed: Array<() => Promise<void>> },
+  pending: { writes: Set<Promise<Digest>>; failed: Array<() => Promise<void>>; later: Set<LateArtifact> },
 ): Promise<AttemptResult> {
   const { step, attempt } = request;
   const warnings: StepWarning[] = [];
   const artifacts: Digest[] = [];
+  const lateDigests: Promise<Digest | undefined>[] = [];
   const controller = new AbortController();
   const cancel = () => controller.abort(toolError('canceled', `[flowctl] [run] step "${step.id}" was canceled`, { retryable: false }));
   if (request.signal?.aborted) cancel();
@@ -125,6 +131,20 @@ async function runAttempt(
     step.timeout_ms,
   );
   let open = true;
+  /** Store an artifact's bytes under their digest, off the step's path (`flush` waits for the write). */
+  const store = (bytes: Uint8Array, mediaType: string): { digest: Digest; stored: Promise<Digest> } => {
+    const digest = digestBytes(bytes);
+    const stored = o.artifacts!.put(digest, bytes, mediaType).then(() => digest);
+    const { writes, failed } = pending;
+    writes.add(stored);
+    const forget = () => writes.delete(stored);
+    const warn = (err: unknown) => o.logger.warn(`[flowctl] [run] step "${step.id}": storing artifact ${digest} failed: ${o.mask.maskError(err)}`);
+    stored.then(forget, () => {
+      forget();
+      failed.push(() => o.artifacts!.put(digest, bytes, mediaType).catch(warn));
+    });
+    return { digest, stored };
+  };
   const ctx: ToolContext = {
     runId: o.runId,
     stepId: step.id,
@@ -147,18 +167,20 @@ async function runAttempt(
       put: (bytes, mediaType) => {
         // The digest is the step's as of the call: the write may finish after the step returned (a
         // screenshot is not waited for), and the run awaits it before it finishes (`flush`).
-        const digest = digestBytes(bytes);
+        const { digest, stored } = store(bytes, mediaType);
         if (open) artifacts.push(digest);
-        const stored = o.artifacts!.put(digest, bytes, mediaType).then(() => digest);
-        const { writes, failed } = pending;
-        writes.add(stored);
-        const forget = () => writes.delete(stored);
-        const warn = (err: unknown) => o.logger.warn(`[flowctl] [run] step "${step.id}": storing artifact ${digest} failed: ${o.mask.maskError(err)}`);
-        stored.then(forget, () => {
-          forget();
-          failed.push(() => o.artifacts!.put(digest, bytes, mediaType).catch(warn));
-        });
         return stored;
+      },
+      later: (bytes, mediaType, hurry) => {
+        if (!open) {
+          bytes.catch(() => {});
+          return;
+        }
+        const digest = withinLateBound(bytes, o, step.id).then((b) => (b ? store(b, mediaType).digest : undefined));
+        const item = { digest, hurry };
+        pending.later.add(item);
+        void digest.finally(() => pending.later.delete(item));
+        lateDigests.push(digest);
       },
     },
     logger: {
@@ -194,7 +216,8 @@ async function runAttempt(
         `[flowctl] [run] step "${step.id}": output breaks the ${step.tool.ref} contract: ${formatIssues(outCheck.issues)}`,
       );
     }
-    return { ok: true, output, warnings, artifacts };
+    const late = lateDigests.length > 0 ? Promise.all(lateDigests).then((ds) => ds.filter((d): d is Digest => d !== undefined)) : undefined;
+    return { ok: true, output, warnings, artifacts, ...(late ? { later: late } : {}) };
   } catch (err) {
     return { ok: false, error: stepErrorOf(err, controller.signal, o.mask), warnings };
   } finally {
@@ -265,4 +288,35 @@ function stepErrorOf(err: unknown, signal: AbortSignal, mask: SecretMask): StepE
   const reason: unknown = signal.aborted ? signal.reason : err;
   if (isFlowError(reason)) return { code: reason.code, message: mask.maskString(reason.message), retryable: isRetryableError(reason) };
   return { code: 'tool_error', message: mask.maskError(reason), retryable: true };
+}
+
+/** An artifact of ArtifactSink.later still coming. */
+interface LateArtifact {
+  digest: Promise<Digest | undefined>;
+  hurry?: () => void;
+}
+
+/** How long a late artifact's bytes may take after the call before they are dropped (with a warning). */
+export const LATE_ARTIFACT_MAX_MS = 5000;
+
+/** The late bytes, or undefined (warned) when they failed or did not come within LATE_ARTIFACT_MAX_MS. */
+function withinLateBound(bytes: Promise<Uint8Array | undefined>, o: LiveSourceOptions, stepId: string): Promise<Uint8Array | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<'late'>((r) => {
+    timer = setTimeout(() => r('late'), LATE_ARTIFACT_MAX_MS);
+  });
+  return Promise.race([bytes, bound]).then(
+    (b) => {
+      clearTimeout(timer);
+      if (b !== 'late') return b;
+      bytes.catch(() => {});
+      o.logger.warn(`[flowctl] [run] step "${stepId}": an artifact did not come within ${LATE_ARTIFACT_MAX_MS} ms; the step lists none for it`);
+      return undefined;
+    },
+    (err: unknown) => {
+      clearTimeout(timer);
+      o.logger.warn(`[flowctl] [run] step "${stepId}": an artifact could not be taken: ${o.mask.maskError(err)}`);
+      return undefined;
+    },
+  );
 }

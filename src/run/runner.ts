@@ -6,6 +6,7 @@ import type { Logger } from '../ports/clock.js';
 import type { SecretMask } from '../secrets/mask.js';
 import type { Effect } from '../tools/types.js';
 import { isOutward } from './effects.js';
+import type { EntryDraft } from './journal.js';
 import type { JournalWriter } from './journal-writer.js';
 import type { AttemptResult, StepSource } from './step-source.js';
 import type { RunFinishedEntry, RunStartedEntry, StepError, ToolPin } from './types.js';
@@ -23,6 +24,11 @@ export interface RunnerOptions {
   replayOf?: RunStartedEntry['replay_of'];
   /** Called after run_started is stored (the engine marks the run `running`). */
   onStarted?: () => Promise<void>;
+  /**
+   * Store the steps' entries behind the run instead of before each next step (JournalWriter.post): a
+   * live run's choice. A replay appends and waits, so a verify divergence stops it at its step.
+   */
+  writeBehind?: boolean;
 }
 
 export interface RunOutcome {
@@ -64,6 +70,11 @@ export const OPTIONAL_SKIP_PREFIX = 'optional: target_absent: ';
 
 export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
   const { spec, writer, source } = o;
+  /** Journal a step's entry: behind the run (write-behind) or before it goes on. */
+  const put = async (draft: EntryDraft | Promise<EntryDraft>): Promise<void> => {
+    if (o.writeBehind) return writer.post(draft);
+    await writer.append(await draft);
+  };
   const scope: ExprScope = { inputs: o.inputs, steps: {} };
   let confirmed = false;
   let outcome: RunOutcome;
@@ -94,12 +105,13 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
 
   async function walk(): Promise<RunOutcome> {
     for (const step of spec.steps) {
+      writer.throwIfFailed();
       const stop = stopped(step);
       if (stop) return stop;
       let input: unknown;
       try {
         if (step.if !== undefined && !evaluateCondition(step.if, scope)) {
-          await writer.append({ event: 'step_skipped', step: step.id, reason: `if: ${step.if} is false` });
+          await put({ event: 'step_skipped', step: step.id, reason: `if: ${step.if} is false` });
           scope.steps[step.id] = { status: 'skipped' };
           continue;
         }
@@ -157,7 +169,8 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
       const end = attempt > 1 ? source.recordedStop?.() : undefined;
       if (end) return { ok: false, error: end.error, warnings: [], ended: end.status };
       const prepared = source.prepare(step, attempt);
-      await writer.append({ event: 'step_started', step: step.id, tool, attempt, input, input_digest: inputDigest, provider: prepared.provider });
+      await put({ event: 'step_started', step: step.id, tool, attempt, input, input_digest: inputDigest, provider: prepared.provider });
+      writer.throwIfFailed();
       let index = 0;
       const effects: Promise<unknown>[] = [];
       const hooks = {
@@ -165,7 +178,7 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
           const target = o.mask.maskString(String(effect.target));
           const key = effect.idempotency_key ?? digestOf({ inputs_digest: o.inputsDigest, step: step.id, index, kind: effect.kind, target });
           index++;
-          effects.push(writer.append({ event: 'effect_recorded', step: step.id, attempt, effect: { kind: effect.kind, target, idempotency_key: key } }));
+          effects.push(put({ event: 'effect_recorded', step: step.id, attempt, effect: { kind: effect.kind, target, idempotency_key: key } }));
         },
       };
       const result: AttemptResult = prepared.failure
@@ -176,20 +189,23 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
       const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
       if (!result.ok && step.optional && result.error.code === TARGET_ABSENT) {
         // An optional step whose target never appeared: skipped, and the run goes on (docs/journal.md).
-        await writer.append({ event: 'step_skipped', step: step.id, reason: `${OPTIONAL_SKIP_PREFIX}${result.error.message}` });
+        await put({ event: 'step_skipped', step: step.id, reason: `${OPTIONAL_SKIP_PREFIX}${result.error.message}` });
         return { ...result, skipped: true };
       }
       if (result.ok) {
         const output = inCanonicalForm(o.mask.mask(result.output));
-        await writer.append({
+        const entry = (artifacts: Digest[]): EntryDraft => ({
           event: 'step_succeeded',
           step: step.id,
           attempt,
           output,
           output_digest: digestOf(output),
           ...warnings,
-          ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
+          ...(artifacts.length > 0 ? { artifacts } : {}),
         });
+        // Artifacts taken after the step (a screenshot from the page's screencast): its entry waits for them, the run does not.
+        const later = result.later;
+        await put(later ? later.then((more) => entry([...result.artifacts, ...more])) : entry(result.artifacts));
         return { ...result, output };
       }
       const willRetry = result.error.retryable && attempt < step.retry.max_attempts && !o.signal?.aborted;

@@ -45,7 +45,14 @@ export interface AttemptHooks {
 }
 
 export type AttemptResult =
-  | { ok: true; output: unknown; warnings: StepWarning[]; artifacts: Digest[] }
+  | {
+      ok: true;
+      output: unknown;
+      warnings: StepWarning[];
+      artifacts: Digest[];
+      /** Artifacts whose bytes come after the step returned (ArtifactSink.later): their digests, once known. Never rejects. */
+      later?: Promise<Digest[]>;
+    }
   | { ok: false; error: StepError; warnings: StepWarning[]; ended?: 'canceled' | 'failed' };
 // `ended` (recorded only): the original run was closed during this attempt (its process was lost or
 // it was canceled from outside): no step_failed follows, the run ends with that status.

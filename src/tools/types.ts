@@ -55,6 +55,14 @@ export interface ArtifactSink {
    * before it finishes), but should handle its rejection.
    */
   put(bytes: Uint8Array, mediaType: string): Promise<Digest>;
+  /**
+   * An artifact whose bytes come after the step returns (a screenshot taken from the page's frames
+   * once the step's change is drawn): called during the step, it lists the artifact when `bytes`
+   * resolves (`undefined`: none after all). The step's journal entry waits for it; the run goes on.
+   * `hurry` is called when the run is finishing: resolve `bytes` as soon as possible. Bytes not there
+   * within LATE_ARTIFACT_MAX_MS are dropped with a warning. Optional: a host without it gets `put`s only.
+   */
+  later?(bytes: Promise<Uint8Array | undefined>, mediaType: string, hurry?: () => void): void;
 }
 
 export interface ToolLogger {
