@@ -10,9 +10,8 @@ import { screenshotMask } from './masking.js';
  * trips (caret hiding, animation freezing in every frame), about half the time per step (measured in
  * bench/hosted-browser.bench.mjs). Its caret and animations are as the page shows them.
  */
-export async function captureJpeg(s: RunSession, quality: number): Promise<Buffer> {
+export async function captureJpeg(s: RunSession, quality: number, masked: boolean): Promise<Buffer> {
   const page = s.page;
-  const masked = s.masks.some((m) => m.page() === page) || (await page.locator('input[type=password]').count()) > 0;
   if (!masked) {
     const cdp = await cdpOf(s, page);
     if (cdp) {
@@ -25,6 +24,12 @@ export async function captureJpeg(s: RunSession, quality: number): Promise<Buffe
     }
   }
   return page.screenshot({ type: 'jpeg', quality, mask: screenshotMask(s), maskColor: '#000000', animations: 'disabled', caret: 'hide' });
+}
+
+/** Whether the run's current page has anything to black out: a password input, or a field a secret value went into. */
+export async function isMasked(s: RunSession): Promise<boolean> {
+  const page = s.page;
+  return s.masks.some((m) => m.page() === page) || (await page.locator('input[type=password]').count()) > 0;
 }
 
 const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();

@@ -5,7 +5,8 @@ import { frameSchema, normalizeFrame, normalizeTarget, targetSchema, type FrameI
 import { refusedForPage, type BrowserPool, type RunSession } from '../browser-pool.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from '../settle.js';
 import { APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, type ActOptions } from '../locate.js';
-import { captureJpeg } from './capture.js';
+import { captureJpeg, isMasked } from './capture.js';
+import { FrameShots, SHOT_QUALITY } from './shots.js';
 
 /**
  * The frame every browser tool runs in (see docs/browser.md): the run's session and page, the step's
@@ -35,6 +36,7 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
     async (s) => {
       // The run's last action succeeded: let what it started (a form post, its follow-up requests) finish.
       if (s.pending && !s.page.isClosed()) await settleAfterAction(s.page, s.net, s.pending.startedBefore, CLOSE_SETTLE_MS).catch(() => {});
+      await shots.get(s)?.stop();
       await cfg.pool.closeSession(s);
     },
   );
@@ -65,7 +67,7 @@ export function pageOrigin(page: Page): string {
 }
 
 /** What a step's body needs to locate targets: its deadline, the appear window, and how to settle the page. */
-export type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root'> & {
+export type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root' | 'beforeAct'> & {
   /** Milliseconds left of the step's budget (at least 1). */
   remaining(): number;
 };
@@ -109,28 +111,44 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
   return enabled && ctx.artifacts !== undefined;
 }
 
+/** Each run session's screencast pictures (shots.ts), made on its first pictured step. */
+const shots = new WeakMap<RunSession, FrameShots>();
+
 /**
- * The picture after a step: a JPEG (quality SCREENSHOT_QUALITY: a quarter of a PNG's capture time and
- * a third of its bytes), secret fields blacked out in the capture itself, so no unmasked pixel is ever
- * stored. The step waits for the capture (the next step may change the page), not for the store: the
- * write goes on beside the next steps and the run awaits it before it finishes (ArtifactSink.put).
+ * The picture after a step (docs/browser.md, "Screenshots"), a JPEG of the page as the step left it,
+ * secret fields blacked out before anything is stored. The step waits for neither its capture nor its
+ * store: on a page with nothing to mask, the picture is the first frame of the page's screencast drawn
+ * after the step (FrameShots), which the step's journal entry waits for, not the run
+ * (ArtifactSink.later). A page with a password input or a secret-filled field is captured at once
+ * with the masks painted into the capture (capture.ts), so no unmasked pixel is ever stored; so is
+ * any page when the host takes no late artifacts or Chromium refuses the screencast.
  */
-async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
+async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig, mode: StepMode, endedAt: number): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
+  const sink = ctx.artifacts!;
   let jpeg: Buffer;
   try {
-    jpeg = await guard(captureJpeg(s, SCREENSHOT_QUALITY), ctx.signal);
+    const masked = await guard(isMasked(s), ctx.signal);
+    if (!masked && sink.later) {
+      let frames = shots.get(s);
+      if (!frames) shots.set(s, (frames = new FrameShots(s.context)));
+      if (await guard(frames.follow(s.page), ctx.signal)) {
+        sink.later(frames.picture(endedAt, mode !== 'read'), 'image/jpeg');
+        return;
+      }
+    }
+    jpeg = await guard(captureJpeg(s, SHOT_QUALITY, masked), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.logger.warn(`[${COMPONENT}] screenshot failed: ${(err as Error).message.split('\n')[0]}`);
     return;
   }
   // A failed write is logged by the run (it warns and goes on); nothing here waits for it.
-  ctx.artifacts!.put(new Uint8Array(jpeg), 'image/jpeg').catch(() => {});
+  sink.put(new Uint8Array(jpeg), 'image/jpeg').catch(() => {});
 }
 
 /** JPEG quality of step screenshots. */
-export const SCREENSHOT_QUALITY = 70;
+export const SCREENSHOT_QUALITY = SHOT_QUALITY;
 
 /**
  * How a step relates to settling (docs/browser.md, "Waiting"): an `action` leaves work to settle later;
@@ -150,6 +168,15 @@ export function browserTool<I, O>(
   return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
+    // An action's input waits until the pictures of the steps before it are taken (shots.ts): targets
+    // are located meanwhile, and the wait is before the first input (actOnTarget) or, for a step
+    // without a target, before it starts.
+    const frames = shots.get(s);
+    if (frames && mode === 'action') {
+      const byTarget = typeof input === 'object' && input !== null && ('target' in input || 'source' in input);
+      if (byTarget) step.beforeAct = () => frames.gate();
+      else await frames.gate();
+    }
     if (mode !== 'switch' && s.page.isClosed()) {
       const index = s.pages.findIndex((p) => p.page === s.page);
       throw toolError(
@@ -173,7 +200,6 @@ export function browserTool<I, O>(
     // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
     if (mode === 'read' && s.pending) await settlePending(s, ctx, step.remaining());
     const startedBefore = s.pending?.startedBefore ?? s.net.started;
-    const refusedBefore = new Set(s.egress?.proxy.refusals);
     if (s.egress) s.egress.deniedNavigation = undefined;
     let out: O;
     try {
@@ -192,9 +218,10 @@ export function browserTool<I, O>(
       s.pending = undefined;
       return out;
     }
-    if (name === 'navigate' || screenshotsOn(ctx, cfg)) await settlePending(s, ctx, step.remaining());
-    if (s.egress) checkRefusals(s, ctx, refusedBefore);
-    await screenshot(s, ctx, cfg);
+    const endedAt = Date.now();
+    if (name === 'navigate') await settlePending(s, ctx, step.remaining());
+    if (s.egress) checkRefusals(s, ctx);
+    await screenshot(s, ctx, cfg, mode, endedAt);
     return out;
   });
 }
@@ -249,20 +276,26 @@ export function browserTools<I, O>(
   return contracts.map((c) => browserTool(c, cfg, body, mode));
 }
 
+/** Egress refusals a step already reported (or that were the browser's own). */
+const reported = new WeakSet<object>();
+
 /**
  * After a step under an egress guard: a main-frame navigation the guard refused during the step (a
  * click on a link, a script, a redirect) fails it with `egress_denied`; refused subresources, fetches
  * and WebSockets leave the step a warning `egress_denied` naming them (the page got a network error).
  */
-function checkRefusals(s: RunSession, ctx: ToolContext, before: Set<unknown>): void {
+function checkRefusals(s: RunSession, ctx: ToolContext): void {
   const denied = s.egress!.deniedNavigation;
   if (denied) {
     s.pending = undefined;
     throw denied.error;
   }
-  // Only the page's refused requests are the step's: the browser's own traffic (a default favicon, an
-  // update check) is no request of the page's, whatever the guard refused of it.
-  const fresh = s.egress!.proxy.refusals.filter((r) => !before.has(r) && refusedForPage(s.egress!, r));
+  // Refusals since the last step that reported: what an action started after it returned is reported
+  // by the next step. Only the page's refused requests are the step's: the browser's own traffic (a
+  // default favicon, an update check) is no request of the page's, whatever the guard refused of it.
+  const all = s.egress!.proxy.refusals;
+  const fresh = all.filter((r) => !reported.has(r) && refusedForPage(s.egress!, r));
+  for (const r of all) reported.add(r);
   if (fresh.length === 0) return;
   const targets = [...new Set(fresh.map((r) => r.target))];
   ctx.warn({
