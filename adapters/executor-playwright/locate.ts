@@ -106,8 +106,6 @@ export interface ActOptions<T> {
   settle(afterChange?: boolean): Promise<boolean>;
   /** The op, on a candidate locator, bounded by `timeoutMs`. */
   act(locator: PwLocator, timeoutMs: number): Promise<T>;
-  /** Awaited before the op acts on the page (the pictures of earlier steps are taken first: tools/shots.ts). */
-  beforeAct?(): Promise<void>;
   /**
    * For reads: the op without waiting, returning how many elements it saw. It stands in for the
    * primary's count and the op at once (one round trip) when it saw as many as needed.
@@ -209,7 +207,6 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
   /** The op on one candidate; undefined when it matched several by the time the op began (decide again). */
   const run = async (c: (typeof candidates)[number]): Promise<{ value: T } | undefined> => {
     try {
-      if (options.beforeAct) await guard(options.beforeAct(), ctx.signal);
       return { value: await guard(options.act(c.loc, remaining()), ctx.signal) };
     } catch (err) {
       if (ctx.signal.aborted || isFlowError(err)) throw err;

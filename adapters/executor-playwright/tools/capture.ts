@@ -3,33 +3,53 @@ import type { RunSession } from '../browser-pool.js';
 import { screenshotMask } from './masking.js';
 
 /**
- * The JPEG of a step's screenshot. With anything to black out on the page (a password input, a field
- * a secret value went into), Playwright's screenshot paints the masks into the capture itself, so no
- * unmasked pixel is ever stored. With nothing to mask (the common case), one `Page.captureScreenshot`
- * over the page's own CDP session: the same viewport picture without Playwright's preparation round
- * trips (caret hiding, animation freezing in every frame), about half the time per step (measured in
- * bench/hosted-browser.bench.mjs). Its caret and animations are as the page shows them.
+ * Step screenshots (docs/browser.md, "Screenshots"). Two ways:
+ *
+ * - `captureUnmasked`: on a page with nothing to black out (the common case), one CDP
+ *   `Page.captureScreenshot` over the page's own CDP session, requested when the step ends and not
+ *   waited for. Chromium answers with the first frame it draws after the request (about 30 ms later,
+ *   most of it waiting for the frame), while the run goes on. The picture is a JPEG at SHOT_SCALE of
+ *   the viewport: reading back and encoding a full 1280 x 720 frame costs the browser about 33 ms of
+ *   CPU per step, three quarters of it about 18 ms (measured on this project's machines).
+ * - `captureMasked`: with a password input or a field a secret value went into on the page,
+ *   Playwright's screenshot paints the masks into the capture itself, so no unmasked pixel is ever
+ *   stored. It adds elements over the page while it runs, so the step waits for it.
  */
-export async function captureJpeg(s: RunSession, quality: number, masked: boolean): Promise<Buffer> {
-  const page = s.page;
-  if (!masked) {
-    const cdp = await cdpOf(s, page);
-    if (cdp) {
-      try {
-        const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality, optimizeForSpeed: true });
-        return Buffer.from(data, 'base64');
-      } catch {
-        // The page went between documents, or the session closed: Playwright's way below.
-      }
-    }
-  }
-  return page.screenshot({ type: 'jpeg', quality, mask: screenshotMask(s), maskColor: '#000000', animations: 'disabled', caret: 'hide' });
-}
+
+/** Scale of an unmasked step screenshot (of the viewport's CSS pixels). */
+export const SHOT_SCALE = 0.75;
 
 /** Whether the run's current page has anything to black out: a password input, or a field a secret value went into. */
 export async function isMasked(s: RunSession): Promise<boolean> {
   const page = s.page;
   return s.masks.some((m) => m.page() === page) || (await page.locator('input[type=password]').count()) > 0;
+}
+
+/**
+ * Request the picture of the page as it is now; resolves with the JPEG once Chromium drew and encoded
+ * it, or undefined when it could not (the page closed or went between documents meanwhile). Never rejects.
+ */
+export async function captureUnmasked(s: RunSession, quality: number): Promise<Buffer | undefined> {
+  const page = s.page;
+  const cdp = await cdpOf(s, page);
+  if (page.isClosed()) return undefined;
+  const size = page.viewportSize();
+  const clip = size ? { x: 0, y: 0, width: size.width, height: size.height, scale: SHOT_SCALE } : undefined;
+  try {
+    if (cdp) {
+      const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality, optimizeForSpeed: true, ...(clip ? { clip } : {}) });
+      return Buffer.from(data, 'base64');
+    }
+  } catch {
+    // The page went between documents, or its CDP session closed: Playwright's way below.
+  }
+  // Without changing the page (no caret hiding, no animation freezing): the next step may be acting.
+  return page.screenshot({ type: 'jpeg', quality, caret: 'initial' }).catch(() => undefined);
+}
+
+/** The picture of a page with masks, painted into the capture (the step waits for it). */
+export function captureMasked(s: RunSession, quality: number): Promise<Buffer> {
+  return s.page.screenshot({ type: 'jpeg', quality, mask: screenshotMask(s), maskColor: '#000000', animations: 'disabled', caret: 'hide' });
 }
 
 const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();

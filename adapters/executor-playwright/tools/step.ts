@@ -5,8 +5,7 @@ import { frameSchema, normalizeFrame, normalizeTarget, targetSchema, type FrameI
 import { refusedForPage, type BrowserPool, type RunSession } from '../browser-pool.js';
 import { settleAfterAction, TIMER_WAIT_MAX_MS } from '../settle.js';
 import { APPEAR_WINDOW_MS, OPTIONAL_WINDOW_MS, browserError, guard, resolveFrame, stepBudgetMs, type ActOptions } from '../locate.js';
-import { captureJpeg, isMasked } from './capture.js';
-import { FrameShots, SHOT_QUALITY } from './shots.js';
+import { captureMasked, captureUnmasked, isMasked } from './capture.js';
 
 /**
  * The frame every browser tool runs in (see docs/browser.md): the run's session and page, the step's
@@ -36,7 +35,6 @@ function session(ctx: ToolContext, cfg: BrowserToolsConfig): Promise<RunSession>
     async (s) => {
       // The run's last action succeeded: let what it started (a form post, its follow-up requests) finish.
       if (s.pending && !s.page.isClosed()) await settleAfterAction(s.page, s.net, s.pending.startedBefore, CLOSE_SETTLE_MS).catch(() => {});
-      await shots.get(s)?.stop();
       await cfg.pool.closeSession(s);
     },
   );
@@ -67,7 +65,7 @@ export function pageOrigin(page: Page): string {
 }
 
 /** What a step's body needs to locate targets: its deadline, the appear window, and how to settle the page. */
-export type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root' | 'beforeAct'> & {
+export type Step = Pick<ActOptions<unknown>, 'deadline' | 'appearMs' | 'settle' | 'root'> & {
   /** Milliseconds left of the step's budget (at least 1). */
   remaining(): number;
 };
@@ -111,44 +109,32 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
   return enabled && ctx.artifacts !== undefined;
 }
 
-/** Each run session's screencast pictures (shots.ts), made on its first pictured step. */
-const shots = new WeakMap<RunSession, FrameShots>();
-
 /**
- * The picture after a step (docs/browser.md, "Screenshots"), a JPEG of the page as the step left it,
- * secret fields blacked out before anything is stored. The step waits for neither its capture nor its
- * store: on a page with nothing to mask, the picture is the first frame of the page's screencast drawn
- * after the step (FrameShots), which the step's journal entry waits for, not the run
- * (ArtifactSink.later). A page with a password input or a secret-filled field is captured at once
- * with the masks painted into the capture (capture.ts), so no unmasked pixel is ever stored; so is
- * any page when the host takes no late artifacts or Chromium refuses the screencast.
+ * The picture after a step (docs/browser.md, "Screenshots"): a JPEG of the page as the step left it,
+ * secret fields blacked out before anything is stored. On a page with nothing to mask, the capture is
+ * requested as the step ends and neither it nor its store is waited for: the step's journal entry
+ * waits for the picture, the run goes on (ArtifactSink.later). A page with a password input or a
+ * secret-filled field is captured at once with the masks painted in (capture.ts).
  */
-async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig, mode: StepMode, endedAt: number): Promise<void> {
+async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
   const sink = ctx.artifacts!;
-  let jpeg: Buffer;
+  let jpeg: Buffer | undefined;
   try {
     const masked = await guard(isMasked(s), ctx.signal);
-    if (!masked && sink.later) {
-      let frames = shots.get(s);
-      if (!frames) shots.set(s, (frames = new FrameShots(s.context)));
-      if (await guard(frames.follow(s.page), ctx.signal)) {
-        sink.later(frames.picture(endedAt, mode !== 'read'), 'image/jpeg');
-        return;
-      }
-    }
-    jpeg = await guard(captureJpeg(s, SHOT_QUALITY, masked), ctx.signal);
+    if (!masked && sink.later) return sink.later(captureUnmasked(s, SCREENSHOT_QUALITY), 'image/jpeg');
+    jpeg = await guard(masked ? captureMasked(s, SCREENSHOT_QUALITY) : captureUnmasked(s, SCREENSHOT_QUALITY), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.logger.warn(`[${COMPONENT}] screenshot failed: ${(err as Error).message.split('\n')[0]}`);
     return;
   }
   // A failed write is logged by the run (it warns and goes on); nothing here waits for it.
-  sink.put(new Uint8Array(jpeg), 'image/jpeg').catch(() => {});
+  if (jpeg) sink.put(new Uint8Array(jpeg), 'image/jpeg').catch(() => {});
 }
 
 /** JPEG quality of step screenshots. */
-export const SCREENSHOT_QUALITY = SHOT_QUALITY;
+export const SCREENSHOT_QUALITY = 70;
 
 /**
  * How a step relates to settling (docs/browser.md, "Waiting"): an `action` leaves work to settle later;
@@ -168,15 +154,6 @@ export function browserTool<I, O>(
   return defineTool<I, O>(contract, async (input, ctx) => {
     const s = await session(ctx, cfg);
     const step = stepOf(ctx, cfg, s);
-    // An action's input waits until the pictures of the steps before it are taken (shots.ts): targets
-    // are located meanwhile, and the wait is before the first input (actOnTarget) or, for a step
-    // without a target, before it starts.
-    const frames = shots.get(s);
-    if (frames && mode === 'action') {
-      const byTarget = typeof input === 'object' && input !== null && ('target' in input || 'source' in input);
-      if (byTarget) step.beforeAct = () => frames.gate();
-      else await frames.gate();
-    }
     if (mode !== 'switch' && s.page.isClosed()) {
       const index = s.pages.findIndex((p) => p.page === s.page);
       throw toolError(
@@ -218,10 +195,9 @@ export function browserTool<I, O>(
       s.pending = undefined;
       return out;
     }
-    const endedAt = Date.now();
     if (name === 'navigate') await settlePending(s, ctx, step.remaining());
     if (s.egress) checkRefusals(s, ctx);
-    await screenshot(s, ctx, cfg, mode, endedAt);
+    await screenshot(s, ctx, cfg);
     return out;
   });
 }
