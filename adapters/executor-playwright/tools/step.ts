@@ -116,13 +116,20 @@ function screenshotsOn(ctx: ToolContext, cfg: BrowserToolsConfig): boolean {
  * waits for the picture, the run goes on (ArtifactSink.later). A page with a password input or a
  * secret-filled field is captured at once with the masks painted in (capture.ts).
  */
-async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig): Promise<void> {
+async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConfig, unchanged: boolean): Promise<void> {
   if (!screenshotsOn(ctx, cfg)) return;
   const sink = ctx.artifacts!;
   let jpeg: Buffer | undefined;
   try {
     const masked = await guard(isMasked(s), ctx.signal);
-    if (!masked && sink.later) return sink.later(captureUnmasked(s, SCREENSHOT_QUALITY), 'image/jpeg');
+    if (!masked && sink.later) {
+      // A read that changed nothing (nothing to settle, nothing awaited) shows the page of the picture before it.
+      const last = lastShot.get(s);
+      const bytes = unchanged && last?.page === s.page ? last.bytes : captureUnmasked(s, SCREENSHOT_QUALITY);
+      lastShot.set(s, { page: s.page, bytes });
+      return sink.later(bytes, 'image/jpeg');
+    }
+    lastShot.delete(s);
     jpeg = await guard(masked ? captureMasked(s, SCREENSHOT_QUALITY) : captureUnmasked(s, SCREENSHOT_QUALITY), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
@@ -132,6 +139,9 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
   // A failed write is logged by the run (it warns and goes on); nothing here waits for it.
   if (jpeg) sink.put(new Uint8Array(jpeg), 'image/jpeg').catch(() => {});
 }
+
+/** The last picture requested of each run session's page (reused by a read that changed nothing). */
+const lastShot = new WeakMap<RunSession, { page: Page; bytes: Promise<Buffer | undefined> }>();
 
 /** JPEG quality of step screenshots. */
 export const SCREENSHOT_QUALITY = 70;
@@ -175,7 +185,16 @@ export function browserTool<I, O>(
     // actions before it settle, so it sees what they caused; an action acts on its target as soon as
     // that is unambiguous, and its own work is settled later: before the next read, drift decision,
     // screenshot or the run's end. A navigation settles at once (the page it opens must be ready).
-    if (mode === 'read' && s.pending) await settlePending(s, ctx, step.remaining());
+    // A read with nothing to settle before it and nothing it waited for changed nothing on the page.
+    let unchanged = mode === 'read' && !(s.pending && (await settlePending(s, ctx, step.remaining())));
+    if (unchanged) {
+      const settle = step.settle;
+      step.settle = async (afterChange) => {
+        const waited = await settle(afterChange);
+        if (waited || afterChange) unchanged = false;
+        return waited;
+      };
+    }
     const startedBefore = s.pending?.startedBefore ?? s.net.started;
     if (s.egress) s.egress.deniedNavigation = undefined;
     let out: O;
@@ -197,7 +216,7 @@ export function browserTool<I, O>(
     }
     if (name === 'navigate') await settlePending(s, ctx, step.remaining());
     if (s.egress) checkRefusals(s, ctx);
-    await screenshot(s, ctx, cfg);
+    await screenshot(s, ctx, cfg, unchanged);
     return out;
   });
 }
