@@ -245,9 +245,11 @@ async function followOpenedPage(
       retryable: false,
     });
   }
+  // Its requests are tracked from now on, before anything is awaited: a page's own fetches start as
+  // its scripts run, and settling it below must see them.
+  const index = cfg.pool.followPage(s, page);
   if (!s.page.isClosed() && s.pending) await settlePending(s, ctx, Math.min(CLOSE_SETTLE_MS, step.remaining()));
   s.pending = undefined;
-  const index = cfg.pool.followPage(s, page);
   await cfg.pool.setCurrentPage(s, index);
   try {
     await guard(page.waitForLoadState('load', { timeout: step.remaining() }), ctx.signal);
