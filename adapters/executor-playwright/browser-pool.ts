@@ -4,7 +4,7 @@ import { peerErrorFrom } from '../../src/util/peer-check.js';
 import type { EgressGuard } from '../../src/tools/egress.js';
 import { DENIED_HEADER, startEgressProxy, tunnelKey, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
-import { installTimerCounter, trackNetwork, type NetworkTracker } from './settle.js';
+import { installTimerCounter, trackContextNetwork, type NetworkTracker } from './settle.js';
 import { WarmContexts, type PreparedContext } from './warm-contexts.js';
 
 /**
@@ -86,6 +86,8 @@ export interface RunSession {
   masks: PwLocator[];
   /** The current page's document/fetch/XHR requests, for settling after actions (settle.ts). */
   net: NetworkTracker;
+  /** The request tracker of any page of the run's context, counting from the context's first request. */
+  trackers: (page: Page) => NetworkTracker;
   /** Every page the run followed, in opening order (0 = the first); `switch` chooses by this index. */
   pages: RunPage[];
   /** An action whose work has not been settled yet (settled before a read, a drift decision, a screenshot or the close). */
@@ -272,8 +274,18 @@ export class BrowserPool {
   async openSession(runId: string, egress?: EgressGuard): Promise<RunSession> {
     const { context, page, proxy } = this.warm.take(egress !== undefined) ?? (await this.prepare(egress !== undefined));
     if (proxy && egress) proxy.bind(egress);
-    const net = trackNetwork(page);
-    const session: RunSession = { runId, context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: sessionEgress(proxy, context) } : {}) };
+    const trackers = trackContextNetwork(context);
+    const net = trackers(page);
+    const session: RunSession = {
+      runId,
+      context,
+      page,
+      masks: [],
+      net,
+      pages: [{ page, net }],
+      trackers,
+      ...(proxy ? { egress: sessionEgress(proxy, context) } : {}),
+    };
     if (proxy) watchRefusedNavigations(session, proxy, page);
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
@@ -293,7 +305,7 @@ export class BrowserPool {
   followPage(session: RunSession, page: Page): number {
     const known = session.pages.findIndex((p) => p.page === page);
     if (known >= 0) return known;
-    session.pages.push({ page, net: trackNetwork(page) });
+    session.pages.push({ page, net: session.trackers(page) });
     if (session.egress) watchRefusedNavigations(session, session.egress.proxy, page);
     return session.pages.length - 1;
   }

@@ -19,24 +19,55 @@ export interface NetworkTracker {
   idle(): Promise<void>;
 }
 
-export function trackNetwork(page: Page): NetworkTracker {
+/**
+ * Trackers for every page of a context, fed from the context's own request events from the moment the
+ * context exists: a page the run follows later (a popup, a new tab) has its requests counted from its
+ * first one, including those its scripts started before the run took the page (page-level listeners
+ * attached then would miss them).
+ */
+export function trackContextNetwork(context: BrowserContext): (page: Page) => NetworkTracker {
+  const trackers = new WeakMap<Page, ReturnType<typeof newTracker>>();
+  const of = (page: Page) => {
+    let t = trackers.get(page);
+    if (!t) trackers.set(page, (t = newTracker()));
+    return t;
+  };
+  const pageOf = (r: Request): Page | undefined => {
+    try {
+      return r.frame().page();
+    } catch {
+      return undefined; // a service worker's request: no page
+    }
+  };
+  context.on('request', (r) => {
+    const page = pageOf(r);
+    if (page) of(page).add(r);
+  });
+  const done = (r: Request) => {
+    const page = pageOf(r);
+    if (page) trackers.get(page)?.done(r);
+  };
+  context.on('requestfinished', done);
+  context.on('requestfailed', done);
+  return (page) => of(page).view;
+}
+
+function newTracker() {
   const inflight = new Set<Request>();
   let started = 0;
   let waiters: (() => void)[] = [];
-  page.on('request', (r) => {
+  const add = (r: Request) => {
     if (!TRACKED.has(r.resourceType())) return;
     inflight.add(r);
     started++;
-  });
+  };
   const done = (r: Request) => {
     if (!inflight.delete(r) || inflight.size > 0) return;
     const ready = waiters;
     waiters = [];
     for (const w of ready) w();
   };
-  page.on('requestfinished', done);
-  page.on('requestfailed', done);
-  return {
+  const view: NetworkTracker = {
     get started() {
       return started;
     },
@@ -47,6 +78,7 @@ export function trackNetwork(page: Page): NetworkTracker {
       return inflight.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r));
     },
   };
+  return { add, done, view };
 }
 
 /** Timers longer than this are scheduled work (a carousel, a session warning), not a reaction. */

@@ -8,7 +8,7 @@ import type { EgressGuard } from '../../../src/tools/egress.js';
 import { LAUNCH_FLAGS, sessionEgress, watchRefusedNavigations, type RunSession } from '../browser-pool.js';
 import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.js';
-import { installTimerCounter, trackNetwork } from '../settle.js';
+import { installTimerCounter, trackContextNetwork } from '../settle.js';
 import { CAPTURE_SCRIPT } from './page-script.generated.js';
 import { replayInSession } from './replay.js';
 import { startStudioInput } from './studio-input.js';
@@ -162,10 +162,20 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       await context.addInitScript({ content: CAPTURE_SCRIPT });
       // As in a run's context: a replay's steps settle on the page's short timers too (settle.ts).
       await installTimerCounter(context);
+      const trackers = trackContextNetwork(context);
       page = await context.newPage();
       // The page as the executor's browser tools see a run's page (a replay runs them on it).
-      const net = trackNetwork(page);
-      session = { runId: 'studio', context, page, masks: [], net, pages: [{ page, net }], ...(proxy ? { egress: sessionEgress(proxy, context) } : {}) };
+      const net = trackers(page);
+      session = {
+        runId: 'studio',
+        context,
+        page,
+        masks: [],
+        net,
+        pages: [{ page, net }],
+        trackers,
+        ...(proxy ? { egress: sessionEgress(proxy, context) } : {}),
+      };
       if (proxy) watchRefusedNavigations(session, proxy, page);
       // One page per session: new tabs and popups are closed, with a word to the user.
       context.on('page', (other) => {
