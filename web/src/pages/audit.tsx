@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { get, q, type AuditEntry, type Member } from '../api';
 import { absTime } from '../format';
+import { RowsCard } from '../list';
 import { useIsOwner } from '../session';
 import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, Time, useAction, useResource, LoadOlder } from '../ui';
 
@@ -71,57 +72,43 @@ export function AuditPage() {
         load.error ? null : (
           <Loading label="Loading the audit log" />
         )
-      ) : entries.length === 0 ? (
-        <Card>
-          <Empty title="Nothing audited yet" />
-        </Card>
       ) : (
-        <Card className="card-flush">
-          <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Action</th>
-                  <th>Actor</th>
-                  <th>Target</th>
-                  <th>Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {entries.map((e) => {
-                  const { action, ...rest } = e.metadata;
-                  return (
-                    <tr key={e.id}>
-                      <td title={absTime(e.at)}>
-                        <Time at={e.at} />
-                      </td>
-                      <td>
-                        <Badge tone="blue">{String(action ?? '')}</Badge>
-                      </td>
-                      <td className="small">{who(e.actor)}</td>
-                      <td>
-                        <code className="small" title={e.target}>
-                          {target(e.target, who)}
-                        </code>
-                      </td>
-                      <td className="small details">
-                        {Object.entries(rest).map(([k, v]) => (
-                          <span key={k} className="kv">
-                            <span className="muted">{k}</span>{' '}
-                            {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
-                          </span>
-                        ))}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <LoadOlder cursor={cursor} busy={load.busy} label="Older entries" onLoad={(c) => void load.run(c)} />
-        </Card>
+        <RowsCard
+          rows={entries}
+          empty={<Empty title="Nothing audited yet" />}
+          rowKey={(e) => e.id}
+          below={<LoadOlder cursor={cursor} busy={load.busy} label="Older entries" onLoad={(c) => void load.run(c)} />}
+          columns={[
+            { header: 'When', title: (e) => absTime(e.at), cell: (e) => <Time at={e.at} /> },
+            { header: 'Action', cell: (e) => <Badge tone="blue">{String(e.metadata.action ?? '')}</Badge> },
+            { header: 'Actor', className: 'small', cell: (e) => who(e.actor) },
+            {
+              header: 'Target',
+              cell: (e) => (
+                <code className="small" title={e.target}>
+                  {target(e.target, who)}
+                </code>
+              ),
+            },
+            { header: 'Details', className: 'small details', cell: (e) => <Details metadata={e.metadata} /> },
+          ]}
+        />
       )}
     </div>
+  );
+}
+
+/** An entry's metadata but its action (a column of its own), digests shortened. */
+function Details({ metadata }: { metadata: AuditEntry['metadata'] }) {
+  const { action: _action, ...rest } = metadata;
+  return (
+    <>
+      {Object.entries(rest).map(([k, v]) => (
+        <span key={k} className="kv">
+          <span className="muted">{k}</span>{' '}
+          {typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v) ? <Digest value={v} /> : typeof v === 'string' ? v : JSON.stringify(v)}
+        </span>
+      ))}
+    </>
   );
 }

@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { get, post, rerecordPath, type Automation } from '../api';
+import { TableCard } from '../list';
 import { Link, navigate } from '../router';
 import { useIsOwner } from '../session';
-import { Async, Badge, Card, Digest, Empty, ErrorBox, Field, PageHeader, StatusBadge, Time, useAction, useResource } from '../ui';
+import { Badge, Card, Digest, Empty, ErrorBox, Field, PageHeader, StatusBadge, Time, useAction, useResource } from '../ui';
 
 /** GET /api/automations: status, attention, last run, calls in 7 days. */
 export function AutomationsPage() {
@@ -30,76 +31,57 @@ export function AutomationsPage() {
         actions={actions}
       />
       {example.error ? <ErrorBox error={example.error} /> : null}
-      <Async
+      <TableCard
         r={r}
         label="Loading automations"
-        isEmpty={(a) => a.length === 0}
         empty={
-          <Card>
-            <Empty title="No automations yet" action={actions}>
-              Create one and give it a capture, or add the starter example: a published automation of a demo page this service serves.
-            </Empty>
-          </Card>
+          <Empty title="No automations yet" action={actions}>
+            Create one and give it a capture, or add the starter example: a published automation of a demo page this service serves.
+          </Empty>
         }
-      >
-        {(automations) => (
-          <Card className="card-flush">
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>Status</th>
-                    <th>Last run</th>
-                    <th className="num">Calls (7 d)</th>
-                    <th>Live version</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {automations.map((a) => (
-                    <tr key={a.id} className="row-link" onClick={() => navigate(`/automations/${a.id}`)}>
-                      <td>
-                        <Link to={`/automations/${a.id}`} className="strong" onClick={(e) => e.stopPropagation()}>
-                          {a.name}
-                        </Link>
-                        <div className="muted small clamp">{a.task || <em>no task description</em>}</div>
-                      </td>
-                      <td>
-                        <div className="badges">
-                          <StatusBadge status={a.status} />
-                          {a.needs_attention ? (
-                            <Badge tone="amber" title="A run found locator drift: re-record the failing step">
-                              needs attention
-                            </Badge>
-                          ) : null}
-                          {a.rerecord_href && owner ? (
-                            <Link
-                              to={rerecordPath(a.rerecord_href)}
-                              className="btn btn-small"
-                              title="Open the studio at the drifted step"
-                              onClick={(e) => e.stopPropagation()}
-                            >
-                              Re-record
-                            </Link>
-                          ) : null}
-                          {!a.mcp_enabled ? <Badge tone="gray">MCP off</Badge> : null}
-                        </div>
-                      </td>
-                      <td>
-                        <Time at={a.last_run_at} />
-                      </td>
-                      <td className="num">{a.calls_7d}</td>
-                      <td>
-                        <Digest value={a.live_digest} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </Card>
-        )}
-      </Async>
+        rowKey={(a) => a.id}
+        onRowClick={(a) => navigate(`/automations/${a.id}`)}
+        columns={[
+          {
+            header: 'Name',
+            cell: (a) => (
+              <>
+                <Link to={`/automations/${a.id}`} className="strong" onClick={(e) => e.stopPropagation()}>
+                  {a.name}
+                </Link>
+                <div className="muted small clamp">{a.task || <em>no task description</em>}</div>
+              </>
+            ),
+          },
+          {
+            header: 'Status',
+            cell: (a) => (
+              <div className="badges">
+                <StatusBadge status={a.status} />
+                {a.needs_attention ? (
+                  <Badge tone="amber" title="A run found locator drift: re-record the failing step">
+                    needs attention
+                  </Badge>
+                ) : null}
+                {a.rerecord_href && owner ? (
+                  <Link
+                    to={rerecordPath(a.rerecord_href)}
+                    className="btn btn-small"
+                    title="Open the studio at the drifted step"
+                    onClick={(e) => e.stopPropagation()}
+                  >
+                    Re-record
+                  </Link>
+                ) : null}
+                {!a.mcp_enabled ? <Badge tone="gray">MCP off</Badge> : null}
+              </div>
+            ),
+          },
+          { header: 'Last run', cell: (a) => <Time at={a.last_run_at} /> },
+          { header: 'Calls (7 d)', headerClassName: 'num', className: 'num', cell: (a) => a.calls_7d },
+          { header: 'Live version', cell: (a) => <Digest value={a.live_digest} /> },
+        ]}
+      />
     </div>
   );
 }

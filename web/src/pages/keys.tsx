@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, post, type ApiKey, type Automation } from '../api';
 import { useIsOwner } from '../session';
+import { TableCard } from '../list';
 import { GrantsPanel } from './grants';
 import { Async, Badge, Card, ConfirmButton, CopyButton, Empty, ErrorBox, Field, PageHeader, Time, useAction, useResource, FormFooter } from '../ui';
 
@@ -120,65 +121,51 @@ export function KeysPanel({ automation }: { automation?: string }) {
         </form>
       </Card>
       {revoke.error ? <ErrorBox error={revoke.error} /> : null}
-      <Async
+      <TableCard
         r={keys}
         label="Loading keys"
-        isEmpty={(k) => visible(k).length === 0}
-        empty={
-          <Card>
-            <Empty title={automation ? 'No key reaches this automation' : 'No keys yet'}>Create one above; its secret is shown once.</Empty>
-          </Card>
-        }
-      >
-        {(list) => (
-          <Card className="card-flush" title={automation ? `Keys that can call ${automation}` : 'Keys'}>
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>Key</th>
-                    <th>Scope</th>
-                    <th>Created</th>
-                    <th>Last used</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {visible(list).map((k) => (
-                    <tr key={k.id} className={k.revoked_at ? 'row-dim' : ''}>
-                      <td>
-                        <span className="strong">{k.name}</span> <Badge tone={k.mode === 'live' ? 'violet' : 'gray'}>{k.mode}</Badge>
-                      </td>
-                      <td>
-                        <code>
-                          {k.prefix}…{k.last4}
-                        </code>
-                      </td>
-                      <td className="small">{k.automations === null ? <span className="muted">all automations</span> : k.automations.join(', ')}</td>
-                      <td>
-                        <Time at={k.created_at} />
-                      </td>
-                      <td>
-                        <Time at={k.last_used_at} />
-                      </td>
-                      <td className="right">
-                        {k.revoked_at ? (
-                          <Badge tone="red">
-                            revoked <Time at={k.revoked_at} />
-                          </Badge>
-                        ) : (
-                          <ConfirmButton label="Revoke" confirm="Revoke now?" busy={revoke.busy} onConfirm={() => void revoke.run(k.id)} />
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </Card>
-        )}
-      </Async>
+        select={visible}
+        title={automation ? `Keys that can call ${automation}` : 'Keys'}
+        empty={<Empty title={automation ? 'No key reaches this automation' : 'No keys yet'}>Create one above; its secret is shown once.</Empty>}
+        rowKey={(k) => k.id}
+        rowClassName={(k) => (k.revoked_at ? 'row-dim' : undefined)}
+        columns={[
+          {
+            header: 'Name',
+            cell: (k) => (
+              <>
+                <span className="strong">{k.name}</span> <Badge tone={k.mode === 'live' ? 'violet' : 'gray'}>{k.mode}</Badge>
+              </>
+            ),
+          },
+          {
+            header: 'Key',
+            cell: (k) => (
+              <code>
+                {k.prefix}…{k.last4}
+              </code>
+            ),
+          },
+          {
+            header: 'Scope',
+            className: 'small',
+            cell: (k) => (k.automations === null ? <span className="muted">all automations</span> : k.automations.join(', ')),
+          },
+          { header: 'Created', cell: (k) => <Time at={k.created_at} /> },
+          { header: 'Last used', cell: (k) => <Time at={k.last_used_at} /> },
+          {
+            className: 'right',
+            cell: (k) =>
+              k.revoked_at ? (
+                <Badge tone="red">
+                  revoked <Time at={k.revoked_at} />
+                </Badge>
+              ) : (
+                <ConfirmButton label="Revoke" confirm="Revoke now?" busy={revoke.busy} onConfirm={() => void revoke.run(k.id)} />
+              ),
+          },
+        ]}
+      />
     </div>
   );
 }

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
 import { get, q, type Automation, type Execution } from '../api';
 import { duration } from '../format';
+import { RowsCard } from '../list';
 import { Link, navigate, useLocation } from '../router';
-import { Badge, Card, Digest, Empty, ErrorBox, Loading, PageHeader, StatusBadge, Time, useAction, useResource, LoadOlder } from '../ui';
+import { Badge, Digest, Empty, ErrorBox, Loading, PageHeader, StatusBadge, Time, useAction, useResource, LoadOlder } from '../ui';
 
 /** The run inspector's list: GET /api/executions, filtered by automation, paged by cursor. */
 export function RunsPage() {
@@ -62,62 +63,39 @@ export function ExecutionsList({ flow, compact, limit = 25 }: { flow?: string; c
   }, [inFlight, flow]);
 
   if (rows === undefined) return load.error ? <ErrorBox error={load.error} onRetry={() => void load.run(null)} /> : <Loading label="Loading runs" />;
-  if (rows.length === 0) {
-    return (
-      <Card>
+  return (
+    <RowsCard
+      rows={rows}
+      empty={
         <Empty title="No runs yet">
           Runs appear here when an automation is called: <code>POST /v1/run/{flow ?? '{name}'}</code> with an API key, a <code>tools/call</code> on{' '}
           <code>/mcp</code>, or a schedule.
         </Empty>
-      </Card>
-    );
-  }
-  return (
-    <Card className="card-flush">
-      {load.error ? <ErrorBox error={load.error} /> : null}
-      <div className="table-wrap">
-        <table className="table" data-testid="executions">
-          <thead>
-            <tr>
-              <th>Status</th>
-              {compact ? null : <th>Automation</th>}
-              <th>Started</th>
-              <th>Duration</th>
-              <th>Via</th>
-              <th>Version</th>
-              <th>Error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((e) => (
-              <tr key={e.id} className="row-link" onClick={() => navigate(`/runs/${e.id}`)}>
-                <td>
-                  <Link to={`/runs/${e.id}`} onClick={(ev) => ev.stopPropagation()} aria-label={`Run ${e.id}`}>
-                    <StatusBadge status={e.status} />
-                  </Link>
-                </td>
-                {compact ? null : (
-                  <td>
-                    <span className="strong">{e.flow}</span>
-                  </td>
-                )}
-                <td>
-                  <Time at={e.created_at} />
-                </td>
-                <td>{e.finished_at ? duration(Date.parse(e.finished_at) - Date.parse(e.created_at)) : <span className="muted">running</span>}</td>
-                <td>
-                  <Badge tone="gray">{e.dispatch}</Badge>
-                </td>
-                <td>
-                  <Digest value={e.flow_digest} />
-                </td>
-                <td>{e.error_code ? <code className="error-text">{e.error_code}</code> : <span className="muted">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <LoadOlder cursor={cursor} busy={load.busy} label="Older runs" onLoad={(c) => void load.run(c)} />
-    </Card>
+      }
+      testId="executions"
+      rowKey={(e) => e.id}
+      onRowClick={(e) => navigate(`/runs/${e.id}`)}
+      above={load.error ? <ErrorBox error={load.error} /> : null}
+      below={<LoadOlder cursor={cursor} busy={load.busy} label="Older runs" onLoad={(c) => void load.run(c)} />}
+      columns={[
+        {
+          header: 'Status',
+          cell: (e) => (
+            <Link to={`/runs/${e.id}`} onClick={(ev) => ev.stopPropagation()} aria-label={`Run ${e.id}`}>
+              <StatusBadge status={e.status} />
+            </Link>
+          ),
+        },
+        ...(compact ? [] : [{ header: 'Automation', cell: (e: Execution) => <span className="strong">{e.flow}</span> }]),
+        { header: 'Started', cell: (e) => <Time at={e.created_at} /> },
+        {
+          header: 'Duration',
+          cell: (e) => (e.finished_at ? duration(Date.parse(e.finished_at) - Date.parse(e.created_at)) : <span className="muted">running</span>),
+        },
+        { header: 'Via', cell: (e) => <Badge tone="gray">{e.dispatch}</Badge> },
+        { header: 'Version', cell: (e) => <Digest value={e.flow_digest} /> },
+        { header: 'Error', cell: (e) => (e.error_code ? <code className="error-text">{e.error_code}</code> : <span className="muted">—</span>) },
+      ]}
+    />
   );
 }
