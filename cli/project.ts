@@ -50,7 +50,7 @@ export interface ProjectToolsOptions {
   cwd: string;
   /** Load the browser tools (lazily imports adapters/executor-playwright). Default false. */
   browser?: boolean;
-  /** With `browser`: start Chromium at once (PlaywrightExecutor.warm), before the tools are defined. Default false. */
+  /** With `browser`: start Chromium at once (PlaywrightExecutor.warmUp), before the tools are defined. Default false. */
   warmBrowser?: boolean;
   /**
    * A pack registry whose composite tools join the registry. Default: `.flowctl/registry` when that
@@ -65,7 +65,7 @@ export interface ProjectTools {
   registry: ToolRegistry;
   /** The tools beyond the builtins (browser, packs). */
   extra: Tool[];
-  /** Starts the browser now when the browser tools were loaded (see PlaywrightExecutor.warm); else nothing. */
+  /** Starts the browser now when the browser tools were loaded (see PlaywrightExecutor.warmUp); else nothing. */
   warmBrowser(): void;
   /** Closes the browser when one was launched. Idempotent. */
   dispose(): Promise<void>;
@@ -80,10 +80,10 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
     const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
     const executor = createPlaywrightExecutor();
     // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
-    if (options.warmBrowser) executor.warm();
+    if (options.warmBrowser) executor.warmUp();
     lists.push(executor.tools);
     disposers.push(() => executor.dispose());
-    warmBrowser = () => executor.warm();
+    warmBrowser = () => executor.warmUp();
   }
   const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
   if (registryDir) {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FlowError } from '../../src/errors.js';
@@ -53,7 +53,7 @@ function unboundError(): FlowError {
 // Not `import ... from 'node:http'`: Node builds an ES module facade of every builtin imported that
 // way, which reads each export, and node:http's lazy undici exports then load undici and zlib (tens of
 // ms on every CLI start that loads the browser tools, proxy or not). getBuiltinModule reads only these.
-const { createServer, request: httpRequest } = process.getBuiltinModule('node:http');
+const { createServer, request: httpRequest, Agent: HttpAgent } = process.getBuiltinModule('node:http');
 
 export const DENIED_HEADER = 'x-flowctl-egress';
 const MAX_REFUSALS = 100;
@@ -94,6 +94,11 @@ function responseHeaders(raw: string[]): string[] {
   return out;
 }
 
+/** A request that carries no body (so it can be sent again as is). */
+function bodyless(req: IncomingMessage): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+}
+
 /** Split a CONNECT target `host:port` / `[v6]:port`. */
 function splitTarget(target: string): { host: string; port: number } | undefined {
   const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
@@ -105,6 +110,7 @@ export async function startEgressProxy(initial?: EgressGuard): Promise<EgressPro
   const refusals: EgressRefusal[] = [];
   const byTarget = new Map<string, EgressRefusal>();
   const sockets = new Set<Duplex>();
+  const origins = new HttpAgent({ keepAlive: true });
   const track = (s: Duplex) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -135,29 +141,46 @@ export async function startEgressProxy(initial?: EgressGuard): Promise<EgressPro
     }
     const port = Number(url.port) || 80;
     guard.resolve(url.hostname, port).then(
-      ({ address }) => {
-        const upstream = httpRequest({
-          host: address,
-          port,
-          method: req.method,
-          path: `${url.pathname}${url.search}`,
-          headers: forwardHeaders(req.rawHeaders),
-          agent: false,
-        });
-        upstream.on('response', (up) => {
-          res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
-          up.pipe(res);
-        });
-        upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
-        res.on('close', () => upstream.destroy());
-        req.pipe(upstream);
-      },
+      ({ address }) => forward(req, res, url, address, port, true),
       (error: FlowError) => {
         refuse(url.href, error);
         res.writeHead(403, { [DENIED_HEADER]: 'denied', 'content-type': 'text/plain', connection: 'close' }).end(error.message);
       },
     );
   });
+
+  /**
+   * Send a checked plain request on to exactly the checked address. Connections to the origin are kept
+   * alive per proxy (the agent pools them by that address): a page's files then share a few connections
+   * instead of one each. The guard still checks every request before it is sent (above); a pooled
+   * socket only ever reaches the address it was opened to. A request without a body that fails on a
+   * reused socket (the origin closed it while idle) is sent once more on a new connection.
+   */
+  const forward = (req: IncomingMessage, res: ServerResponse, url: URL, address: string, port: number, mayRetry: boolean) => {
+    const upstream = httpRequest({
+      host: address,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: forwardHeaders(req.rawHeaders),
+      agent: mayRetry ? origins : false,
+    });
+    upstream.on('response', (up) => {
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
+      up.pipe(res);
+    });
+    upstream.on('error', () => {
+      if (mayRetry && upstream.reusedSocket && !res.headersSent && !res.destroyed && bodyless(req)) return forward(req, res, url, address, port, false);
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502).end();
+    });
+    // Only a response cut short (the browser went away) stops the upstream request: once finished, its
+    // socket is back in the pool.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  };
 
   const tunnel = (client: Duplex, host: string, port: number, head: Buffer, target: string, opening: (up: Socket) => void) => {
     track(client);
@@ -239,6 +262,7 @@ export async function startEgressProxy(initial?: EgressGuard): Promise<EgressPro
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
+        origins.destroy();
       });
       return closed;
     },

@@ -50,16 +50,13 @@ export interface PlaywrightExecutor {
   /** Counters: browsers launched, CDP connections, contexts open, created, closed and waiting warm. */
   stats(): PoolStats;
   /**
-   * Launch (or connect to) the browser now and fill the warm pool with contexts for runs under an
-   * egress guard (`{ guarded: true }`, as the hosted service runs them) or without. Returns at once.
+   * Launch (or connect to) the browser now rather than on the first browser step, and fill the warm
+   * pool (`warmContexts`, when above 0) with contexts for runs under an egress guard (`{ guarded: true }`,
+   * as the hosted service runs them) or without (the default). Returns at once: a process that knows it
+   * will run browser steps starts Chromium while it does its other work. A failure is not reported
+   * here: the first browser step tries again and fails with it.
    */
-  prewarm(options?: { guarded?: boolean }): void;
-  /**
-   * Launch (or connect to) the browser now rather than on the first browser step, without waiting for
-   * it: a process that knows it will run browser steps starts Chromium while it does its other work.
-   * A failure is not reported here: the first browser step tries again and fails with it.
-   */
-  warm(): void;
+  warmUp(options?: { guarded?: boolean }): void;
   /** Close every run context and the browser (or the CDP connection). Idempotent. */
   dispose(): Promise<void>;
 }
@@ -80,7 +77,7 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
   const screencast = createScreencast(pool, options.screencast);
   screencast.attach();
   const scopeKey = `executor-playwright:${++instances}`;
-  // Defined on first use (defining checks every contract's schemas): a caller can warm() the browser
+  // Defined on first use (defining checks every contract's schemas): a caller can warmUp() the browser
   // first, so Chromium starts while the tools are defined.
   let tools: Tool[] | undefined;
   return {
@@ -97,10 +94,8 @@ export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}
     },
     screencast: { subscribe: screencast.subscribe, active: screencast.active },
     stats: () => pool.stats(),
-    prewarm: (o = {}) => pool.prewarm(o.guarded ?? false),
-    warm() {
-      pool.getBrowser().catch(() => {});
-    },
+    // The pool's prewarm starts the browser and, with a pool size, fills it (browser-pool.ts).
+    warmUp: (o = {}) => pool.prewarm(o.guarded ?? false),
     dispose: () => pool.dispose(),
   };
 }

@@ -204,7 +204,7 @@ export async function assembleHostedService(options: HostedAssemblyOptions): Pro
     });
     closers.push(() => executor.dispose());
     // Every run here is under the egress guard: the warm contexts come with their (unbound) proxies.
-    if (warmContexts > 0) executor.prewarm({ guarded: true });
+    if (warmContexts > 0) executor.warmUp({ guarded: true });
     const studio = role === 'worker' ? undefined : createStudioBrowser({ egress: createEgressGuard(egress) });
     if (studio) closers.push(() => studio.dispose());
     const tools = createToolRegistry(builtinTools(), executor.tools);

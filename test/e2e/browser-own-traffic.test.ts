@@ -55,7 +55,7 @@ beforeAll(async () => {
     return dns(host, { all: true, verbatim: true });
   };
   engine = testEngine(registry, { toolPolicy: hostedToolPolicy({ allow: [new URL(origin).host], lookup }) }).engine;
-  exec.prewarm({ guarded: true });
+  exec.warmUp({ guarded: true });
 });
 
 afterAll(async () => {

@@ -93,7 +93,7 @@ describe('the warm pool', () => {
   const run = (engine: Engine, steps: StepDef[]) => engine.run({ spec: makeSpec(registry, steps) }, {});
 
   it('makes contexts ready before the first run, and a run takes one without making its own', async () => {
-    exec.prewarm({ guarded: true });
+    exec.warmUp({ guarded: true });
     await waitUntil(() => exec.stats().warmContexts === 2, { what: 'two warm contexts' });
     expect(exec.stats()).toMatchObject({ launches: 1, contextsCreated: 2, openContexts: 0 });
     const r = await run(guarded, [nav(`${origin}/show`), read]);

@@ -12,9 +12,9 @@ import { startStaticServer, type StaticServer } from '../helpers/static-server.j
 import { waitUntil } from '../helpers/wait.js';
 
 /**
- * PlaywrightExecutor.warm(): `flowctl run` starts Chromium before the first browser step (docs/cli.md).
+ * PlaywrightExecutor.warmUp(): `flowctl run` starts Chromium before the first browser step (docs/cli.md).
  * The warmed browser is the one the run's steps use; a launch that fails is reported by the first
- * browser step, never by warm() (and never as an unhandled rejection).
+ * browser step, never by warmUp() (and never as an unhandled rejection).
  */
 
 let site: StaticServer;
@@ -48,14 +48,14 @@ function engineFor(executor: ReturnType<typeof createPlaywrightExecutor>) {
   return { spec: compiled.spec, engine: createEngine({ storage: createMemoryStorage(), tools }) };
 }
 
-describe('PlaywrightExecutor.warm', () => {
+describe('PlaywrightExecutor.warmUp', () => {
   it('launches the browser before any step, and the run uses that browser', async () => {
     const executor = createPlaywrightExecutor();
     const { spec, engine } = engineFor(executor);
     try {
       expect(executor.stats().launches).toBe(0);
-      executor.warm();
-      executor.warm();
+      executor.warmUp();
+      executor.warmUp();
       await waitUntil(() => executor.stats().launches === 1, { what: 'the warmed launch' });
       const run = await engine.run({ spec }, {});
       expect(run.status).toBe('succeeded');
@@ -71,7 +71,7 @@ describe('PlaywrightExecutor.warm', () => {
     const executor = createPlaywrightExecutor({ executablePath: join(tmpdir(), 'no-such-chromium', 'chromium') });
     const { spec, engine } = engineFor(executor);
     try {
-      executor.warm();
+      executor.warmUp();
       const run = await engine.run({ spec }, {});
       expect(run.status).toBe('failed');
       const failed = run.journal.find((e) => e.event === 'step_failed');
