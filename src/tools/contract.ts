@@ -100,6 +100,18 @@ function toIssue(e: ErrorObject): SchemaIssue {
   }
 }
 
+/**
+ * Compile (and cache) the validator of `schema` ahead of its first use, e.g. while a process waits on
+ * something else; a schema that does not compile is left to the validation that will report it.
+ */
+export function precompileSchema(schema: JsonSchema): void {
+  try {
+    compile(schema);
+  } catch {
+    // validateAgainstSchema throws invalid_schema when the schema is used.
+  }
+}
+
 /** Validate `value` against a JSON Schema (draft 2020-12). Compiled validators are cached by schema content. */
 export function validateAgainstSchema(schema: JsonSchema, value: unknown): SchemaValidation {
   const fn = compile(schema);
