@@ -13,6 +13,7 @@ import { EXIT, type CliIO } from '../io.js';
 import { createProgressPrinter } from '../progress.js';
 import { cancelOnSignals, openProject, openSandbox, toolNeeds, type Project } from '../project.js';
 import { resolveRunSpec } from '../run-spec.js';
+import { warmValidators } from '../warm-validators.js';
 
 const FLAGS = ['input', 'input-file', 'dry', 'yes', 'record-journal', 'sandbox', 'json'];
 
@@ -63,6 +64,7 @@ export default async function run(args: ParsedArgs, rawIO: CliIO): Promise<numbe
     // the run ready.
     await runCanStart(spec, inputs, resolved.opened.secrets);
     resolved.opened.warmBrowser();
+    warmValidators(spec, resolved.opened.tools);
 
     const progress = createProgressPrinter(io, spec);
     const gate = createConfirmGate(io, { yes, action: `run ${spec.name}`, beforePrompt: () => progress.clear() });

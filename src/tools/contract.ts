@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { canonicalJson, deepFreeze, digestOf, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
+import { validateMetaSchema } from './schema-meta.generated.js';
 import { CAPABILITIES, type JsonSchema, type Tool, type ToolContext, type ToolContract } from './types.js';
 
 /**
@@ -22,7 +23,10 @@ export interface SchemaValidation {
   issues: SchemaIssue[];
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+// `validateSchema: false`: each schema is checked against the meta-schema by checkSchema below, with
+// the validator generated at build time, not one Ajv compiles at run time.
+const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
+const META_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const byIdentity = new WeakMap<object, ValidateFunction>();
 const byContent = new Map<string, ValidateFunction>();
 // Flows can bring their own schemas; bound the cache so a long-lived server does not grow forever.
@@ -35,6 +39,7 @@ function compile(schema: JsonSchema): ValidateFunction {
   let fn = byContent.get(key);
   if (!fn) {
     try {
+      checkSchema(schema);
       fn = ajv.compile(schema);
     } catch (err) {
       throw new FlowError('invalid_schema', `[flowctl] [tools] invalid JSON Schema: ${(err as Error).message}`, { cause: err });
@@ -44,6 +49,25 @@ function compile(schema: JsonSchema): ValidateFunction {
   }
   byIdentity.set(schema, fn);
   return fn;
+}
+
+/**
+ * Ajv's `validateSchema` (the meta-schema check, its errors or null), but for the 2020-12 dialect
+ * through the validator scripts/build-schema-meta.mjs generated from Ajv's meta-schema: compiling that
+ * meta-schema here cost ~40 ms at the start of every process that checks a schema (each `flowctl run`
+ * defines the built-in tools). A schema naming another `$schema` goes to Ajv.
+ */
+function metaSchemaErrors(schema: object): ErrorObject[] | null {
+  const dialect = (schema as { $schema?: unknown }).$schema;
+  if (dialect !== undefined && dialect !== META_2020_12) return ajv.validateSchema(schema) ? null : (ajv.errors ?? []);
+  return validateMetaSchema(schema) ? null : (validateMetaSchema.errors ?? []);
+}
+
+/** What Ajv's own `validateSchema` option does before a compile, with the same message. */
+function checkSchema(schema: JsonSchema): void {
+  if (typeof schema !== 'object' || schema === null) return; // Ajv's compile says what is wrong.
+  const errors = metaSchemaErrors(schema);
+  if (errors) throw new Error(`schema is invalid: ${ajv.errorsText(errors)}`);
 }
 
 function joinPath(base: string, segment: string | number): string {
@@ -73,6 +97,18 @@ function toIssue(e: ErrorObject): SchemaIssue {
       return { path, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     default:
       return { path, message: e.message ?? `fails ${e.keyword}` };
+  }
+}
+
+/**
+ * Compile (and cache) the validator of `schema` ahead of its first use, e.g. while a process waits on
+ * something else; a schema that does not compile is left to the validation that will report it.
+ */
+export function precompileSchema(schema: JsonSchema): void {
+  try {
+    compile(schema);
+  } catch {
+    // validateAgainstSchema throws invalid_schema when the schema is used.
   }
 }
 
@@ -133,9 +169,8 @@ export function checkContract(contract: ToolContract): void {
     }
     // Meta-schema validation only: compiling every contract's schemas at import would cost every CLI
     // start tens of milliseconds; validators compile lazily on first use (and are cached).
-    if (!ajv.validateSchema(schema)) {
-      problems.push(`${key}: ${ajv.errorsText(ajv.errors, { dataVar: key })}`);
-    }
+    const errors = metaSchemaErrors(schema);
+    if (errors) problems.push(`${key}: ${ajv.errorsText(errors, { dataVar: key })}`);
   }
   if (problems.length > 0) {
     throw new FlowError('invalid_contract', `[flowctl] [tools] contract ${contract.ref}@${contract.version}: ${problems.join('; ')}`, {
