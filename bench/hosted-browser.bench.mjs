@@ -333,7 +333,7 @@ equal to the expected one, and every hosted run's journal checked: each step has
   creation to the worker's \`run_started\` (journal clocks, same machine).
 
 Load: 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end, on 2 cores shared
-with other helpers' builds and test suites at the same time: the absolute times are inflated and noisy; the ratios are of
+with everything this benchmark runs (three services and their browsers, the scripts' own Chromium launches): the absolute times are noisy; the ratios are of
 interleaved runs.
 
 | App | steps | gateway ms | cold ms | floor ms | flowctl run ms | queued ms | gateway/cold | gateway/floor | per-step overhead ms | flowctl run/cold | queued/cold | dispatch ms | step median ms: hosted / flowctl run / queued |
