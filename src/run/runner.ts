@@ -124,6 +124,9 @@ export async function executeRun(o: RunnerOptions): Promise<RunOutcome> {
         return { status: 'failed', error: { ...error, step: step.id } };
       }
       if (!confirmed && isOutward(step)) {
+        // Asked once everything before it is journaled (a progress display has shown it): a line of
+        // the write-behind queue must not land after, and over, the question.
+        await writer.drain();
         if (!(await source.confirm(step))) {
           return {
             status: 'canceled',
