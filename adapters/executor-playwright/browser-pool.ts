@@ -274,19 +274,7 @@ export class BrowserPool {
   async openSession(runId: string, egress?: EgressGuard): Promise<RunSession> {
     const { context, page, proxy } = this.warm.take(egress !== undefined) ?? (await this.prepare(egress !== undefined));
     if (proxy && egress) proxy.bind(egress);
-    const trackers = trackContextNetwork(context);
-    const net = trackers(page);
-    const session: RunSession = {
-      runId,
-      context,
-      page,
-      masks: [],
-      net,
-      pages: [{ page, net }],
-      trackers,
-      ...(proxy ? { egress: sessionEgress(proxy, context) } : {}),
-    };
-    if (proxy) watchRefusedNavigations(session, proxy, page);
+    const session = newRunSession(runId, context, page, proxy);
     let set = this.sessions.get(runId);
     if (!set) this.sessions.set(runId, (set = new Set()));
     set.add(session);
@@ -395,6 +383,33 @@ export class BrowserPool {
  * Note a main-frame navigation the proxy refused, however it started (navigate, a click, a script, a
  * redirect): as the proxy's 403 answer to a plain request, or as the failed request of a refused tunnel.
  */
+/**
+ * A run session on `page` of `context` (a run's, or the studio's for its replays): its request
+ * trackers, and with a proxy its side of the egress guard. `trackers` made before the page was (so
+ * its first requests are counted) are passed in; by default they are made here.
+ */
+export function newRunSession(
+  runId: string,
+  context: BrowserContext,
+  page: Page,
+  proxy: EgressProxy | undefined,
+  trackers: (page: Page) => NetworkTracker = trackContextNetwork(context),
+): RunSession {
+  const net = trackers(page);
+  const session: RunSession = {
+    runId,
+    context,
+    page,
+    masks: [],
+    net,
+    pages: [{ page, net }],
+    trackers,
+    ...(proxy ? { egress: sessionEgress(proxy, context) } : {}),
+  };
+  if (proxy) watchRefusedNavigations(session, proxy, page);
+  return session;
+}
+
 export function watchRefusedNavigations(session: RunSession, proxy: EgressProxy, page: Page): void {
   // WebSockets are no `request` of the context: note their destinations here.
   page.on('websocket', (ws) => notePageTarget(session.egress!.pageTargets, ws.url()));

@@ -5,7 +5,7 @@ import type { Browser, CDPSession, FileChooser, Page } from 'playwright-core';
 import { FlowError, isFlowError } from '../../../src/errors.js';
 import type { StudioBrowser, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
 import type { EgressGuard } from '../../../src/tools/egress.js';
-import { LAUNCH_FLAGS, sessionEgress, watchRefusedNavigations, type RunSession } from '../browser-pool.js';
+import { LAUNCH_FLAGS, newRunSession, type RunSession } from '../browser-pool.js';
 import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
 import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.js';
 import { installTimerCounter, trackContextNetwork } from '../settle.js';
@@ -165,18 +165,7 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       const trackers = trackContextNetwork(context);
       page = await context.newPage();
       // The page as the executor's browser tools see a run's page (a replay runs them on it).
-      const net = trackers(page);
-      session = {
-        runId: 'studio',
-        context,
-        page,
-        masks: [],
-        net,
-        pages: [{ page, net }],
-        trackers,
-        ...(proxy ? { egress: sessionEgress(proxy, context) } : {}),
-      };
-      if (proxy) watchRefusedNavigations(session, proxy, page);
+      session = newRunSession('studio', context, page, proxy, trackers);
       // One page per session: new tabs and popups are closed, with a word to the user.
       context.on('page', (other) => {
         if (other === page) return;
