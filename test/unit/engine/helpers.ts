@@ -10,6 +10,11 @@ import { contractDigest, defineTool, toolError } from '../../../src/tools/contra
 import { createToolRegistry } from '../../../src/tools/registry.js';
 import type { Capability, Tool, ToolContract, ToolRegistry } from '../../../src/tools/types.js';
 
+/** A minimal tool contract (object in, object out, no capabilities) for a test tool named `ref`. */
+export function objectContract(ref: string): ToolContract {
+  return { ref, version: '1.0.0', description: ref, input_schema: { type: 'object' }, output_schema: { type: 'object' }, capabilities: [] };
+}
+
 /** Small real tools for engine tests; `calls` counts executions so tests can prove none ran. */
 export function testTools() {
   const calls: Record<string, number> = {};

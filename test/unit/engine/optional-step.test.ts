@@ -3,7 +3,7 @@ import { createToolRegistry } from '../../../src/tools/registry.js';
 import { defineTool, toolError } from '../../../src/tools/contract.js';
 import type { ToolContext } from '../../../src/tools/types.js';
 import { assertFlowSpec } from '../../../src/engine/spec-guard.js';
-import { makeSpec, testEngine } from './helpers.js';
+import { makeSpec, objectContract, testEngine } from './helpers.js';
 
 /**
  * StepSpec `optional`: a tool failing `target_absent` on an optional step is journaled `step_skipped`
@@ -13,21 +13,13 @@ import { makeSpec, testEngine } from './helpers.js';
 
 function tools() {
   const seen: (boolean | undefined)[] = [];
-  const contract = (ref: string) => ({
-    ref,
-    version: '1.0.0',
-    description: ref,
-    input_schema: { type: 'object' },
-    output_schema: { type: 'object' },
-    capabilities: [],
-  });
   const registry = createToolRegistry([
-    defineTool(contract('test/banner'), async (input: { shown: boolean }, ctx: ToolContext) => {
+    defineTool(objectContract('test/banner'), async (input: { shown: boolean }, ctx: ToolContext) => {
       seen.push(ctx.optional);
       if (!input.shown) throw toolError('target_absent', 'click: the target did not appear within 1500 ms', { retryable: false });
       return { clicked: true };
     }),
-    defineTool(contract('test/echo'), async (input: Record<string, unknown>) => ({ ...input })),
+    defineTool(objectContract('test/echo'), async (input: Record<string, unknown>) => ({ ...input })),
   ]);
   return { registry, seen };
 }

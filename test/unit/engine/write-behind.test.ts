@@ -8,19 +8,11 @@ import type { JournalEntry } from '../../../src/run/types.js';
 import { SecretMask } from '../../../src/secrets/mask.js';
 import { defineTool } from '../../../src/tools/contract.js';
 import { createToolRegistry } from '../../../src/tools/registry.js';
-import { makeSpec, recordingLogger, testEngine } from './helpers.js';
+import { makeSpec, objectContract, recordingLogger, testEngine } from './helpers.js';
 
 // A live run stores its journal behind it (docs/journal.md, "Write-behind", issue 30): the next step
 // does not wait for the last one's entries, and a step's entry may wait for an artifact taken after it.
 describe('engine: write-behind journal', () => {
-  const contract = (ref: string) => ({
-    ref,
-    version: '1.0.0',
-    description: ref,
-    input_schema: { type: 'object' },
-    output_schema: { type: 'object' },
-    capabilities: [],
-  });
   const bytes = (text: string) => new TextEncoder().encode(text);
 
   it("lists a late artifact in its step's entry, and the next step starts before its bytes come", async () => {
@@ -28,11 +20,11 @@ describe('engine: write-behind journal', () => {
     // never start b, and a's picture would be dropped after LATE_ARTIFACT_MAX_MS.
     let release!: (b: Uint8Array) => void;
     const picture = new Promise<Uint8Array>((r) => (release = r));
-    const shootLater = defineTool(contract('test/shoot-later'), async (_input: unknown, ctx) => {
+    const shootLater = defineTool(objectContract('test/shoot-later'), async (_input: unknown, ctx) => {
       ctx.artifacts!.later!(picture, 'text/plain');
       return {};
     });
-    const next = defineTool(contract('test/next'), async () => {
+    const next = defineTool(objectContract('test/next'), async () => {
       release(bytes('after a'));
       return { ran: true };
     });
@@ -61,7 +53,7 @@ describe('engine: write-behind journal', () => {
   });
 
   it('asks a late artifact to hurry when the run finishes, and lists it', async () => {
-    const shootLater = defineTool(contract('test/shoot-on-hurry'), async (_input: unknown, ctx) => {
+    const shootLater = defineTool(objectContract('test/shoot-on-hurry'), async (_input: unknown, ctx) => {
       let give!: (b: Uint8Array) => void;
       ctx.artifacts!.later!(new Promise((r) => (give = r)), 'text/plain', () => give(bytes('hurried')));
       return {};
@@ -76,7 +68,7 @@ describe('engine: write-behind journal', () => {
   });
 
   it('a late artifact that fails lists none, with a warning, and the run succeeds', async () => {
-    const shootLater = defineTool(contract('test/shoot-fails'), async (_input: unknown, ctx) => {
+    const shootLater = defineTool(objectContract('test/shoot-fails'), async (_input: unknown, ctx) => {
       ctx.artifacts!.later!(Promise.reject(new Error('the page closed')), 'text/plain');
       return {};
     });
@@ -91,7 +83,7 @@ describe('engine: write-behind journal', () => {
 
   it('an entry the store refuses stops the run at its next step: no later step runs, nothing is stored past the gap', async () => {
     const ran: string[] = [];
-    const mark = defineTool(contract('test/mark'), async (input: { id: string }) => {
+    const mark = defineTool(objectContract('test/mark'), async (input: { id: string }) => {
       ran.push(input.id);
       return {};
     });
