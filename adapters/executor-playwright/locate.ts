@@ -61,6 +61,9 @@ export function actionDone(err: unknown): boolean {
   return /\b\w+ action done\b/.test(String((err as Error)?.message ?? ''));
 }
 
+/** Playwright's refusals of a `fill` target that takes no typed text (it refuses at once, without waiting). */
+export const REFUSED_FILL = /Element is not an <input>, <textarea>(?:, <select>)? or \[contenteditable\]|cannot be filled/i;
+
 /** Map a Playwright error to a FlowError with a stable code; only its first line is kept (no call logs). */
 export function browserError(err: unknown, what: string): Error {
   const msg = firstLine(err);
@@ -73,7 +76,7 @@ export function browserError(err: unknown, what: string): Error {
   if (/Not a checkbox or radio button|Cannot uncheck radio button|did not change its state/i.test(msg)) {
     return toolError('not_checkable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
-  if (/Element is not an <input>, <textarea> or \[contenteditable\]|cannot be filled/i.test(msg)) {
+  if (REFUSED_FILL.test(msg)) {
     return toolError('not_editable', `[flowctl] [executor-playwright] ${what}: ${msg}`, { retryable: false, cause: err });
   }
   if (/Element is not a <select> element/i.test(msg)) {

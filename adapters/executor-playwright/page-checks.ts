@@ -60,7 +60,11 @@ export async function checkSelect(loc: PwLocator, wanted: string[], timeoutMs: n
   );
 }
 
-/** Before a `fill`: the target is an input that takes text, a textarea or contenteditable (else `not_editable`). */
+/**
+ * For a `fill`: the target is an input that takes text, a textarea or contenteditable (else
+ * `not_editable`, naming what it is). Asked before a secret fill (its mask is painted first), and after
+ * Playwright refused a target, which it does at once: a plain fill pays no round trip for it.
+ */
 export async function checkEditable(loc: PwLocator, timeoutMs: number): Promise<void> {
   const what = await loc.evaluate(
     (target) => {

@@ -266,6 +266,10 @@ describe('the tools on pages that cannot do what is asked', () => {
       const box = await stepFailure(tool('fill').run({ target: '#agree', value: 'x' }, ctx));
       expect(box.code).toBe('not_editable');
       expect(box.message).toContain('<input type=checkbox>');
+      // Playwright refuses these at once; the check after its refusal names the element.
+      const list = await stepFailure(tool('fill').run({ target: '#size', value: 'x' }, ctx));
+      expect(list.code).toBe('not_editable');
+      expect(list.message).toContain('<select>');
       expect((await stepFailure(tool('check', '1.0.0').run({ target: '#name' }, ctx))).code).toBe('not_checkable');
       await tool('fill').run({ target: '#name', value: 'ok' }, ctx);
       // A label stands for its control, as in Playwright: not refused.

@@ -4,7 +4,7 @@ import type { StepWarning, Tool, ToolContext, ToolContract } from '../../../src/
 import { keyProblem } from '../../../src/record/keys.js';
 import type { RunSession } from '../browser-pool.js';
 import { BROWSER_CONTRACTS, BROWSER_CONTRACTS_1_1, BROWSER_CONTRACTS_NEW } from '../contracts.js';
-import { actionDone, actOnTarget, browserError, guard } from '../locate.js';
+import { actionDone, actOnTarget, browserError, guard, REFUSED_FILL } from '../locate.js';
 import { checkEditable, checkSelect } from '../page-checks.js';
 import { paintOver } from './masking.js';
 import { type BrowserToolsConfig, browserTool, browserTools, COMPONENT, pageOrigin, parseTarget, type Step } from './step.js';
@@ -87,9 +87,19 @@ export function inputTools(
         need: 'one',
         what: 'fill',
         act: async (loc, t) => {
-          await checkEditable(loc, t);
-          if (secret) await paintOver(loc, t);
-          await loc.fill(input.value, { timeout: t });
+          if (secret) {
+            // The mask is painted before anything is typed, on a target known to take the text.
+            await checkEditable(loc, t);
+            await paintOver(loc, t);
+          }
+          try {
+            await loc.fill(input.value, { timeout: t });
+          } catch (err) {
+            // Playwright refuses a target that takes no typed text at once; the check then says
+            // what the target is (not_editable). Asked only then: it is a round trip to the page.
+            if (REFUSED_FILL.test(String((err as Error)?.message))) await checkEditable(loc, t);
+            throw err;
+          }
           return loc;
         },
       });
