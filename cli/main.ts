@@ -93,12 +93,17 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
     );
     return EXIT.usage;
   }
+  let early: typeof import('./early-browser.js') | undefined;
   try {
     const args = parseArgs(rest);
     // Recording loader, browser tool contracts, brittle-locator lint: only commands that load flows need them.
     // `run` needs only the loader: it loads the browser tools itself, for a flow that uses them.
-    if (command === 'run') await import('./recording-loader.js');
-    else if (!NO_FLOW_COMMANDS.has(command)) await import('./recordings.js');
+    if (command === 'run') {
+      await import('./recording-loader.js');
+      // A browser flow that surely starts gets Chromium launching before the rest of flowctl loads.
+      early = await import('./early-browser.js');
+      await early.startEarlyBrowser(args, io);
+    } else if (!NO_FLOW_COMMANDS.has(command)) await import('./recordings.js');
     const mod = await load();
     return await mod.default(args, io);
   } catch (err) {
@@ -113,6 +118,9 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO()): Pr
       return EXIT.usage;
     }
     throw err;
+  } finally {
+    // Started early and never adopted (the run stopped before its executor existed): closed here.
+    await early?.discardEarlyBrowser();
   }
 }
 

@@ -18,7 +18,10 @@ import {
   type ToolRegistry,
 } from '../src/engine-entry.js';
 import type { CliIO } from './io.js';
-import { loadedToolRefs, loadFlowRead, readFlowArg, registerCliTools } from './resolve-flow.js';
+import { takeEarlyBrowser } from './early-browser.js';
+import { INSTALLED_REGISTRY_DIR, STORE_DIR } from './layout.js';
+import { readFlowArg } from './flow-files.js';
+import { loadedToolRefs, loadFlowRead, registerCliTools } from './resolve-flow.js';
 
 /**
  * Shared pieces of the commands that touch a project: the run store, the tool registry, the sandbox,
@@ -26,10 +29,7 @@ import { loadedToolRefs, loadFlowRead, readFlowArg, registerCliTools } from './r
  * needs it, so a pure `flowctl run` starts fast.
  */
 
-/** The project's run store, relative to the project folder (the cwd). */
-export const STORE_DIR = '.flowctl';
-/** Where `flowctl install` puts packs by default; their tools are available to `run`. */
-export const INSTALLED_REGISTRY_DIR = join(STORE_DIR, 'registry');
+export { INSTALLED_REGISTRY_DIR, STORE_DIR };
 
 /** The fs store `.flowctl/` of a project folder (created on first write). */
 export function openStore(cwd: string): Storage {
@@ -78,7 +78,9 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   let warmBrowser = () => {};
   if (options.browser) {
     const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
-    const executor = createPlaywrightExecutor();
+    // Chromium may be launching already (flowctl run's early start): the executor adopts it.
+    const launched = takeEarlyBrowser();
+    const executor = createPlaywrightExecutor(launched ? { launched } : {});
     // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
     if (options.warmBrowser) executor.warmUp();
     lists.push(executor.tools);

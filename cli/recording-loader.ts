@@ -1,4 +1,4 @@
-import { registerFlowLoader } from './resolve-flow.js';
+import { registerFlowLoader } from './flow-files.js';
 
 /**
  * `.json` files are Recordings: a bare `<flow>` name tries `flows/<name>.yaml`, then

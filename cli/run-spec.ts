@@ -2,8 +2,12 @@ import type { Digest, FlowSpec } from '../src/engine-entry.js';
 import { BUILD_ID } from './build-id.js';
 import type { CliIO } from './io.js';
 import { specToolRefs } from './project.js';
-import { cliToolRegistry, compileFailure, compileLoaded, loadedToolRefs, loadFlowRead, readFlowArg, type LoadedFlow } from './resolve-flow.js';
-import { createSpecCache, toolsDigest, type SpecCacheKey } from './spec-cache.js';
+import { readFlowArg, type LoadedFlow } from './flow-files.js';
+import { cliToolRegistry, compileFailure, compileLoaded, loadedToolRefs, loadFlowRead } from './resolve-flow.js';
+import { digestBytes } from '../src/canonical.js';
+import { contractDigest } from '../src/tools/contract.js';
+import type { ToolRegistry } from '../src/tools/types.js';
+import { createSpecCache, type SpecCacheKey } from './spec-cache.js';
 
 export interface RunSpecOptions<T> {
   /**
@@ -54,4 +58,13 @@ export async function resolveRunSpec<T>(flowArg: string, io: CliIO, options: Run
   const { spec, flow_digest } = compiled.result;
   if (cache && key && options.write) await cache.write(key, { spec, flow_digest, tools_digest: tools });
   return { opened, spec, flow_digest, cached: false };
+}
+
+/** The digest of a registry: every tool's ref, version and contract digest, sorted. */
+export function toolsDigest(registry: ToolRegistry): Digest {
+  const lines = registry
+    .list()
+    .map((t) => `${t.contract.ref}@${t.contract.version} ${contractDigest(t.contract)}`)
+    .sort();
+  return digestBytes(lines.join('\n'));
 }

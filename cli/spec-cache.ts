@@ -1,8 +1,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestBytes, digestOf, isDigest, type Digest } from '../src/canonical.js';
-import { contractDigest } from '../src/tools/contract.js';
-import type { FlowSpec, ToolRegistry } from '../src/engine-entry.js';
+import type { FlowSpec } from '../src/engine-entry.js';
+import { STORE_DIR } from './layout.js';
 
 /**
  * The compiled-spec cache of `flowctl run` (docs/cli.md, "Compiled-spec cache"): a project's flow
@@ -18,7 +18,7 @@ import type { FlowSpec, ToolRegistry } from '../src/engine-entry.js';
  */
 
 /** Where entries live, under the project folder. */
-export const SPEC_CACHE_DIR = join('.flowctl', 'cache', 'compiled');
+export const SPEC_CACHE_DIR = join(STORE_DIR, 'cache', 'compiled');
 const FORMAT = 1;
 
 /** What an entry is keyed by, before the tools are known. */
@@ -36,7 +36,7 @@ export interface SpecCacheKey {
 export interface CachedSpec {
   spec: FlowSpec;
   flow_digest: Digest;
-  /** The registry digest (toolsDigest) the spec was compiled against. */
+  /** The registry digest (run-spec.ts, toolsDigest) the spec was compiled against. */
   tools_digest: Digest;
 }
 
@@ -49,15 +49,6 @@ interface Entry {
   tools_digest: Digest;
   flow_digest: Digest;
   spec: FlowSpec;
-}
-
-/** The digest of a registry: every tool's ref, version and contract digest, sorted. */
-export function toolsDigest(registry: ToolRegistry): Digest {
-  const lines = registry
-    .list()
-    .map((t) => `${t.contract.ref}@${t.contract.version} ${contractDigest(t.contract)}`)
-    .sort();
-  return digestBytes(lines.join('\n'));
 }
 
 export interface SpecCache {

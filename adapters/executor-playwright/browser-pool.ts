@@ -3,7 +3,8 @@ import { FlowError } from '../../src/errors.js';
 import { peerErrorFrom } from '../../src/util/peer-check.js';
 import type { EgressGuard } from '../../src/tools/egress.js';
 import { DENIED_HEADER, startEgressProxy, tunnelKey, type EgressProxy, type EgressRefusal } from './egress-proxy.js';
-import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js';
+import { firstLine, launchChromium } from './launch.js';
+import type { ResolveBrowserOptions } from './resolve-browser.js';
 import { installTimerCounter, trackContextNetwork, type NetworkTracker } from './settle.js';
 import { WarmContexts, type PreparedContext } from './warm-contexts.js';
 
@@ -12,63 +13,6 @@ import { WarmContexts, type PreparedContext } from './warm-contexts.js';
  * one fresh, isolated BrowserContext per run: no cookies, storage or cache cross between runs.
  */
 
-/**
- * Features off in every launch. Chromium keeps only the last `--disable-features`, and ours comes after
- * Playwright's own: so this repeats Playwright 1.65's list (chromiumSwitches.ts, the first group) and
- * adds the browser's own background traffic (the second group): autofill and password-manager
- * servers, translation, optimization hints, safe-browsing and certificate-transparency updates, media
- * router discovery, network time, search preconnects, interest and field-trial fetches.
- */
-export const DISABLED_FEATURES: readonly string[] = [
-  'AvoidUnnecessaryBeforeUnloadCheckSync',
-  'DestroyProfileOnBrowserClose',
-  'HttpsUpgrades',
-  'HttpsFirstBalancedModeAutoEnable',
-  'LensOverlay',
-  'MediaRouter',
-  'PaintHolding',
-  'ThirdPartyStoragePartitioning',
-  'AvoidCorsURLLoaderRestartOnRedirect',
-  'OptimizationHints',
-  'NetworkTimeServiceQuerying',
-  'AimEnabled',
-  'PreconnectToSearch',
-  // The browser's own traffic, beyond Playwright's list.
-  'AutofillServerCommunication',
-  'PasswordManagerOnboarding',
-  'Translate',
-  'DialMediaRouteProvider',
-  'CertificateTransparencyComponentUpdater',
-  'SafeBrowsingEnhancedProtection',
-  'InterestFeedContentSuggestions',
-  'OptimizationGuideModelDownloading',
-  'OptimizationHintsFetching',
-  'PrivacySandboxSettings4',
-];
-
-/**
- * Chromium flags for every launch (NOTES.md: verified on these machines), the executor's and the
- * studio's: no sandbox or GPU, and no background networking of the browser's own (docs/tools.md,
- * "Policy": only the page's traffic is the page's).
- */
-export const LAUNCH_FLAGS: readonly string[] = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--no-default-browser-check',
-  '--no-pings',
-  '--disable-default-apps',
-  '--disable-domain-reliability',
-  '--disable-client-side-phishing-detection',
-  '--safebrowsing-disable-auto-update',
-  '--metrics-recording-only',
-  '--disable-breakpad',
-  '--disable-search-engine-choice-screen',
-  `--disable-features=${DISABLED_FEATURES.join(',')}`,
-];
 
 /** A page the run follows, with its requests (for settling). */
 export interface RunPage {
@@ -154,6 +98,8 @@ export interface BrowserPoolOptions extends Pick<ResolveBrowserOptions, 'executa
   launchArgs?: readonly string[];
   /** Contexts kept ready for the next runs (warm-contexts.ts). Default 0: each run makes its own. */
   warmContexts?: number;
+  /** A browser launched for this pool before it existed (launchChromium): used first, closed on dispose. */
+  launched?: Promise<Browser>;
 }
 
 export interface PoolStats {
@@ -176,6 +122,8 @@ export class BrowserPool {
   private readonly sessions = new Map<string, Set<RunSession>>();
   private readonly stats_ = { launches: 0, connections: 0, contextsCreated: 0, contextsClosed: 0 };
   private disposed = false;
+  /** Whether `options.launched` was taken (a browser that went away is then launched anew). */
+  private adopted = false;
   private readonly warm: WarmContexts;
   /** Called after a run's session opens and before it closes (the screencast hooks in here). */
   onOpen: (session: RunSession) => Promise<void> | void = () => {};
@@ -223,12 +171,19 @@ export class BrowserPool {
   }
 
   private async start(): Promise<Browser> {
-    // An optional peer: used without it, the executor says which package to install (docs/library.md).
-    const { chromium } = await import('playwright-core').catch((err: unknown) => {
-      throw peerErrorFrom(err, 'flowctl/adapters/executor-playwright', ['playwright-core']);
-    });
     let browser: Browser;
-    if (this.options.cdpEndpoint) {
+    const launched = this.options.launched;
+    if (launched && !this.adopted) {
+      // A browser launched for this executor before it existed (flowctl run's early start): the first
+      // browser is that one; it is counted and owned as one this executor launched.
+      this.adopted = true;
+      browser = await launched;
+      this.stats_.launches++;
+    } else if (this.options.cdpEndpoint) {
+      // An optional peer: used without it, the executor says which package to install (docs/library.md).
+      const { chromium } = await import('playwright-core').catch((err: unknown) => {
+        throw peerErrorFrom(err, 'flowctl/adapters/executor-playwright', ['playwright-core']);
+      });
       try {
         browser = await chromium.connectOverCDP(this.options.cdpEndpoint);
       } catch (err) {
@@ -243,19 +198,7 @@ export class BrowserPool {
       }
       this.stats_.connections++;
     } else {
-      const { executablePath } = await resolveBrowser(this.options);
-      try {
-        browser = await chromium.launch({
-          executablePath,
-          headless: this.options.headless ?? true,
-          args: [...LAUNCH_FLAGS, ...(this.options.launchArgs ?? [])],
-        });
-      } catch (err) {
-        throw new FlowError('browser_launch_failed', `[flowctl] [executor-playwright] cannot launch ${executablePath}: ${firstLine(err)}`, {
-          data: { retryable: true },
-          cause: err,
-        });
-      }
+      browser = await launchChromium(this.options);
       this.stats_.launches++;
     }
     browser.on('disconnected', () => {
@@ -376,6 +319,11 @@ export class BrowserPool {
     const browser = await this.browser?.catch(() => undefined);
     this.browser = undefined;
     await browser?.close().catch(() => {});
+    // A browser launched for this pool that no step came to use.
+    if (this.options.launched && !this.adopted) {
+      this.adopted = true;
+      await (await this.options.launched.catch(() => undefined))?.close().catch(() => {});
+    }
   }
 }
 
@@ -424,9 +372,4 @@ export function watchRefusedNavigations(session: RunSession, proxy: EgressProxy,
     const refusal = proxy.refusalOf(request.url());
     if (refusal) session.egress!.deniedNavigation = refusal;
   });
-}
-
-/** First line of an error message: Playwright appends call logs that can be long. */
-export function firstLine(err: unknown): string {
-  return String((err as Error)?.message ?? err).split('\n')[0]!;
 }

@@ -1,3 +1,4 @@
+import type { Browser } from 'playwright-core';
 import { FlowError } from '../../src/errors.js';
 import type { Tool } from '../../src/tools/types.js';
 import { BrowserPool, type PoolStats } from './browser-pool.js';
@@ -40,6 +41,13 @@ export interface PlaywrightExecutorOptions {
    * background. Each is handed to one run only and closed after it. Default 0 (each run makes its own).
    */
   warmContexts?: number;
+  /**
+   * A browser already being launched for this executor (say, `chromium.launch()` with
+   * `LAUNCH_FLAGS`): the first browser step uses it instead of launching one, and the executor closes
+   * it on dispose. `flowctl run` starts Chromium this way before the rest of flowctl has loaded.
+   * Default: launched on first use.
+   */
+  launched?: Promise<Browser>;
 }
 
 export interface PlaywrightExecutor {

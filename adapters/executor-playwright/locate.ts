@@ -3,7 +3,7 @@ import { isFlowError } from '../../src/errors.js';
 import { toolError } from '../../src/tools/contract.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { describeStrategy, strategiesOf, type Locator, type LocatorStrategy } from '../../src/record/locator.js';
-import { firstLine } from './browser-pool.js';
+import { firstLine } from './launch.js';
 
 /**
  * Locator drift, decided on the settled page (docs/browser.md, "Locator drift").

@@ -3,6 +3,7 @@ import { FlowError } from '../errors.js';
 import { contractDigest } from './contract.js';
 import { versionMatches } from './registry.js';
 import type { Tool, ToolRegistry } from './types.js';
+import { LOCK_FILE_NAME } from './lock-file-name.js';
 
 /**
  * `flowctl.lock`: exactly `{entries: [{ref, version, contract_digest}]}` (spec/engine.md, "Lock files").
@@ -20,7 +21,7 @@ export interface LockFile {
   entries: LockEntry[];
 }
 
-export const LOCK_FILE_NAME = 'flowctl.lock';
+export { LOCK_FILE_NAME };
 
 export function emptyLock(): LockFile {
   return { entries: [] };

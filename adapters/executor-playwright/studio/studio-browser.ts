@@ -5,9 +5,10 @@ import type { Browser, CDPSession, FileChooser, Page } from 'playwright-core';
 import { FlowError, isFlowError } from '../../../src/errors.js';
 import type { StudioBrowser, StudioPage, StudioPageHandlers, StudioViewport } from '../../../src/ports/studio.js';
 import type { EgressGuard } from '../../../src/tools/egress.js';
-import { LAUNCH_FLAGS, newRunSession, type RunSession } from '../browser-pool.js';
+import { newRunSession, type RunSession } from '../browser-pool.js';
 import { DENIED_HEADER, startEgressProxy } from '../egress-proxy.js';
-import { resolveBrowser, type ResolveBrowserOptions } from '../resolve-browser.js';
+import { launchChromium } from '../launch.js';
+import type { ResolveBrowserOptions } from '../resolve-browser.js';
 import { installTimerCounter, trackContextNetwork } from '../settle.js';
 import { CAPTURE_SCRIPT } from './page-script.generated.js';
 import { replayInSession } from './replay.js';
@@ -87,16 +88,13 @@ export function createStudioBrowser(options: StudioBrowserOptions = {}): StudioB
       const b = await browser.catch(() => undefined);
       if (b?.isConnected()) return b;
     }
-    browser = (async () => {
-      // playwright-core loads on the first session, not with the service (an API process that never
-      // opens the studio does not carry it: bench/RESULTS.md#scale).
-      const { chromium } = await import('playwright-core');
-      const { executablePath } = await resolveBrowser({
-        ...(options.executablePath ? { executablePath: options.executablePath } : {}),
-        ...(options.env ? { env: options.env } : {}),
-      });
-      return chromium.launch({ executablePath, headless: options.headless ?? true, args: [...LAUNCH_FLAGS] });
-    })();
+    // playwright-core loads on the first session, not with the service (an API process that never
+    // opens the studio does not carry it: bench/RESULTS.md#scale).
+    browser = launchChromium({
+      ...(options.executablePath ? { executablePath: options.executablePath } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.headless !== undefined ? { headless: options.headless } : {}),
+    });
     return browser;
   }
 
