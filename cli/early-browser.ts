@@ -33,7 +33,7 @@ let pending: Promise<Browser> | undefined;
  */
 export async function startEarlyBrowser(args: ParsedArgs, io: CliIO): Promise<void> {
   try {
-    if (!(await surelyStartsBrowser(args, io))) return;
+    if (!(await earlyStartApplies(args, io))) return;
   } catch {
     return; // the run reports whatever is wrong with its flow
   }
@@ -52,13 +52,14 @@ export async function startEarlyBrowser(args: ParsedArgs, io: CliIO): Promise<vo
   unsubscribe('child_process', onSpawn);
 }
 
-async function surelyStartsBrowser(args: ParsedArgs, io: CliIO): Promise<boolean> {
+/** Whether `flowctl run <args>` surely starts a browser run (the conditions above), for this build. */
+export async function earlyStartApplies(args: ParsedArgs, io: CliIO, build: string | undefined = BUILD_ID): Promise<boolean> {
   const f = args.flags;
-  if (BUILD_ID === undefined || io.env.FLOWCTL_SPEC_CACHE === 'off') return false;
+  if (build === undefined || io.env.FLOWCTL_SPEC_CACHE === 'off') return false;
   if (f.dry || f.input !== undefined || f['input-file'] !== undefined || args.positionals.length !== 1) return false;
   if (existsSync(join(io.cwd, INSTALLED_REGISTRY_DIR))) return false;
   const read = await readFlowArg(args.positionals[0]!, io);
-  const hit = await createSpecCache(io.cwd).read({ build: BUILD_ID, file: read.file.file, source: read.file.text, lock: read.lockText });
+  const hit = await createSpecCache(io.cwd).read({ build, file: read.file.file, source: read.file.text, lock: read.lockText });
   if (!hit) return false;
   return Object.keys(hit.spec.inputs).length === 0 && hit.spec.steps.some((s) => s.tool.ref.startsWith('browser/'));
 }

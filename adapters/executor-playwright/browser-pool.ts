@@ -13,7 +13,6 @@ import { WarmContexts, type PreparedContext } from './warm-contexts.js';
  * one fresh, isolated BrowserContext per run: no cookies, storage or cache cross between runs.
  */
 
-
 /** A page the run follows, with its requests (for settling). */
 export interface RunPage {
   page: Page;

@@ -1,0 +1,76 @@
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveBrowser } from '../../adapters/executor-playwright/resolve-browser.js';
+import { runCli, tempProject } from '../helpers/cli.js';
+import { startSite, type SiteServer } from '../helpers/site-server.js';
+
+/**
+ * The early browser start of the spawned `flowctl run` (cli/early-browser.ts, docs/cli.md "Start-up
+ * work"): a cached browser flow that surely starts launches Chromium before the rest of flowctl loads
+ * and runs in it; a run that cannot start still launches nothing, and one refused at the prompt closes
+ * what it launched. Chromium is a wrapper that notes each launch in a file, then execs the real one.
+ */
+
+let site: SiteServer;
+let project: string;
+let launches: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  site = await startSite({});
+  project = await tempProject('flowctl-early-browser-');
+  launches = join(project, 'launches.log');
+  const { executablePath } = await resolveBrowser();
+  const wrapper = join(project, 'chromium.sh');
+  await writeFile(wrapper, `#!/bin/sh\necho launch >> ${JSON.stringify(launches)}\nexec ${JSON.stringify(executablePath)} "$@"\n`);
+  await chmod(wrapper, 0o755);
+  env = { CHROMIUM_PATH: wrapper };
+  await writeFile(
+    join(project, 'ops.json'),
+    JSON.stringify([
+      { kind: 'navigate', url: `${site.url}/` },
+      { kind: 'extract', target: 'h1', name: 'title' },
+    ]),
+  );
+  const rec = await runCli(['record', '--name', 'title', '--task', 'Read the title', '--ops', 'ops.json'], { cwd: project, env });
+  expect(rec.code, rec.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await site?.close();
+});
+
+async function launchCount(): Promise<number> {
+  const text = await readFile(launches, 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).length;
+}
+
+describe('flowctl run starts Chromium early only for a run that surely starts', () => {
+  it('runs the first time (compiled) and again from the cache, one launch each', async () => {
+    for (const round of [1, 2]) {
+      const r = await runCli(['run', 'title', '--yes', '--json'], { cwd: project, env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: 'succeeded', output: { title: 'Shelf' } });
+      expect(await launchCount()).toBe(round);
+    }
+  });
+
+  it('launches nothing for --dry or for inputs the flow does not take', async () => {
+    const before = await launchCount();
+    const dry = await runCli(['run', 'title', '--dry'], { cwd: project, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    const bad = await runCli(['run', 'title', '--yes', '--input', 'who=x'], { cwd: project, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('who is not a declared input');
+    expect(await launchCount()).toBe(before);
+  });
+
+  it('closes the browser it started when the run is refused at the confirmation', async () => {
+    const before = await launchCount();
+    // No --yes and no terminal: the outward step is not confirmed (exit 3), the process still ends.
+    const r = await runCli(['run', 'title'], { cwd: project, env });
+    expect(r.code, r.stderr).toBe(3);
+    expect(await launchCount()).toBe(before + 1);
+  });
+});
