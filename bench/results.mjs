@@ -1,6 +1,9 @@
 // Shared by every benchmark: machine description, medians, and writing one section of RESULTS.md.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 export function machine() {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
@@ -29,6 +32,9 @@ export function writeSection(name, title, body) {
   const re = new RegExp(`${start}[\\s\\S]*?${end}`);
   text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`;
   writeFileSync(file, text);
+  // Formatted as the repository's format check wants it (Biome pads the tables the benches write).
+  const biome = createRequire(import.meta.url).resolve('@biomejs/biome/bin/biome');
+  spawnSync(process.execPath, [biome, 'format', '--write', fileURLToPath(file)], { stdio: 'ignore' });
 }
 
 /** The pure 3-step flow the REST and gateway benchmarks run (8 journal entries per run). */

@@ -18,7 +18,7 @@ let launches: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  site = await startSite({});
+  site = await startSite({ password: 'unused-here' });
   project = await tempProject('flowctl-early-browser-');
   launches = join(project, 'launches.log');
   const { executablePath } = await resolveBrowser();

@@ -6,18 +6,15 @@ import { screenshotMask } from './masking.js';
  * Step screenshots (docs/browser.md, "Screenshots"). Two ways:
  *
  * - `captureUnmasked`: on a page with nothing to black out (the common case), one CDP
- *   `Page.captureScreenshot` over the page's own CDP session, requested when the step ends and not
- *   waited for. Chromium answers with the first frame it draws after the request (about 30 ms later,
- *   most of it waiting for the frame), while the run goes on. The picture is a JPEG at SHOT_SCALE of
- *   the viewport: reading back and encoding a full 1280 x 720 frame costs the browser about 33 ms of
- *   CPU per step, three quarters of it about 18 ms (measured on this project's machines).
+ *   `Page.captureScreenshot` of the viewport over the page's own CDP session, requested when the step
+ *   ends and not waited for. Chromium answers with the first frame it draws after the request (about
+ *   30 ms later, most of it waiting for the frame), while the run goes on. The picture is a JPEG of the
+ *   viewport at its own size: a capture scaled to 0.75 costs the browser more CPU, not less; only half
+ *   size costs less, and its text is hard to read (bench/capture.bench.mjs).
  * - `captureMasked`: with a password input or a field a secret value went into on the page,
  *   Playwright's screenshot paints the masks into the capture itself, so no unmasked pixel is ever
  *   stored. It adds elements over the page while it runs, so the step waits for it.
  */
-
-/** Scale of an unmasked step screenshot (of the viewport's CSS pixels). */
-export const SHOT_SCALE = 0.75;
 
 /** Whether the run's current page has anything to black out: a password input, or a field a secret value went into. */
 export async function isMasked(s: RunSession): Promise<boolean> {
@@ -33,11 +30,9 @@ export async function captureUnmasked(s: RunSession, quality: number): Promise<B
   const page = s.page;
   const cdp = await cdpOf(s, page);
   if (page.isClosed()) return undefined;
-  const size = page.viewportSize();
-  const clip = size ? { x: 0, y: 0, width: size.width, height: size.height, scale: SHOT_SCALE } : undefined;
   try {
     if (cdp) {
-      const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality, optimizeForSpeed: true, ...(clip ? { clip } : {}) });
+      const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality, optimizeForSpeed: true });
       return Buffer.from(data, 'base64');
     }
   } catch {
