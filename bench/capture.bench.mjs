@@ -5,12 +5,11 @@
 // sample by sample so the machine's load falls on all alike. Measured: the CPU time of Chromium's
 // processes (/proc, user + system) per sample, less the same without a capture; and the JPEG's size.
 // BENCH_QUICK=1: fewer samples. Writes its section of RESULTS.md.
-import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from 'playwright-core';
 import { LAUNCH_FLAGS, resolveBrowser } from '../dist/adapters/executor-playwright.js';
 import { startApps } from './hosted-browser-apps.mjs';
-import { median, writeSection } from './results.mjs';
+import { median, processCpuMs, processTree, writeSection } from './results.mjs';
 
 const ROUNDS = process.env.BENCH_QUICK === '1' ? 8 : 30;
 const PER_ROUND = 3;
@@ -22,31 +21,11 @@ const VARIANTS = [
   { name: 'half the viewport, quality 70', quality: 70, scale: 0.5 },
 ];
 
-/** CPU milliseconds used so far by `root` and its descendants (their reaped children included). */
+/** CPU milliseconds used so far by the processes below `root` (Chromium's, here). */
 function treeCpuMs(root) {
-  const children = new Map();
-  const cpu = new Map();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(Number(d), (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10);
-      const list = children.get(Number(f[1])) ?? [];
-      list.push(Number(d));
-      children.set(Number(f[1]), list);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  let total = 0;
-  const walk = (pid, depth) => {
-    if (depth > 16) return;
-    total += cpu.get(pid) ?? 0;
-    for (const c of children.get(pid) ?? []) walk(c, depth + 1);
-  };
-  for (const c of children.get(root) ?? []) walk(c, 0);
-  return total;
+  return processTree(root)
+    .slice(1)
+    .reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
 const repo = new URL('../', import.meta.url).pathname;

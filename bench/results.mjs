@@ -1,6 +1,6 @@
 // Shared by every benchmark: machine description, medians, and writing one section of RESULTS.md.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,34 @@ import { fileURLToPath } from 'node:url';
 export function machine() {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
   return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+/** The pids of `root` and of every process below it (read from /proc), root first. */
+export function processTree(root) {
+  const parents = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length && i < 10_000; i++) for (const [p, pp] of parents) if (pp === tree[i]) tree.push(p);
+  return tree;
+}
+
+/** CPU time of a process in ms (user + system, its reaped children's included: 10 ms ticks), 0 when it is gone. */
+export function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 export function median(values) {

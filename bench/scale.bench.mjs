@@ -11,7 +11,7 @@
 // Needs Postgres: TEST_DATABASE_URL or DATABASE_URL. Everything runs in a fresh schema, dropped at the end.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { waitForLine } from '../test/helpers/child-line.mjs';
-import { GREET_FLOW, median, publishSpec, writeSection } from './results.mjs';
+import { GREET_FLOW, median, processTree, publishSpec, writeSection } from './results.mjs';
 
 const databaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
 const MAIN = fileURLToPath(new URL('../examples/hosted-service/main.mjs', import.meta.url));
@@ -99,17 +99,7 @@ async function stopProcess(p) {
 
 /** Resident set of a process and of every process below it (MB). */
 function treeRssMb(pid) {
-  const parents = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(entry), Number(fields[1]));
-    } catch {}
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length && i < 10_000; i++) for (const [p, pp] of parents) if (pp === tree[i]) tree.push(p);
+  const tree = processTree(pid);
   let kb = 0;
   for (const p of tree) {
     try {
