@@ -326,6 +326,20 @@ describe('screenshots', () => {
     expect(await shoot('first-secret', true)).toBe(await shoot('other-secret', true));
     expect(await shoot('first-secret', false)).not.toBe(await shoot('other-secret', false));
   });
+
+  it('a read that changed nothing shows the picture of the step before it', async () => {
+    const ctx = newRun({ options: { screenshots: true } });
+    try {
+      await tool('navigate').run({ url: `${base.url}/forms.html` }, ctx);
+      await tool('fill').run({ target: '#name', value: 'Ada' }, ctx);
+      const typed = ctx.artifactsPut.at(-1)!.digest;
+      expect(await tool('extract').run({ target: '#name', attribute: 'value' }, ctx)).toMatchObject({ value: 'Ada' });
+      expect(await tool('extract').run({ target: '#name', attribute: 'value' }, ctx)).toMatchObject({ value: 'Ada' });
+      expect(ctx.artifactsPut.slice(-2).map((a) => a.digest)).toEqual([typed, typed]);
+    } finally {
+      await ctx.close();
+    }
+  });
 });
 
 describe('screencast', () => {

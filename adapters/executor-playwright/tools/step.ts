@@ -121,11 +121,13 @@ async function screenshot(s: RunSession, ctx: ToolContext, cfg: BrowserToolsConf
   const sink = ctx.artifacts!;
   let jpeg: Buffer | undefined;
   try {
+    // A read that changed nothing (nothing to settle, nothing awaited) shows the page of the picture
+    // before it. That one had nothing to mask (a masked picture is never reused), so the page is not asked again.
+    const last = lastShot.get(s);
+    if (unchanged && sink.later && last?.page === s.page) return sink.later(last.bytes, 'image/jpeg');
     const masked = await guard(isMasked(s), ctx.signal);
     if (!masked && sink.later) {
-      // A read that changed nothing (nothing to settle, nothing awaited) shows the page of the picture before it.
-      const last = lastShot.get(s);
-      const bytes = unchanged && last?.page === s.page ? last.bytes : captureUnmasked(s, SCREENSHOT_QUALITY);
+      const bytes = captureUnmasked(s, SCREENSHOT_QUALITY);
       lastShot.set(s, { page: s.page, bytes });
       return sink.later(bytes, 'image/jpeg');
     }
