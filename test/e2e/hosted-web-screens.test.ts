@@ -29,6 +29,8 @@ let browser: Browser;
 let site: { url: string; server: Server };
 const owner = { email: 'grace@example.test', password: 'a long passphrase' };
 const seeded = { id: '', brokenId: '', runId: '', failedRunId: '' };
+/** The member with an email long enough to be cut in a table (the audit log's target). */
+const longEmail = 'ada.lovelace.with.a.long.address@analytical-engines.example.test';
 
 /** The site the automations work on: a search form and its result. */
 async function startShop() {
@@ -93,8 +95,8 @@ async function seed(c: Client): Promise<void> {
   expect(bad.status).toBe('failed');
   seeded.failedRunId = bad.run_id;
   const member = new Client(h.url);
-  await member.signup('ada.lovelace.with.a.long.address@analytical-engines.example.test');
-  await ok(c.call('POST', '/api/members', { email: 'ada.lovelace.with.a.long.address@analytical-engines.example.test', role: 'member' }), 201);
+  await member.signup(longEmail);
+  await ok(c.call('POST', '/api/members', { email: longEmail, role: 'member' }), 201);
 }
 
 /** Every page of the app behind a sign-in: a file-name-safe name and the path. */
@@ -167,6 +169,33 @@ async function checkPage(page: Page, name: string, width: number): Promise<void>
   const h1 = page.locator('h1').first();
   expect(await h1.isVisible(), what).toBe(true);
   expect(await titleContrast(page), `${what}: title contrast`).toBeGreaterThanOrEqual(4.5);
+}
+
+/**
+ * The audit log's table: the long member email in the Target column is cut with an ellipsis (the
+ * cell's title has it in full), and on a wide screen the table fits its card, Details included; on
+ * a narrow one it scrolls sideways inside the card only (checkPage: never the page).
+ */
+async function checkAuditTable(page: Page, width: number): Promise<void> {
+  const what = `audit at ${width}px`;
+  // The email comes with the members list, which may load after the entries.
+  const row = page.locator('tbody tr', { hasText: longEmail });
+  await row.waitFor();
+  const cell = row.locator('td').nth(3);
+  const title = (await cell.getAttribute('title')) ?? '';
+  expect(title.split('\n'), `${what}: the target's title`).toEqual([`member:${longEmail}`, expect.stringMatching(/^member:[0-9a-f-]{36}$/)]);
+  const shown = await cell.locator('code').evaluate((e) => ({ client: e.clientWidth, scroll: e.scrollWidth, overflow: getComputedStyle(e).textOverflow }));
+  expect([shown.overflow, shown.scroll > shown.client], `${what}: the target cut with an ellipsis`).toEqual(['ellipsis', true]);
+  const wrap = page.locator('.table-wrap');
+  const size = await wrap.evaluate((e) => ({ client: e.clientWidth, scroll: e.scrollWidth }));
+  if (width > NARROW) {
+    expect(size.scroll, `${what}: the table scrolls inside its card`).toBeLessThanOrEqual(size.client);
+    return;
+  }
+  // What the sideways scroll shows at its end (Target and Details), to be looked at too.
+  await wrap.evaluate((e) => (e.scrollLeft = e.scrollWidth));
+  await page.screenshot({ path: join(SHOTS, `audit-table-end-${width}.png`), fullPage: true });
+  await wrap.evaluate((e) => (e.scrollLeft = 0));
 }
 
 /** The shell's navigation: folded behind the menu button on narrow screens, always shown on wide ones. */
@@ -271,6 +300,8 @@ describe('every page of the web app at 390, 768 and 1280 px', () => {
         for (const [name, path] of pages()) {
           try {
             await page.goto(path);
+            // Before the screenshot: the audit check waits until the member's email is shown.
+            if (name === 'audit') await checkAuditTable(page, width);
             await checkPage(page, name, width);
             // "Watch live" is the automation page's tab only, never a header button too.
             if (/^automation-(?!new)/.test(name)) expect(await page.locator('a', { hasText: 'Watch live' }).count(), `${name}: Watch live`).toBe(1);

@@ -15,6 +15,11 @@ function target(t: string, who: (id: string) => string): string {
   return /^[0-9a-f-]{36}$/.test(id) ? `${kind}:${id.slice(0, 8)}` : t;
 }
 
+/** A clamped cell's tooltip: what it shows in full, then the raw id when that differs (a member's user id). */
+function fullTitle(shown: string, raw: string): string {
+  return shown === raw ? raw : `${shown}\n${raw}`;
+}
+
 interface Page {
   entries: AuditEntry[];
   next_cursor: string | null;
@@ -81,14 +86,18 @@ export function AuditPage() {
           columns={[
             { header: 'When', title: (e) => absTime(e.at), cell: (e) => <Time at={e.at} /> },
             { header: 'Action', cell: (e) => <Badge tone="blue">{String(e.metadata.action ?? '')}</Badge> },
-            { header: 'Actor', className: 'small', cell: (e) => who(e.actor) },
+            // Actor and target can be long emails: one line each, cut at a fixed width, so the table stays
+            // inside its card and Details keeps the room; the cell's title has them in full.
+            {
+              header: 'Actor',
+              className: 'small',
+              title: (e) => fullTitle(who(e.actor), e.actor),
+              cell: (e) => <span className="cell-clamp">{who(e.actor)}</span>,
+            },
             {
               header: 'Target',
-              cell: (e) => (
-                <code className="small" title={e.target}>
-                  {target(e.target, who)}
-                </code>
-              ),
+              title: (e) => fullTitle(target(e.target, who), e.target),
+              cell: (e) => <code className="cell-clamp">{target(e.target, who)}</code>,
             },
             { header: 'Details', className: 'small details', cell: (e) => <Details metadata={e.metadata} /> },
           ]}
