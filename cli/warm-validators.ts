@@ -5,7 +5,9 @@ import type { JsonSchema, ToolRegistry } from '../src/tools/types.js';
 /**
  * A browser flow's run waits for Chromium to start (hundreds of ms, the main thread idle); the
  * validators of its step tools' contracts (~10 ms each to compile, on the first step that uses the
- * tool otherwise) compile in that time. One schema per macrotask, so the engine's own start-up work
+ * tool otherwise) compile in that time. The built-in and browser tools' validators were generated at
+ * build time (src/tools/tool-validators.generated.ts): for them this is a cache lookup, so what it
+ * still compiles are packs' tools' schemas. One schema per macrotask, so the engine's own start-up work
  * interleaves; unref'd, so they never keep the process alive. A flow without browser steps has
  * nothing to wait on and compiles its validators as it uses them.
  */

@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { canonicalJson, deepFreeze, digestOf, type Digest } from '../canonical.js';
 import { FlowError, isFlowError } from '../errors.js';
 import { validateMetaSchema } from './schema-meta.generated.js';
+import { type GeneratedValidator, TOOL_VALIDATORS } from './tool-validators.generated.js';
 import { CAPABILITIES, type JsonSchema, type Tool, type ToolContext, type ToolContract } from './types.js';
 
 /**
@@ -27,16 +28,20 @@ export interface SchemaValidation {
 // the validator generated at build time, not one Ajv compiles at run time.
 const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
 const META_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-const byIdentity = new WeakMap<object, ValidateFunction>();
-const byContent = new Map<string, ValidateFunction>();
+/** What validateAgainstSchema calls: Ajv's compiled function, or one generated at build time. */
+type Validator = ValidateFunction | GeneratedValidator;
+const byIdentity = new WeakMap<object, Validator>();
+const byContent = new Map<string, Validator>();
 // Flows can bring their own schemas; bound the cache so a long-lived server does not grow forever.
 const MAX_CACHED = 1000;
 
-function compile(schema: JsonSchema): ValidateFunction {
+function compile(schema: JsonSchema): Validator {
   const known = byIdentity.get(schema);
   if (known) return known;
   const key = canonicalJson(schema);
-  let fn = byContent.get(key);
+  // The built-in and browser tools' schemas were compiled at build time (scripts/build-tool-validators.mjs:
+  // Ajv's code for them, same options, so the same errors); only other schemas (flows, packs) compile here.
+  let fn = byContent.get(key) ?? TOOL_VALIDATORS.get(key);
   if (!fn) {
     try {
       checkSchema(schema);
