@@ -15,7 +15,7 @@ import { createSpecCache } from './spec-cache.js';
  * Chromium to launch (about 200 ms on these machines) and for flowctl's own modules to load (about
  * 150 ms), one after the other when the launch waits for the modules. When the run surely starts, it
  * is launched first thing, and the modules load while Chromium starts; the run's executor adopts it
- * (PlaywrightExecutorOptions.launched).
+ * (createPlaywrightExecutorAdopting).
  *
  * "Surely starts": the compiled-spec cache holds the flow's spec for these very bytes (flow, lock,
  * build); the spec has browser steps and declares no inputs, and the command line gives none (so no

@@ -77,10 +77,10 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
   const disposers: (() => Promise<void>)[] = [];
   let warmBrowser = () => {};
   if (options.browser) {
-    const { createPlaywrightExecutor } = await import('../adapters/executor-playwright/index.js');
+    const { createPlaywrightExecutor, createPlaywrightExecutorAdopting } = await import('../adapters/executor-playwright/executor.js');
     // Chromium may be launching already (flowctl run's early start): the executor adopts it.
     const launched = takeEarlyBrowser();
-    const executor = createPlaywrightExecutor(launched ? { launched } : {});
+    const executor = launched ? createPlaywrightExecutorAdopting(launched) : createPlaywrightExecutor();
     // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
     if (options.warmBrowser) executor.warmUp();
     lists.push(executor.tools);

@@ -41,13 +41,6 @@ export interface PlaywrightExecutorOptions {
    * background. Each is handed to one run only and closed after it. Default 0 (each run makes its own).
    */
   warmContexts?: number;
-  /**
-   * A browser already being launched for this executor (say, `chromium.launch()` with
-   * `LAUNCH_FLAGS`): the first browser step uses it instead of launching one, and the executor closes
-   * it on dispose. `flowctl run` starts Chromium this way before the rest of flowctl has loaded.
-   * Default: launched on first use.
-   */
-  launched?: Promise<Browser>;
 }
 
 export interface PlaywrightExecutor {
@@ -77,6 +70,19 @@ let instances = 0;
  * also on failure and timeout, through the run's scope). Creating it launches nothing.
  */
 export function createPlaywrightExecutor(options: PlaywrightExecutorOptions = {}): PlaywrightExecutor {
+  return executorOn(options);
+}
+
+/**
+ * For flowctl's CLI (cli/early-browser.ts), not the adapter's entry: an executor whose first browser is
+ * one already being launched for it (launchChromium), used instead of launching one and closed on
+ * dispose. Kept off the public options so the adapter's types never name playwright-core's.
+ */
+export function createPlaywrightExecutorAdopting(launched: Promise<Browser>, options: PlaywrightExecutorOptions = {}): PlaywrightExecutor {
+  return executorOn({ ...options, launched });
+}
+
+function executorOn(options: PlaywrightExecutorOptions & { launched?: Promise<Browser> }): PlaywrightExecutor {
   const warm = options.warmContexts ?? 0;
   if (!Number.isInteger(warm) || warm < 0 || warm > 64) {
     throw new FlowError('invalid_options', `[flowctl] [executor-playwright] warmContexts must be an integer from 0 to 64, got ${String(warm)}`);
