@@ -3,8 +3,8 @@
 // adapters/executor-playwright/studio/page-script.generated.ts (committed: the package needs no
 // bundler at run time). `node scripts/build-capture-script.mjs --check` fails when it is stale
 // (test/unit/studio-page-script.test.ts runs the check).
-import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { writeGenerated } from './generated-file.mjs';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -27,15 +27,5 @@ export async function bundleCaptureScript() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const text = await bundleCaptureScript();
-  if (process.argv.includes('--check')) {
-    const current = await readFile(out, 'utf8').catch(() => '');
-    if (current !== text) {
-      process.stderr.write('page-script.generated.ts is stale: run node scripts/build-capture-script.mjs\n');
-      process.exit(1);
-    }
-  } else {
-    await writeFile(out, text);
-    process.stdout.write(`[studio] ${out} (${text.length} bytes)\n`);
-  }
+  await writeGenerated(out, await bundleCaptureScript(), { script: 'scripts/build-capture-script.mjs', label: 'studio' });
 }

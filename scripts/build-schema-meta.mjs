@@ -4,9 +4,9 @@
 // `flowctl run` (src/tools/contract.ts). Same Ajv options as contract.ts, so the same errors.
 // `node scripts/build-schema-meta.mjs --check` fails when it is stale (test/unit/tools/schema-meta.test.ts
 // runs the check, so an Ajv upgrade that changes the code is caught); `npm run build` regenerates it.
-import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { writeGenerated } from './generated-file.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = `${root}src/tools/schema-meta.generated.ts`;
@@ -43,15 +43,5 @@ export const validateMetaSchema: ((schema: unknown) => boolean) & { errors?: Err
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const text = schemaMetaSource();
-  if (process.argv.includes('--check')) {
-    const current = await readFile(out, 'utf8').catch(() => '');
-    if (current !== text) {
-      process.stderr.write('schema-meta.generated.ts is stale: run node scripts/build-schema-meta.mjs\n');
-      process.exit(1);
-    }
-  } else {
-    await writeFile(out, text);
-    process.stdout.write(`[schema-meta] ${out} (${text.length} bytes)\n`);
-  }
+  await writeGenerated(out, schemaMetaSource(), { script: 'scripts/build-schema-meta.mjs', label: 'schema-meta' });
 }

@@ -7,9 +7,9 @@
 // contract.ts already computes for its cache.
 // `node scripts/build-tool-validators.mjs --check` fails when it is stale (test/unit/tools/tool-validators.test.ts
 // runs the check); `npm run build` regenerates it.
-import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire, isBuiltin } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { writeGenerated } from './generated-file.mjs';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -117,15 +117,5 @@ ${table}
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const text = await toolValidatorsSource();
-  if (process.argv.includes('--check')) {
-    const current = await readFile(out, 'utf8').catch(() => '');
-    if (current !== text) {
-      process.stderr.write('tool-validators.generated.ts is stale: run node scripts/build-tool-validators.mjs\n');
-      process.exit(1);
-    }
-  } else {
-    await writeFile(out, text);
-    process.stdout.write(`[tool-validators] ${out} (${text.length} bytes)\n`);
-  }
+  await writeGenerated(out, await toolValidatorsSource(), { script: 'scripts/build-tool-validators.mjs', label: 'tool-validators' });
 }
