@@ -14,7 +14,8 @@ import { resolveBrowser, type ResolveBrowserOptions } from './resolve-browser.js
  * Playwright's own: so this repeats Playwright 1.65's list (chromiumSwitches.ts, the first group) and
  * adds the browser's own background traffic (the second group): autofill and password-manager
  * servers, translation, optimization hints, safe-browsing and certificate-transparency updates, media
- * router discovery, network time, search preconnects, interest and field-trial fetches.
+ * router discovery, network time, search preconnects, interest and field-trial fetches; and the third,
+ * browser UI no automation sees.
  */
 export const DISABLED_FEATURES: readonly string[] = [
   'AvoidUnnecessaryBeforeUnloadCheckSync',
@@ -41,6 +42,13 @@ export const DISABLED_FEATURES: readonly string[] = [
   'OptimizationGuideModelDownloading',
   'OptimizationHintsFetching',
   'PrivacySandboxSettings4',
+  // The address bar's suggestion popup as WebUI (Chromium 156 on): every new window, so every
+  // context, loads it in a renderer of its own, which costs more CPU than a small page's whole run
+  // (about 1.2 s per context measured on 2 cores; bench/RESULTS.md). Headless has no address bar
+  // anyone types in. Both features are needed to stop it; the third is its full-popup variant.
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'WebUIOmniboxFullPopup',
 ];
 
 /**
