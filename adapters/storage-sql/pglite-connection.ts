@@ -3,10 +3,12 @@ import { dirname, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { PGlite as KyselyPGlite } from 'kysely';
 import { FlowError, prefixed } from '../../src/errors.js';
+import type { PGliteInstance } from './driver-types.js';
+import { PGliteThread } from './pglite-thread.js';
 
 export interface PGliteConnection {
   /** The instance, opened on first call (so a storage that is never used never creates its folder). */
-  instance(): PGlite;
+  instance(): PGliteInstance;
   /** What kysely drives: the instance, or for a borrowed one a view whose close() is a no-op. */
   forKysely(): KyselyPGlite;
   dataDir: string | undefined;
@@ -65,19 +67,22 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** PGlite in `dataDir` (created on first use), or in memory without one. The folder is locked at once. */
-export function openPGlite(options: { dataDir?: string }): PGliteConnection {
+/**
+ * PGlite in `dataDir` (created on first use), or in memory without one. The folder is locked at once.
+ * `thread` (default true): PGlite runs in a worker thread (pglite-thread.ts), not in the caller's.
+ */
+export function openPGlite(options: { dataDir?: string; thread?: boolean }): PGliteConnection {
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   let unlock = () => {};
   if (dataDir !== undefined) {
     mkdirSync(dirname(dataDir), { recursive: true });
     unlock = lockDataDir(dataDir);
   }
-  let pglite: PGlite | undefined;
-  const instance = () => (pglite ??= new PGlite(dataDir));
+  let pglite: PGlite | PGliteThread | undefined;
+  const open = () => (pglite ??= options.thread === false ? new PGlite(dataDir) : new PGliteThread(dataDir));
   return {
-    instance,
-    forKysely: () => instance() as unknown as KyselyPGlite,
+    instance: () => open() as unknown as PGliteInstance,
+    forKysely: () => open() as unknown as KyselyPGlite,
     dataDir,
     async close() {
       try {
@@ -108,5 +113,5 @@ export function borrowPGlite(pglite: PGlite): PGliteConnection {
     transaction: (callback) => pglite.transaction(callback as never) as never,
     close: async () => {},
   };
-  return { instance: () => pglite, forKysely: () => view, dataDir: pglite.dataDir, close: async () => {} };
+  return { instance: () => pglite as unknown as PGliteInstance, forKysely: () => view, dataDir: pglite.dataDir, close: async () => {} };
 }

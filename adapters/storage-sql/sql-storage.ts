@@ -27,9 +27,11 @@ export interface SqlStorageOptions {
   /**
    * Use embedded PGlite: `{ dataDir }` keeps the database in that folder (created if missing;
    * `<dataDir>.lock` guards it against a second process), `{}` keeps it in memory, and a PGlite
-   * instance is used as given (and not closed on dispose).
+   * instance is used as given (and not closed on dispose). PGlite runs Postgres as WebAssembly in
+   * the thread that calls it; the adapter opens it in a worker thread of its own, so statements do
+   * not hold the caller's event loop (`thread: false`: in the caller's thread).
    */
-  pglite?: { dataDir?: string } | PGliteInstance;
+  pglite?: { dataDir?: string; thread?: boolean } | PGliteInstance;
   /**
    * Postgres schema holding the tables (created if missing). Default: none, i.e. unqualified names
    * resolved by the connection's search_path (normally `public`). Tests use one schema per run.
@@ -131,7 +133,7 @@ function openDriver(
       kysely,
       target: { driver: 'pglite', ...(conn.dataDir ? { dataDir: conn.dataDir } : {}) },
       password: undefined,
-      connection: () => ({ driver: 'pglite', pglite: conn.instance() as unknown as PGliteInstance }),
+      connection: () => ({ driver: 'pglite', pglite: conn.instance() }),
       notifier: new PGliteJournalNotifier(() => conn.instance(), channel),
       close: () => conn.close(),
     };
