@@ -143,7 +143,7 @@ describe('PGlite thread: opening and ending', () => {
     const dataDir = join(dir, 'db');
     const first = createSqlStorage({ pglite: { dataDir } });
     await first.init();
-    await first.artifacts.put(`sha256:${'a'.repeat(64)}`, new Uint8Array([1, 2, 3]), 'application/octet-stream');
+    await first.artifacts?.put(`sha256:${'a'.repeat(64)}`, new Uint8Array([1, 2, 3]), 'application/octet-stream');
     await first.dispose();
     const again = new PGliteThread(dataDir);
     await again.waitReady;
