@@ -273,12 +273,18 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       const loadEnd = Date.now();
 
       // Recovery: every row and every run terminal (start_timeout after SVC_QUEUE_TIMEOUT, worker_lost
-      // after a lease, the reconcile sweep every 2 s).
+      // after a lease, the reconcile sweep every 2 s). The schedule goes on firing every second, so
+      // the checks below read the rows and runs of the moment everything was terminal: a fire after it
+      // (its row running, its run already finished) is not a disagreement.
+      type Row = { id: string; run_id: string; status: string; error_code: string | null; dispatch: string };
+      type RunRow = { id: string; status: string; flow_name: string; code: string | null };
+      let rows: Row[] = [];
+      let runs: RunRow[] = [];
       await waitUntil(
         async () => {
-          const rows = await q(`select count(*)::int as n from svc_executions where status in ('queued', 'running')`);
-          const runs = await q(`select count(*)::int as n from runs where status in ('pending', 'running')`);
-          return rows[0]!.n === 0 && runs[0]!.n === 0;
+          rows = (await q(`select id, run_id, status, error_code, dispatch from svc_executions where org_id = $1`, [orgId])) as Row[];
+          runs = (await q(`select id, status, flow_name, error->>'code' as code from runs`)) as RunRow[];
+          return rows.every((r) => r.status !== 'queued' && r.status !== 'running') && runs.every((r) => r.status !== 'pending' && r.status !== 'running');
         },
         { what: 'every execution and every engine run terminal', capMs: 300_000 },
       );
@@ -306,19 +312,7 @@ describeChaos('chaos: kill a worker, kill an API process and restart Postgres un
       for (const a of refusals.filter((r) => r.status === 0)) expect(a.api, JSON.stringify(a)).toBe('s');
 
       // --- Acknowledged runs: each has its row and its terminal run, and they agree.
-      const rows = (await q(`select id, run_id, status, error_code, dispatch from svc_executions where org_id = $1`, [orgId])) as {
-        id: string;
-        run_id: string;
-        status: string;
-        error_code: string | null;
-        dispatch: string;
-      }[];
-      const runs = (await q(`select id, status, flow_name, error->>'code' as code from runs`)) as {
-        id: string;
-        status: string;
-        flow_name: string;
-        code: string | null;
-      }[];
+      // Rows and runs as read when everything was terminal (above).
       const rowByRun = new Map(rows.map((r) => [r.run_id, r]));
       const runById = new Map(runs.map((r) => [r.id, r]));
       const ackedAll = attempts.filter((a) => a.status === 200);
