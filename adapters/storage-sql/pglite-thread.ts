@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { PGlite as KyselyPGlite } from 'kysely';
 import type { PGliteInstance } from './driver-types.js';
 import { PGLITE_THREAD_SOURCE } from './pglite-thread-source.js';
 
@@ -192,10 +191,5 @@ export class PGliteThread implements PGliteInstance {
       this.#listeners.clear();
       await this.#worker.terminate();
     }
-  }
-
-  /** What kysely's PGlite dialect drives. */
-  forKysely(): KyselyPGlite {
-    return this as unknown as KyselyPGlite;
   }
 }
