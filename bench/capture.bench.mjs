@@ -19,7 +19,25 @@ const VARIANTS = [
   { name: 'viewport, quality 70', quality: 70 },
   { name: '0.75 of the viewport, quality 70 (before)', quality: 70, scale: 0.75 },
   { name: 'half the viewport, quality 70', quality: 70, scale: 0.5 },
+  { name: 'screencast frames instead (a live view streaming, quality 50)', quality: 50, screencast: true },
 ];
+
+/** The next screencast frame of `cdp` (acknowledged at once, as a live view does); undefined after `capMs`. */
+function nextFrame(cdp, capMs) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      cdp.off('Page.screencastFrame', on);
+      resolve(undefined);
+    }, capMs);
+    function on(frame) {
+      clearTimeout(timer);
+      cdp.off('Page.screencastFrame', on);
+      cdp.send('Page.screencastFrameAck', { sessionId: frame.sessionId }).catch(() => {});
+      resolve(frame);
+    }
+    cdp.on('Page.screencastFrame', on);
+  });
+}
 
 /** CPU milliseconds used so far by the processes below `root` (Chromium's, here). */
 function treeCpuMs(root) {
@@ -44,13 +62,26 @@ try {
     for (const [i, v] of VARIANTS.entries()) {
       const before = treeCpuMs(process.pid);
       let bytes = 0;
+      if (v.screencast) {
+        const first = nextFrame(cdp, 5000);
+        await cdp.send('Page.startScreencast', { format: 'jpeg', quality: v.quality, everyNthFrame: 1 });
+        await first;
+      }
       for (let k = 0; k < PER_ROUND; k++) {
+        if (v.screencast) {
+          // Every frame the fill makes is encoded and sent: wait for the first (bounded: a hang, not a budget).
+          const frame = nextFrame(cdp, 5000);
+          await input.fill(`item ${round} ${i} ${k}`);
+          bytes += Buffer.byteLength((await frame)?.data ?? '', 'base64');
+          continue;
+        }
         await input.fill(`item ${round} ${i} ${k}`);
         if (v.quality === undefined) continue;
         const clip = v.scale ? { clip: { x: 0, y: 0, width: 1280, height: 720, scale: v.scale } } : {};
         const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: v.quality, optimizeForSpeed: true, ...clip });
         bytes += Buffer.byteLength(data, 'base64');
       }
+      if (v.screencast) await cdp.send('Page.stopScreencast');
       if (round < 0) continue; // one unmeasured round first
       stats[i].cpu.push((treeCpuMs(process.pid) - before) / PER_ROUND);
       stats[i].bytes.push(bytes / PER_ROUND);
@@ -76,8 +107,11 @@ average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at
 ${rows.join('\n')}
 
 In these runs a capture scaled to 0.75 costs the browser more than an unscaled one, and only half size
-costs less (its text is hard to read); JPEG quality changes the size, hardly the CPU. Step screenshots
-are the viewport at its own size, quality 50 (docs/browser.md, "Screenshots").
+costs less (its text is hard to read); JPEG quality changes the size, hardly the CPU. Taking the pictures
+from a screencast instead (frames acknowledged at once, the first frame after each fill) costs as much
+as a capture or more: each frame is drawn, read back and encoded the same way, and a page that keeps
+changing (a caret, an animation) sends frames between steps too. Step screenshots are the viewport at
+its own size, quality 50 (docs/browser.md, "Screenshots").
 `;
 writeSection('capture', 'Step screenshots: what one capture costs the browser', body);
 process.stdout.write(body);

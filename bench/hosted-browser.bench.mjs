@@ -90,12 +90,16 @@ async function setUp(url) {
   return { call, key, cookie: () => cookie, base: url };
 }
 
-/** The run's journal: every step succeeded with its screenshot artifact; the per-step times. */
-async function journalOf(svc, runId, app, how) {
+/** The run's journal: every step succeeded with its screenshot artifact (none with `pictures` false); the per-step times. */
+async function journalOf(svc, runId, app, how, pictures = true) {
   const r = await svc.call('GET', `/api/executions/${runId}`);
   const journal = r.body.journal;
   const done = journal.filter((e) => e.event === 'step_succeeded');
   if (done.length !== app.ops.length) throw new Error(`${app.id} ${how}: ${done.length} steps succeeded of ${app.ops.length}`);
+  if (!pictures) {
+    if (done.some((e) => e.artifacts?.length)) throw new Error(`${app.id} ${how}: a step has a screenshot with screenshots off`);
+    return stepTimes(journal);
+  }
   for (const e of done) if (!e.artifacts?.length) throw new Error(`${app.id} ${how}: step ${e.step} has no screenshot artifact`);
   // And it is a JPEG: the last step's (one request per run, after the timing).
   const shot = await fetch(`${svc.base}/api/executions/${runId}/artifacts/${done.at(-1).artifacts[0]}`, { headers: { cookie: svc.cookie() } });
@@ -116,19 +120,21 @@ function stepTimes(journal) {
   return out;
 }
 
-const gateway = (svc, base, app) => async () => {
-  const t0 = performance.now();
-  const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  const body = await res.json();
-  const ms = performance.now() - t0;
-  if (body.status !== 'succeeded') throw new Error(`${app.id} gateway: ${res.status} ${JSON.stringify(body)}`);
-  check(app, 'gateway', body.output);
-  return { ms, steps: await journalOf(svc, body.run_id, app, 'gateway') };
-};
+const gateway =
+  (svc, base, app, pictures = true) =>
+  async () => {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const body = await res.json();
+    const ms = performance.now() - t0;
+    if (body.status !== 'succeeded') throw new Error(`${app.id} gateway: ${res.status} ${JSON.stringify(body)}`);
+    check(app, 'gateway', body.output);
+    return { ms, steps: await journalOf(svc, body.run_id, app, pictures ? 'gateway' : 'gateway, screenshots off', pictures) };
+  };
 
 /** A queued call, timed until the run's run_finished arrives on its stream (the caller's view). */
 const queued = (svc, base, app) => async () => {
@@ -235,6 +241,10 @@ const floor = (app) => async () => {
 const main = spawnService('npm start', { SVC_DATA_DIR: join(work, 'data') });
 const mainUrl = await main.url;
 const mainSvc = await setUp(mainUrl);
+// The same assembly with SVC_RUN_SCREENSHOTS=off: what the per-step pictures cost, side by side.
+const bare = spawnService('npm start, screenshots off', { SVC_DATA_DIR: join(work, 'data-bare'), SVC_RUN_SCREENSHOTS: 'off' });
+const bareUrl = await bare.url;
+const bareSvc = await setUp(bareUrl);
 let queue;
 const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `bench_hb_${process.pid}`;
@@ -259,6 +269,7 @@ try {
   for (const app of APPS) {
     const parts = {
       gateway: gateway(mainSvc, mainUrl, app),
+      bare: gateway(bareSvc, bareUrl, app, false),
       cold: cold(app),
       floor: floor(app),
       cli: cli(app),
@@ -268,7 +279,7 @@ try {
     // One of each first, unmeasured (disk caches, the app's first load, the services' first run).
     for (const n of names) await parts[n]();
     const ms = Object.fromEntries(names.map((n) => [n, []]));
-    const steps = { gateway: [], cli: [], queued: [] };
+    const steps = { gateway: [], bare: [], cli: [], queued: [] };
     const dispatch = [];
     for (let i = 0; i < RUNS; i++) {
       // Interleaved, the order rotating, so load on the shared machine falls on every side alike.
@@ -288,6 +299,7 @@ try {
       coldRatio: m.gateway / m.cold,
       floorRatio: m.gateway / m.floor,
       perStep: (m.gateway - m.floor) / app.ops.length,
+      bareRatio: m.bare / m.floor,
       cliRatio: m.cli / m.cold,
       queuedRatio: m.queued ? m.queued / m.cold : undefined,
       stepGateway: median(steps.gateway),
@@ -297,7 +309,7 @@ try {
     };
     rows.push(row);
     process.stderr.write(
-      `[bench] ${app.id}: gateway ${m.gateway.toFixed(0)} cold ${m.cold.toFixed(0)} floor ${m.floor.toFixed(0)} cli ${m.cli.toFixed(0)}${m.queued ? ` queued ${m.queued.toFixed(0)}` : ''} ms\n`,
+      `[bench] ${app.id}: gateway ${m.gateway.toFixed(0)} (screenshots off ${m.bare.toFixed(0)}) cold ${m.cold.toFixed(0)} floor ${m.floor.toFixed(0)} cli ${m.cli.toFixed(0)}${m.queued ? ` queued ${m.queued.toFixed(0)}` : ''} ms\n`,
     );
   }
 } finally {
@@ -330,18 +342,20 @@ equal to the expected one, and every hosted run's journal checked: each step has
 - **flowctl run**: spawned \`bin/flowctl.mjs run <name> --yes --json\` of the Recording \`flowctl record\` made from the same ops;
 - **queued**: the same call on an \`SVC_ROLE=api\` process with \`SVC_RUN_DISPATCH=queue\` on Postgres, executed by a spawned
   \`SVC_ROLE=worker\` process; timed from the call to \`run_finished\` on the run's SSE stream. Dispatch: the execution's
-  creation to the worker's \`run_started\` (journal clocks, same machine).
+  creation to the worker's \`run_started\` (journal clocks, same machine);
+- **no screenshots**: the gateway call on a second \`npm start\` with \`SVC_RUN_SCREENSHOTS=off\`, otherwise the same: what
+  the per-step pictures cost the call (one capture costs Chromium 20-30 ms of CPU: "Step screenshots" below).
 
 Load: 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end, on 2 cores shared
-with everything this benchmark runs (three services and their browsers, the scripts' own Chromium launches): the absolute times are noisy; the ratios are of
+with everything this benchmark runs (four services and their browsers, the scripts' own Chromium launches): the absolute times are noisy; the ratios are of
 interleaved runs.
 
-| App | steps | gateway ms | cold ms | floor ms | flowctl run ms | queued ms | gateway/cold | gateway/floor | per-step overhead ms | flowctl run/cold | queued/cold | dispatch ms | step median ms: hosted / flowctl run / queued |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| App | steps | gateway ms | cold ms | floor ms | flowctl run ms | queued ms | gateway/cold | gateway/floor | per-step overhead ms | flowctl run/cold | queued/cold | dispatch ms | step median ms: hosted / flowctl run / queued | no screenshots ms | no screenshots/floor |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows
   .map(
     (r) =>
-      `| ${r.app.app} | ${r.steps} | ${fmt(r.m.gateway)} | ${fmt(r.m.cold)} | ${fmt(r.m.floor)} | ${fmt(r.m.cli)} | ${fmt(r.m.queued)} | **${r.coldRatio.toFixed(2)}** | **${r.floorRatio.toFixed(2)}** | **${r.perStep.toFixed(1)}** | **${r.cliRatio.toFixed(2)}** | ${r.queuedRatio?.toFixed(2) ?? 'n/a'} | ${fmt(r.dispatch)} | ${fmt(r.stepGateway)} / ${fmt(r.stepCli)} / ${fmt(r.stepQueued)} |`,
+      `| ${r.app.app} | ${r.steps} | ${fmt(r.m.gateway)} | ${fmt(r.m.cold)} | ${fmt(r.m.floor)} | ${fmt(r.m.cli)} | ${fmt(r.m.queued)} | **${r.coldRatio.toFixed(2)}** | **${r.floorRatio.toFixed(2)}** | **${r.perStep.toFixed(1)}** | **${r.cliRatio.toFixed(2)}** | ${r.queuedRatio?.toFixed(2) ?? 'n/a'} | ${fmt(r.dispatch)} | ${fmt(r.stepGateway)} / ${fmt(r.stepCli)} / ${fmt(r.stepQueued)} | ${fmt(r.m.bare)} | ${r.bareRatio.toFixed(2)} |`,
   )
   .join('\n')}
 

@@ -6,7 +6,7 @@
 //   { id, op: 'exec', sql, tx? }                     -> { id, value: results[] }
 //   { id, op: 'begin' }                              -> { id, value: txId } once the transaction holds PGlite
 //   { id, op: 'end', tx, commit }                    -> { id } once it committed or rolled back
-//   { id, op: 'listen', channel }                    -> { id }; then { op: 'notify', listen: id, payload }
+//   { id, op: 'listen', listen, channel }            -> { id }; then { op: 'notify', listen, payload }
 //   { id, op: 'unlisten', listen }                   -> { id }
 //   { id, op: 'close' }                              -> { id } once PGlite closed
 // An error answers { id, error: { message, name, stack, ...fields } } (SQLSTATE `code`, `detail`,
@@ -37,7 +37,7 @@ const answer = (id, work) =>
 
 const db = new PGlite(workerData.dataDir);
 const transactions = new Map(); // tx id -> { tx, finish(commit), closed }
-const listeners = new Map(); // listen id -> unsubscribe
+const listeners = new Map(); // subscription id (the main side's) -> unsubscribe
 const ROLLBACK = Symbol('rollback');
 const on = (txId) => {
   if (txId === undefined) return db;
@@ -91,7 +91,7 @@ parentPort.on('message', (m) => {
       return endTransaction(m.id, m.tx, m.commit);
     case 'listen':
       return answer(m.id, async () => {
-        listeners.set(m.id, await db.listen(m.channel, (payload) => send({ op: 'notify', listen: m.id, payload })));
+        listeners.set(m.listen, await db.listen(m.channel, (payload) => send({ op: 'notify', listen: m.listen, payload })));
       });
     case 'unlisten':
       return answer(m.id, async () => {

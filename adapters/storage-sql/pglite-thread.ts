@@ -62,6 +62,7 @@ export class PGliteThread implements PGliteInstance {
   #nextId = 1;
   #pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   #listeners = new Map<number, (payload: string) => void>();
+  #nextListen = 1;
   #ready = false;
   #closed = false;
   #lost: Error | undefined;
@@ -167,10 +168,10 @@ export class PGliteThread implements PGliteInstance {
   }
 
   async listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>> {
-    const id = this.#nextId; // the listen call's own id names the subscription
+    const id = this.#nextListen++; // names the subscription in the thread's notify messages
     this.#listeners.set(id, callback);
     try {
-      await this.#call({ op: 'listen', channel });
+      await this.#call({ op: 'listen', listen: id, channel });
     } catch (err) {
       this.#listeners.delete(id);
       throw err;
