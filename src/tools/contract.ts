@@ -57,6 +57,19 @@ function compile(schema: JsonSchema): Validator {
 }
 
 /**
+ * Whether `schema` passed the meta-schema check already: it is one of the schemas compiled at build time
+ * (the built-in and browser tools': Ajv checked them there), or this process compiled it. Each `flowctl
+ * run` defines every built-in tool, so checking their schemas again at every start was work for nothing.
+ * A build-time validator found here is remembered for the schema object, as compile does.
+ */
+function checkedBefore(schema: JsonSchema): boolean {
+  if (byIdentity.has(schema)) return true;
+  const fn = TOOL_VALIDATORS.get(canonicalJson(schema));
+  if (fn) byIdentity.set(schema, fn);
+  return fn !== undefined;
+}
+
+/**
  * Ajv's `validateSchema` (the meta-schema check, its errors or null), but for the 2020-12 dialect
  * through the validator scripts/build-schema-meta.mjs generated from Ajv's meta-schema: compiling that
  * meta-schema here cost ~40 ms at the start of every process that checks a schema (each `flowctl run`
@@ -172,6 +185,7 @@ export function checkContract(contract: ToolContract): void {
       problems.push(`${key} must be a JSON Schema with root type "object"`);
       continue;
     }
+    if (checkedBefore(schema)) continue;
     // Meta-schema validation only: compiling every contract's schemas at import would cost every CLI
     // start tens of milliseconds; validators compile lazily on first use (and are cached).
     const errors = metaSchemaErrors(schema);
