@@ -120,16 +120,21 @@ function stepTimes(journal) {
   return out;
 }
 
+/** `POST /v1/run/bench-<app>` with the service's live key: the response and its JSON body. */
+async function callAutomation(svc, base, app) {
+  const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  return { res, body: await res.json() };
+}
+
 const gateway =
   (svc, base, app, pictures = true) =>
   async () => {
     const t0 = performance.now();
-    const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const body = await res.json();
+    const { res, body } = await callAutomation(svc, base, app);
     const ms = performance.now() - t0;
     if (body.status !== 'succeeded') throw new Error(`${app.id} gateway: ${res.status} ${JSON.stringify(body)}`);
     check(app, 'gateway', body.output);
@@ -139,12 +144,7 @@ const gateway =
 /** A queued call, timed until the run's run_finished arrives on its stream (the caller's view). */
 const queued = (svc, base, app) => async () => {
   const t0 = performance.now();
-  const res = await fetch(`${base}/v1/run/bench-${app.id}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  const body = await res.json();
+  const { res, body } = await callAutomation(svc, base, app);
   if (body.status !== 'queued') throw new Error(`${app.id} queued: ${res.status} ${JSON.stringify(body)}`);
   const acked = performance.now() - t0;
   const stream = await fetch(`${base}/api/runs/${body.run_id}/stream`, { headers: { cookie: svc.cookie(), accept: 'text/event-stream' } });
