@@ -8,11 +8,13 @@ import { firstLine } from './launch.js';
 /**
  * Locator drift, decided on the settled page (docs/browser.md, "Locator drift").
  *
- * 1. Probe: every candidate (the primary, then its fallbacks) is counted at once (`count()`, no waiting).
- *    When the primary matches as needed (exactly one element, or at least one for `need: 'some'`),
- *    the op runs on it at once, with Playwright's actionability waits bounded by the step's budget.
- * 2. Otherwise the page is settled (the work the previous action started: settle.ts) and the
- *    candidates are counted again. The first that matches as needed, primary first, gets the op:
+ * 1. Probe: the primary is counted (`count()`, no waiting). When it matches as needed (exactly one
+ *    element, or at least one for `need: 'some'`), the op runs on it at once, with Playwright's
+ *    actionability waits bounded by the step's budget. Its fallbacks are not counted then: a role,
+ *    text or label locator walks the whole page (about 35 ms for three of them on a page of 8,000
+ *    elements, here), and a recorded target usually has several.
+ * 2. Otherwise the page is settled (the work the previous action started: settle.ts) and every
+ *    candidate (the primary, then its fallbacks) is counted at once. The first that matches as needed, primary first, gets the op:
  *    a fallback with a `drift` warning that lists every locator and its count.
  * 3. When none matches, the page gets a short appear window (APPEAR_WINDOW_MS from the settle) for one
  *    to turn up: it waits for the page to change (Playwright's waitFor on the candidates `or`-ed
@@ -199,9 +201,9 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
   const primary = candidates[0]!;
   const matches = (n: number) => (options.need === 'one' ? n === 1 : n >= 1);
   const remaining = () => Math.max(1, options.deadline - Date.now());
-  const probe = async () => {
+  const probe = async (which = candidates) => {
     try {
-      return await guard(Promise.all(candidates.map((c) => c.loc.count())), ctx.signal);
+      return await guard(Promise.all(which.map((c) => c.loc.count())), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       throw browserError(err, `${options.what} ${primary.text}`);
@@ -229,20 +231,20 @@ export async function actOnTarget<T>(page: Page, target: Locator, ctx: ToolConte
     }
     if (matches(seen.count)) return { value: seen.value, matched: primary.text };
   }
-  let counts = await probe();
-  if (matches(counts[0]!)) {
+  const [primaryCount] = await probe([primary]);
+  if (matches(primaryCount!)) {
     const done = await run(primary);
     if (done) return { value: done.value, matched: primary.text };
   }
 
   // 2. and 3. On the settled page, every candidate at once; then the appear window.
-  let stale = await guard(options.settle(), ctx.signal);
+  let counts: number[] = [];
+  await guard(options.settle(), ctx.signal);
   const appearBy = Date.now() + options.appearMs;
   let last = false;
   // Bounded: every turn waits for a change of the page, and the turn after the window ends is the last.
   for (let turn = 0; turn < 1000; turn++) {
-    if (stale) counts = await probe();
-    stale = true;
+    counts = await probe();
     const chosen = counts.findIndex(matches);
     if (chosen >= 0) {
       const c = candidates[chosen]!;

@@ -122,6 +122,24 @@ describe('drift is decided on the settled page, whatever the step budget', () =>
     }
   });
 
+  it('counts the fallbacks only when the primary does not match: a primary that matches is acted on at once', async () => {
+    // A fallback that cannot be counted (its selector does not parse) shows whether it was counted.
+    const target = { css: '#send', fallbacks: [{ role: 'button', name: 'Send' }, { css: 'li[' }] };
+    const ctx = createTestToolContext({ runId: 'drift-primary', cwd: process.cwd(), timeoutMs: HOUR });
+    try {
+      await tool('navigate').run({ url: `${base}/` }, ctx);
+      expect(await tool('click').run({ target }, ctx)).toEqual({ matched: 'css=#send' });
+      expect(ctx.warnings).toEqual([]);
+      expect(await tool('extract').run({ target: '#sent' }, ctx)).toMatchObject({ value: '1' });
+      // The same fallbacks behind a primary that matches nothing are counted, and the broken one fails the step.
+      const err = await stepFailure(tool('click').run({ target: { ...target, css: '#gone' } }, ctx));
+      expect(err.message).toContain('li[');
+      expect(await tool('extract').run({ target: '#sent' }, ctx)).toMatchObject({ value: '1' });
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('extract all takes a fallback that matches several', async () => {
     const ctx = createTestToolContext({ runId: 'drift-4', cwd: process.cwd(), timeoutMs: HOUR });
     try {
