@@ -31,6 +31,10 @@ const { origin, APPS, check, close: closeSite } = await startApps(repo);
 
 const work = join(await mkdtemp(join(os.tmpdir(), 'flowctl-bench-hosted-browser-')), '');
 const children = new Set();
+// A service that failed to start throws before the finally below: none of them outlives the bench.
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
 function spawnService(name, env) {
   const child = spawn(process.execPath, [join(repo, 'examples/hosted-service/main.mjs')], {
     cwd: repo,
