@@ -14,8 +14,9 @@ import { firstLine } from './launch.js';
  *    text or label locator walks the whole page (about 35 ms for three of them on a page of 8,000
  *    elements, here), and a recorded target usually has several.
  * 2. Otherwise the page is settled (the work the previous action started: settle.ts) and every
- *    candidate (the primary, then its fallbacks) is counted at once. The first that matches as needed, primary first, gets the op:
- *    a fallback with a `drift` warning that lists every locator and its count.
+ *    candidate (the primary, then its fallbacks) is counted at once. The first that matches as
+ *    needed, primary first, gets the op: a fallback with a `drift` warning that lists every locator
+ *    and its count.
  * 3. When none matches, the page gets a short appear window (APPEAR_WINDOW_MS from the settle) for one
  *    to turn up: it waits for the page to change (Playwright's waitFor on the candidates `or`-ed
  *    together, or a DOM mutation when something matched but not as needed), settles, counts again.
