@@ -68,15 +68,11 @@ try {
         await first;
       }
       for (let k = 0; k < PER_ROUND; k++) {
-        if (v.screencast) {
-          // Every frame the fill makes is encoded and sent: wait for the first (bounded: a hang, not a budget).
-          const frame = nextFrame(cdp, 5000);
-          await input.fill(`item ${round} ${i} ${k}`);
-          bytes += Buffer.byteLength((await frame)?.data ?? '', 'base64');
-          continue;
-        }
+        // Screencasting, every frame the fill makes is encoded and sent: wait for the first (bounded: a hang, not a budget).
+        const frame = v.screencast ? nextFrame(cdp, 5000) : undefined;
         await input.fill(`item ${round} ${i} ${k}`);
-        if (v.quality === undefined) continue;
+        if (frame) bytes += Buffer.byteLength((await frame)?.data ?? '', 'base64');
+        if (frame || v.quality === undefined) continue;
         const clip = v.scale ? { clip: { x: 0, y: 0, width: 1280, height: 720, scale: v.scale } } : {};
         const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: v.quality, optimizeForSpeed: true, ...clip });
         bytes += Buffer.byteLength(data, 'base64');
