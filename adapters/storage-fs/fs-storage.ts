@@ -5,7 +5,9 @@ import { FlowError } from '../../src/errors.js';
 import type { FlowSpec } from '../../src/flow/types.js';
 import type { RunRecord, Storage } from '../../src/ports/storage.js';
 import { compareRunsNewestFirst, filterRunList } from '../../src/run/run-list.js';
+import { TERMINAL_STATUSES } from '../../src/run/types.js';
 import { createFsJournal, readLastJournalEntry } from './fs-journal.js';
+import { createUnfinishedIndex } from './fs-unfinished.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileDurable } from '../../src/util/atomic-write.js';
 import { COMPONENT, fsError, isCode, readJson } from './fs-util.js';
 
@@ -27,6 +29,8 @@ export interface FsStorageOptions {
  *   runs/<id>/cancel_requested    present once `engine.cancel` asked the run to stop (a file of its
  *                                 own, so a lease heartbeat rewriting run.json never loses it)
  *   artifacts/<hex>.bin|.json     artifact bytes and their media type
+ *   unfinished/<id>/              one empty folder per run not finished yet: what recovery reads
+ *                                 (fs-unfinished.ts)
  *
  * A process killed at any moment leaves every run readable: run.json is always whole, and a torn
  * trailing journal line is ignored. The journal decides a run's outcome: a header that missed its
@@ -34,6 +38,19 @@ export interface FsStorageOptions {
  * journal when read, so `get`, `list` and every reader of the Run agree. Temp files of writers that
  * died before their rename are removed by init (the next open).
  */
+const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
 export function createFsStorage(options: FsStorageOptions): Storage {
   const root = resolve(options.dir);
   const dirs = {
@@ -98,9 +115,9 @@ export function createFsStorage(options: FsStorageOptions): Storage {
     for (const parent of [dirs.deploys, dirs.runs]) {
       try {
         for (const d of await readdir(parent, { withFileTypes: true })) {
-          if (!d.isDirectory()) continue;
+          if (!d.isDirectory() || (parent === dirs.runs && !RUN_ID.test(d.name))) continue;
           folders.push(join(parent, d.name));
-          // A run's claims/ holds the temp a claim is linked from (fs-journal.ts).
+          // A run's claims/ holds the claim source its claims are linked from (fs-journal.ts).
           if (parent === dirs.runs) folders.push(join(parent, d.name, 'claims'));
         }
       } catch (err) {
@@ -110,15 +127,47 @@ export function createFsStorage(options: FsStorageOptions): Storage {
     for (const folder of folders) await removeStaleTemps(folder, ['prefix']);
   }
 
+  /** Every run id in runs/ (a name a run id can have). */
+  async function allRunIds(): Promise<string[]> {
+    try {
+      return (await readdir(dirs.runs)).filter((id) => RUN_ID.test(id));
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return [];
+      throw fsError('cannot list runs', err);
+    }
+  }
+
+  /** The ids of the runs that do not read as terminal (a full scan: building the unfinished index). */
+  async function scanUnfinished(): Promise<string[]> {
+    const ids: string[] = [];
+    for (const id of await allRunIds()) {
+      const run = await readRun(id);
+      if (run && !TERMINAL.has(run.status)) ids.push(id);
+    }
+    return ids;
+  }
+
+  const unfinished = createUnfinishedIndex(root);
+  const journal = createFsJournal({ runDir, pollMs: options.pollMs ?? 100 });
+
   return {
     name: COMPONENT,
     flags: { crossProcessWatch: true, durable: true },
+
+    async dispose() {
+      await journal.release();
+    },
 
     async init() {
       try {
         for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true });
       } catch (err) {
         throw fsError(`cannot create the store at ${root}`, err);
+      }
+      try {
+        await unfinished.ensure(scanUnfinished);
+      } catch (err) {
+        throw fsError(`cannot index the unfinished runs of the store at ${root}`, err);
       }
       try {
         await sweepTemps();
@@ -174,23 +223,21 @@ export function createFsStorage(options: FsStorageOptions): Storage {
           throw fsError(`cannot create run ${run.id}`, err);
         }
         const { cancel_requested: cancel, ...header } = run;
+        // Indexed before its header exists: no reader ever sees the run unindexed while unfinished.
+        if (!TERMINAL.has(run.status)) await unfinished.add(run.id);
         if (cancel === true) await writeFileDurable(join(dir, 'cancel_requested'), '1\n');
         await writeFileDurable(join(dir, 'run.json'), `${JSON.stringify(header)}\n`);
       },
       get: readRun,
       async list(query) {
-        let ids: string[];
-        try {
-          ids = await readdir(dirs.runs);
-        } catch (err) {
-          if (isCode(err, 'ENOENT')) return [];
-          throw fsError('cannot list runs', err);
-        }
+        // Only non-terminal statuses (recovery's query): the indexed runs, not every run ever kept.
+        const onlyUnfinished = query?.status !== undefined && query.status.length > 0 && query.status.every((st) => !TERMINAL.has(st));
+        const indexed = onlyUnfinished ? await unfinished.ids() : undefined;
         const runs: RunRecord[] = [];
-        for (const id of ids) {
+        for (const id of indexed ?? (await allRunIds())) {
           // A directory without run.json is a create that was killed before its first write: not a run.
-          if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) continue;
           const run = await readRun(id);
+          if (indexed && (run ? TERMINAL.has(run.status) : !(await exists(runDir(id))))) await unfinished.remove(id);
           if (run) runs.push(run);
         }
         return filterRunList(runs.sort(compareRunsNewestFirst), query, COMPONENT);
@@ -203,10 +250,11 @@ export function createFsStorage(options: FsStorageOptions): Storage {
         for (const [k, v] of Object.entries(patch)) if (v !== undefined && k !== 'cancel_requested') next[k] = v;
         delete next.cancel_requested;
         await writeFileDurable(join(runDir(id), 'run.json'), `${JSON.stringify(next)}\n`);
+        if (TERMINAL.has(next.status as RunRecord['status'])) await unfinished.remove(id);
       },
     },
 
-    journal: createFsJournal({ runDir, pollMs: options.pollMs ?? 100 }),
+    journal,
 
     artifacts: {
       async put(digest, bytes, mediaType) {

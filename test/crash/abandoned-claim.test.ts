@@ -40,8 +40,9 @@ describe('storage-fs: a claim abandoned by a dead writer', () => {
     const fresh = createFsStorage({ dir });
     await fresh.journal.append(id, journal[2]!);
     await fresh.journal.append(id, journal[3]!);
+    await fresh.dispose?.();
     expect(await createFsStorage({ dir }).journal.read(id)).toEqual(journal);
-    // The seq was claimed by the next generation; no temp of a claim is left behind.
+    // The seq was claimed by the next generation; no temp of a claim is left behind once the store is disposed.
     expect((await readdir(join(dir, 'runs', id, 'claims'))).sort()).toEqual(['0', '1', '2', '2.1', '3']);
     // A second taker of the same seq conflicts: the entry is there now.
     await expect(createFsStorage({ dir }).journal.append(id, journal[2]!)).rejects.toMatchObject({ code: 'journal_conflict' });
