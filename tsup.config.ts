@@ -70,6 +70,11 @@ export default defineConfig([
     target: 'node22',
     platform: 'node',
     splitting: true,
-    external,
+    // zod, yaml and Ajv (with Ajv's own dependencies) are bundled in: loaded from node_modules they are
+    // some 240 modules, each resolved, read and linked at every start (about 50 ms of CPU while Chromium
+    // starts, docs/cli.md "Start-up work"). Bundled, CommonJS among them needs a require.
+    external: [/^(?!(zod|yaml|ajv|fast-uri|fast-deep-equal|json-schema-traverse)(\/|$))[^./]/],
+    noExternal: [/^(zod|yaml|ajv|fast-uri|fast-deep-equal|json-schema-traverse)(\/|$)/],
+    banner: { js: "import { createRequire as __flowctlCreateRequire } from 'node:module';\nconst require = __flowctlCreateRequire(import.meta.url);" },
   },
 ]);

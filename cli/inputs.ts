@@ -1,5 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
+// Static: the CLI bundles yaml (tsup.config.ts), and a bundled CommonJS package imported dynamically
+// has only a default export. Its module is loaded by every run anyway (flow files).
+import { isMap, isScalar, parseDocument } from 'yaml';
 import { FlowError, type InputContract } from '../src/engine-entry.js';
 import { flagStrings, UsageError, type ParsedArgs } from './args.js';
 
@@ -91,7 +94,6 @@ async function readInputFileTyped(path: string, cwd: string): Promise<InputFile>
   try {
     if (extname(full).toLowerCase() === '.json') value = JSON.parse(text);
     else {
-      const { parseDocument, isMap, isScalar } = await import('yaml');
       const doc = parseDocument(text);
       if (doc.errors.length > 0) throw doc.errors[0];
       value = doc.toJS();

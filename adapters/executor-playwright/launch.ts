@@ -87,11 +87,14 @@ export interface LaunchOptions extends Pick<ResolveBrowserOptions, 'executablePa
  * when it does not start.
  */
 export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
+  // Its file checks run while playwright-core loads; a missing peer is still reported first.
+  const resolving = resolveBrowser(options);
+  resolving.catch(() => {});
   // An optional peer: used without it, the executor says which package to install (docs/library.md).
   const { chromium } = await import('playwright-core').catch((err: unknown) => {
     throw peerErrorFrom(err, 'flowctl/adapters/executor-playwright', ['playwright-core']);
   });
-  const { executablePath } = await resolveBrowser(options);
+  const { executablePath } = await resolving;
   try {
     return await chromium.launch({ executablePath, headless: options.headless ?? true, args: [...LAUNCH_FLAGS, ...(options.launchArgs ?? [])] });
   } catch (err) {
