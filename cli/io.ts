@@ -7,6 +7,12 @@ export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /**
+   * Set by the bin: the process exits (process.exit) as soon as the command returns, so a browser a
+   * run launched is left to playwright-core's exit handler rather than closed gracefully (docs/cli.md,
+   * "Start-up work"). Unset (tests calling main in their own process), everything is closed.
+   */
+  exitsAfter?: boolean;
 }
 
 /** A command: returns its exit code. Usage problems throw UsageError (exit 2). */

@@ -59,6 +59,8 @@ export interface ProjectToolsOptions {
   registryDir?: string;
   /** Runs a composite pack tool's flow; required when a registry has composite tools. */
   runFlow?: (spec: FlowSpec, inputs: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
+  /** The process exits right after dispose (CliIO.exitsAfter): the browser is left to that exit. */
+  exiting?: boolean;
 }
 
 export interface ProjectTools {
@@ -84,7 +86,7 @@ export async function projectTools(options: ProjectToolsOptions): Promise<Projec
     // Before the tools are defined (that checks their contracts): Chromium starts in the meantime.
     if (options.warmBrowser) executor.warmUp();
     lists.push(executor.tools);
-    disposers.push(() => executor.dispose());
+    disposers.push(() => executor.dispose({ exiting: options.exiting === true }));
     warmBrowser = () => executor.warmUp();
   }
   const registryDir = options.registryDir ?? (existsSync(join(options.cwd, INSTALLED_REGISTRY_DIR)) ? INSTALLED_REGISTRY_DIR : undefined);
@@ -204,6 +206,7 @@ export async function openProject(io: CliIO, options: ProjectOptions = {}): Prom
     cwd: io.cwd,
     browser: options.browser,
     warmBrowser: options.warmBrowser,
+    exiting: io.exitsAfter === true,
     registryDir: options.packs === false ? '' : undefined,
     // A composite pack tool runs its flow as a nested run on an engine of its own over memory
     // storage: the calling step's journal entry holds its result, and `runs last` keeps naming the

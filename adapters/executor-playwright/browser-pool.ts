@@ -124,6 +124,8 @@ export class BrowserPool {
   /** Whether `options.launched` was taken (a browser that went away is then launched anew). */
   private adopted = false;
   private readonly warm: WarmContexts;
+  /** Contexts of ended runs still closing (closeSession does not wait for them; dispose does). */
+  private readonly closing = new Set<Promise<void>>();
   /** Called after a run's session opens and before it closes (the screencast hooks in here). */
   onOpen: (session: RunSession) => Promise<void> | void = () => {};
   onClose: (session: RunSession) => Promise<void> | void = () => {};
@@ -264,7 +266,11 @@ export class BrowserPool {
     } catch {
       // as above
     }
-    await this.discard({ context: session.context, ...(session.egress ? { proxy: session.egress.proxy } : {}) });
+    // The run does not wait for its context to close (some 30 ms of Chromium's work at every run's
+    // end): nothing of it is used again, its pages are gone with it, and dispose awaits the close.
+    const closing = this.discard({ context: session.context, ...(session.egress ? { proxy: session.egress.proxy } : {}) });
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
     // The run is done with the browser: make the next runs' contexts now, between runs.
     if (!this.disposed) this.warm.refill();
   }
@@ -304,20 +310,35 @@ export class BrowserPool {
     }
   }
 
+  /** Close a context (and its proxy); counted as closed from the start: no run uses it any more. */
   private async discard(prepared: Pick<PreparedContext, 'context' | 'proxy'>): Promise<void> {
-    await prepared.context.close().catch(() => {});
     this.stats_.contextsClosed++;
-    await prepared.proxy?.close();
+    await prepared.context.close().catch(() => {});
+    await prepared.proxy?.close().catch(() => {});
   }
 
-  async dispose(): Promise<void> {
+  /**
+   * Close every run context and the browser (or the CDP connection). `exiting`: the process exits
+   * right after (process.exit), and a browser this pool launched is left to playwright-core's exit
+   * handler, which kills it and removes its profile folder: the process ends some 80 ms sooner than
+   * after a graceful close (docs/browser.md, "Ending the browser"). Over a CDP connection it changes nothing.
+   */
+  async dispose(options: { exiting?: boolean } = {}): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    if (options.exiting === true && !this.options.cdpEndpoint) {
+      for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
+      return;
+    }
     await this.warm.drain();
     for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
+    // Contexts still closing: a browser this pool launched closes with them (a CLI run's end does not
+    // wait for its context first); over a CDP connection they are closed before disconnecting.
+    if (this.options.cdpEndpoint) await Promise.all(this.closing);
     const browser = await this.browser?.catch(() => undefined);
     this.browser = undefined;
     await browser?.close().catch(() => {});
+    await Promise.all(this.closing);
     // A browser launched for this pool that no step came to use.
     if (this.options.launched && !this.adopted) {
       this.adopted = true;

@@ -58,8 +58,13 @@ export interface PlaywrightExecutor {
    * here: the first browser step tries again and fails with it.
    */
   warmUp(options?: { guarded?: boolean }): void;
-  /** Close every run context and the browser (or the CDP connection). Idempotent. */
-  dispose(): Promise<void>;
+  /**
+   * Close every run context and the browser (or the CDP connection). Idempotent. `exiting: true` is for
+   * a process that calls process.exit() right after: a browser the executor launched is not closed
+   * gracefully but left to playwright-core's exit handler, which kills it and removes its profile
+   * (some 80 ms sooner; docs/browser.md, "Ending the browser").
+   */
+  dispose(options?: { exiting?: boolean }): Promise<void>;
 }
 
 let instances = 0;
@@ -110,6 +115,6 @@ function executorOn(options: PlaywrightExecutorOptions & { launched?: Promise<Br
     stats: () => pool.stats(),
     // The pool's prewarm starts the browser and, with a pool size, fills it (browser-pool.ts).
     warmUp: (o = {}) => pool.prewarm(o.guarded ?? false),
-    dispose: () => pool.dispose(),
+    dispose: (o) => pool.dispose(o),
   };
 }

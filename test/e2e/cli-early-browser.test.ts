@@ -1,9 +1,10 @@
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBrowser } from '../../adapters/executor-playwright/resolve-browser.js';
 import { runCli, tempProject } from '../helpers/cli.js';
 import { startSite, type SiteServer } from '../helpers/site-server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The early browser start of the spawned `flowctl run` (cli/early-browser.ts, docs/cli.md "Start-up
@@ -73,4 +74,31 @@ describe('flowctl run starts Chromium early only for a run that surely starts', 
     expect(r.code, r.stderr).toBe(3);
     expect(await launchCount()).toBe(before + 1);
   });
+});
+
+/** Live processes whose environment holds `mark` (a zombie's environment is empty: it is gone). */
+async function processesMarked(mark: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const environ = await readFile(`/proc/${name}/environ`, 'latin1').catch(() => '');
+    if (environ.split('\0').includes(`FLOWCTL_TEST_MARK=${mark}`)) found.push(Number(name));
+  }
+  return found;
+}
+
+describe('flowctl run ends its browser with the process (docs/browser.md, "Ending the browser")', () => {
+  for (const exit of ['default', 'close']) {
+    it(`leaves no Chromium process and no profile folder behind (FLOWCTL_BROWSER_EXIT ${exit})`, async () => {
+      const tmp = await tempProject('flowctl-browser-exit-');
+      const mark = `${process.pid}-${exit}-${Date.now()}`;
+      const extra: Record<string, string> = { TMPDIR: tmp, FLOWCTL_TEST_MARK: mark, ...(exit === 'close' ? { FLOWCTL_BROWSER_EXIT: 'close' } : {}) };
+      const r = await runCli(['run', 'title', '--yes', '--json'], { cwd: project, env: { ...env, ...extra } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: 'succeeded', output: { title: 'Shelf' } });
+      // Killed as the process exits: gone at once but for Chromium's crash handler, which follows.
+      await waitUntil(async () => (await processesMarked(mark)).length === 0, { what: `the Chromium processes of the run (marked ${mark}) to end` });
+      expect((await readdir(tmp)).filter((n) => n.startsWith('playwright'))).toEqual([]);
+    });
+  }
 });
