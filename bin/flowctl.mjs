@@ -20,8 +20,9 @@ main(process.argv.slice(2), { ...defaultIO(), exitsAfter: process.env.FLOWCTL_BR
     await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
     process.exit(code);
   },
-  (err) => {
+  async (err) => {
     process.stderr.write(`[flowctl] internal error: ${err?.stack ? err.stack : String(err)}\n`);
-    process.exitCode = 70;
+    await flushed(process.stderr);
+    process.exit(70);
   },
 );
