@@ -30,6 +30,8 @@ const adapterEntries = Object.fromEntries(
 );
 
 const external = [/^[^./]/];
+/** The packages (and their subpaths) the CLI bundles into its chunks instead of importing them. */
+const CLI_BUNDLED = `(${['zod', 'yaml', 'ajv', 'fast-uri', 'fast-deep-equal', 'json-schema-traverse'].join('|')})(/|$)`;
 
 export default defineConfig([
   {
@@ -73,8 +75,8 @@ export default defineConfig([
     // zod, yaml and Ajv (with Ajv's own dependencies) are bundled in: loaded from node_modules they are
     // some 240 modules, each resolved, read and linked at every start (about 50 ms of CPU while Chromium
     // starts, docs/cli.md "Start-up work"). Bundled, CommonJS among them needs a require.
-    external: [/^(?!(zod|yaml|ajv|fast-uri|fast-deep-equal|json-schema-traverse)(\/|$))[^./]/],
-    noExternal: [/^(zod|yaml|ajv|fast-uri|fast-deep-equal|json-schema-traverse)(\/|$)/],
+    external: [new RegExp(`^(?!${CLI_BUNDLED})[^./]`)],
+    noExternal: [new RegExp(`^${CLI_BUNDLED}`)],
     banner: { js: "import { createRequire as __flowctlCreateRequire } from 'node:module';\nconst require = __flowctlCreateRequire(import.meta.url);" },
   },
 ]);

@@ -326,12 +326,11 @@ export class BrowserPool {
   async dispose(options: { exiting?: boolean } = {}): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    if (options.exiting === true && !this.options.cdpEndpoint) {
-      for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
-      return;
-    }
-    await this.warm.drain();
+    // Left for the exit, the browser's contexts (warm or still closing) go with it.
+    const leave = options.exiting === true && !this.options.cdpEndpoint;
+    if (!leave) await this.warm.drain();
     for (const set of [...this.sessions.values()]) for (const s of [...set]) await this.closeSession(s);
+    if (leave) return;
     // Contexts still closing: a browser this pool launched closes with them (a CLI run's end does not
     // wait for its context first); over a CDP connection they are closed before disconnecting.
     if (this.options.cdpEndpoint) await Promise.all(this.closing);

@@ -13,17 +13,17 @@ import { COMPONENT, fsError, isCode, waitForChange } from './fs-util.js';
  * Appending at seq N is exclusive across processes: the writer first checks that the file holds
  * exactly N complete entries, then claims N by creating runs/<id>/claims/<N> (a hard link, which fails
  * when the name exists); a second writer at the same seq gets `journal_conflict` instead of forking
- * the journal. Claims are never
- * removed, so a writer killed after claiming leaves the seq closed to other appends rather than
- * gapped. Each line is written with one write() and fdatasync'd. A reader ignores a torn trailing
- * line (no newline yet), so a process killed at any moment leaves the journal readable.
+ * the journal. Claims are never removed, so a writer killed after claiming leaves the seq closed to
+ * other appends rather than gapped. Each line is written with one write() and fdatasync'd. A reader
+ * ignores a torn trailing line (no newline yet), so a process killed at any moment leaves the journal
+ * readable.
  *
- * A claim names its writer (`{pid, host}`, linked into place whole from a temp file the writer keeps for the run). A claim whose
- * writer is dead (same host, pid gone) while the journal still holds exactly N entries is taken over
- * by the next claim generation (claims/<N>.1, <N>.2, ..., exclusive the same way), after any torn
- * line of the dead writer is cut: so recovery can close a run whose process was killed between
- * claiming a seq and writing its line (issue 13's kill probe). A claim without a writer (an older
- * store) or from another host is never taken over.
+ * A claim names its writer (`{pid, host}`, linked into place whole from a temp file the writer keeps
+ * for the run). A claim whose writer is dead (same host, pid gone) while the journal still holds
+ * exactly N entries is taken over by the next claim generation (claims/<N>.1, <N>.2, ..., exclusive
+ * the same way), after any torn line of the dead writer is cut: so recovery can close a run whose
+ * process was killed between claiming a seq and writing its line (issue 13's kill probe). A claim
+ * without a writer (an older store) or from another host is never taken over.
  */
 export interface FsJournalOptions {
   runDir(runId: string): string;

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { canonicalJson, isDigest, type Digest } from '../../src/canonical.js';
 import { FlowError } from '../../src/errors.js';
@@ -9,7 +9,7 @@ import { TERMINAL_STATUSES } from '../../src/run/types.js';
 import { createFsJournal, readLastJournalEntry } from './fs-journal.js';
 import { createUnfinishedIndex } from './fs-unfinished.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileDurable } from '../../src/util/atomic-write.js';
-import { COMPONENT, fsError, isCode, readJson } from './fs-util.js';
+import { COMPONENT, exists, fsError, isCode, readJson, RUN_ID } from './fs-util.js';
 
 export interface FsStorageOptions {
   /** The store directory (the CLI uses `<project>/.flowctl`). Created on init. */
@@ -38,18 +38,7 @@ export interface FsStorageOptions {
  * journal when read, so `get`, `list` and every reader of the Run agree. Temp files of writers that
  * died before their rename are removed by init (the next open).
  */
-const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if (isCode(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
 
 export function createFsStorage(options: FsStorageOptions): Storage {
   const root = resolve(options.dir);
@@ -60,7 +49,7 @@ export function createFsStorage(options: FsStorageOptions): Storage {
     artifacts: join(root, 'artifacts'),
   };
   const runDir = (id: string) => {
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+    if (!RUN_ID.test(id)) {
       throw new FlowError('invalid_id', `[flowctl] [${COMPONENT}] run id "${id}" may hold only letters, digits, _ and -`);
     }
     return join(dirs.runs, id);
@@ -101,10 +90,8 @@ export function createFsStorage(options: FsStorageOptions): Storage {
 
   async function cancelRequested(id: string): Promise<boolean> {
     try {
-      await stat(join(runDir(id), 'cancel_requested'));
-      return true;
+      return await exists(join(runDir(id), 'cancel_requested'));
     } catch (err) {
-      if (isCode(err, 'ENOENT')) return false;
       throw fsError(`cannot read the cancel flag of run ${id}`, err);
     }
   }

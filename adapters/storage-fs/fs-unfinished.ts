@@ -1,15 +1,14 @@
 import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pidAlive, TEMP_PREFIX, tempWriterPid } from '../../src/util/atomic-write.js';
-import { isCode } from './fs-util.js';
+import { isCode, RUN_ID } from './fs-util.js';
 
 /**
  * The store's unfinished runs: `unfinished/<id>/`, an empty folder per run from its create until the
  * store has written its terminal header (the engine's last update, or a list that reads the run as
- * terminal, after its repair from the journal).
- * Recovery lists the non-terminal runs at every engine start (each `flowctl run`, `flowctl serve`):
+ * terminal, after its repair from the journal). Recovery lists the non-terminal runs at every engine start (each `flowctl run`, `flowctl serve`):
  * with this index it reads those runs only, not every run the project ever kept (1,500 runs cost a
- * `flowctl run` about 0.5 s before it, docs/storage.md "Unfinished runs").
+ * `flowctl run` about 0.5 s before it, docs/journal.md "Unfinished runs").
  *
  * Every run that is not finished has its folder: the folder is made before the run's header, and
  * removed only once the run reads as terminal, which it then stays. A store made before the index is
@@ -26,7 +25,6 @@ export interface UnfinishedIndex {
   ids(): Promise<string[] | undefined>;
 }
 
-const ID = /^[A-Za-z0-9_-]{1,128}$/;
 let buildCounter = 0;
 
 export function createUnfinishedIndex(root: string): UnfinishedIndex {
@@ -79,7 +77,7 @@ export function createUnfinishedIndex(root: string): UnfinishedIndex {
 
     async ids() {
       try {
-        return (await readdir(dir)).filter((name) => ID.test(name));
+        return (await readdir(dir)).filter((name) => RUN_ID.test(name));
       } catch (err) {
         if (isCode(err, 'ENOENT')) return undefined;
         throw err;

@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { FlowError } from '../../src/errors.js';
 
 export const COMPONENT = 'storage-fs';
@@ -11,6 +11,20 @@ export function fsError(message: string, cause?: unknown, code = 'storage_error'
 
 export function isCode(err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+/** What a run id may be: the name of its folder in runs/ and in unfinished/. */
+export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Whether `path` exists (any other error than ENOENT is thrown). */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return false;
+    throw err;
+  }
 }
 
 /** Read and parse a JSON file; undefined when it does not exist. */
